@@ -1,0 +1,170 @@
+"""Known deviations: where the installed torch is expected to break a claim.
+
+``conformance/expectations.toml`` holds one ``[[deviation]]`` table per known
+deviation::
+
+    [[deviation]]
+    claim = "detach.metadata-change-raises"      # registered claim id
+    test = "test_detach_metadata_change_raises"  # optional: one test function
+    torch = ">=1.13"                             # optional: packaging specifier
+    devices = ["cpu", "cuda"]                    # optional: default every device
+    python = ">=3.10"                            # optional: packaging specifier
+    exception = "Failed"                         # failure signature: exception type name
+    match = "DID NOT RAISE"                      # ... and a stable message substring
+    reason = "Metadata changes are allowed since PR #83590 (torch 1.13)."
+    link = "https://github.com/pytorch/pytorch/pull/83590"
+
+A test of that claim that fails with exactly this signature is an *expected
+deviation*; one that fails differently is a *regression* (changed failure);
+one that passes is an *unexpected pass* (the entry is stale). Loading raises
+only :class:`ExpectationsError`, with a one-line message.
+"""
+
+from __future__ import annotations
+
+import platform
+from dataclasses import dataclass
+from pathlib import Path
+
+import tomllib
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from conformance.registry import Registry
+
+EXPECTATIONS_FILE = Path(__file__).parent / "expectations.toml"
+_KEYS = {"claim", "test", "torch", "devices", "python", "exception", "match", "reason", "link"}
+
+
+class ExpectationsError(Exception):
+    """Malformed expectations file or an entry naming an unknown claim."""
+
+
+@dataclass(frozen=True)
+class Deviation:
+    """One known deviation with its failure signature."""
+
+    index: int
+    claim: str
+    exception: str
+    match: str
+    reason: str
+    link: str
+    test: str | None = None
+    torch: str | None = None
+    devices: tuple[str, ...] = ()
+    python: str | None = None
+
+    @property
+    def key(self) -> str:
+        """Stable human-readable key, e.g. ``detach.x[test_y]@torch>=1.13``."""
+        k = self.claim
+        if self.test:
+            k += f"[{self.test}]"
+        if self.torch:
+            k += f"@torch{self.torch}"
+        if self.devices:
+            k += f"@{'+'.join(self.devices)}"
+        return k
+
+    def applies(self, *, torch_version: str, device: str, python_version: str | None = None) -> bool:
+        """True when this entry's condition holds for the run.
+
+        ``torch_version`` may carry a local label (``2.13.0+cpu``); it is
+        compared on its public part, pre-releases included.
+        """
+        if self.devices and device not in self.devices and device != "any":
+            return False
+        if self.torch and not _contains(self.torch, torch_version):
+            return False
+        py = python_version or platform.python_version()
+        return not (self.python and not _contains(self.python, py))
+
+    def matches_test(self, test_name: str) -> bool:
+        """True when this entry covers the test function ``test_name``."""
+        return self.test is None or self.test == test_name
+
+    def matches_failure(self, exception: str, message: str) -> bool:
+        """True when a failure has this entry's signature (type name and substring)."""
+        return exception == self.exception and self.match in message
+
+    def to_dict(self) -> dict:
+        d = {k: v for k, v in self.__dict__.items() if v not in (None, ())}
+        d["devices"] = list(self.devices)
+        d["key"] = self.key
+        return d
+
+
+def _contains(spec: str, version: str) -> bool:
+    try:
+        v = Version(version)
+    except InvalidVersion:
+        return False
+    return SpecifierSet(spec).contains(Version(v.public), prereleases=True)
+
+
+def load_expectations(path: Path | str = EXPECTATIONS_FILE, registry: Registry | None = None) -> list[Deviation]:
+    """Parse and validate the expectations file.
+
+    Every ``claim`` must be registered in ``registry`` (when given), every
+    specifier must parse, and ``exception``/``match``/``reason``/``link`` are
+    required. A missing file means no known deviations.
+
+    Raises :class:`ExpectationsError` with a one-line message.
+    """
+    path = Path(path)
+    if not path.exists():
+        return []
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as e:
+        raise ExpectationsError(f"{path.name}: cannot read: {e}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ExpectationsError(f"{path.name}: malformed TOML: {e}") from None
+    extra = set(data) - {"deviation"}
+    if extra:
+        raise ExpectationsError(f"{path.name}: unknown top-level key(s) {sorted(extra)}")
+    entries = data.get("deviation", [])
+    if not isinstance(entries, list):
+        raise ExpectationsError(f"{path.name}: 'deviation' must be an array of tables")
+    out: list[Deviation] = []
+    for i, raw in enumerate(entries):
+        where = f"{path.name}: deviation #{i + 1}"
+        if not isinstance(raw, dict):
+            raise ExpectationsError(f"{where}: must be a table")
+        unknown = set(raw) - _KEYS
+        if unknown:
+            raise ExpectationsError(f"{where}: unknown key(s) {sorted(unknown)}")
+        for req in ("claim", "exception", "match", "reason", "link"):
+            if not isinstance(raw.get(req), str) or not raw[req].strip():
+                raise ExpectationsError(f"{where}: missing or empty '{req}'")
+        if registry is not None and raw["claim"] not in registry:
+            raise ExpectationsError(f"{where}: unknown claim id {raw['claim']!r}")
+        for spec_key in ("torch", "python"):
+            if spec_key in raw:
+                try:
+                    SpecifierSet(raw[spec_key])
+                except (InvalidSpecifier, TypeError):
+                    raise ExpectationsError(
+                        f"{where}: bad {spec_key} specifier {raw[spec_key]!r}"
+                    ) from None
+        devices = raw.get("devices", [])
+        if not isinstance(devices, list) or not all(d in ("cpu", "cuda") for d in devices):
+            raise ExpectationsError(f"{where}: devices must be a list of 'cpu'/'cuda'")
+        if "test" in raw and (not isinstance(raw["test"], str) or not raw["test"]):
+            raise ExpectationsError(f"{where}: 'test' must be a test function name")
+        out.append(
+            Deviation(
+                index=i,
+                claim=raw["claim"],
+                exception=raw["exception"],
+                match=raw["match"],
+                reason=" ".join(raw["reason"].split()),
+                link=raw["link"],
+                test=raw.get("test"),
+                torch=raw.get("torch"),
+                devices=tuple(devices),
+                python=raw.get("python"),
+            )
+        )
+    return out

@@ -1,0 +1,229 @@
+"""The claim registry: every promise the suite checks, with its source.
+
+Claims live in ``conformance/claims/*.toml``, one file per area::
+
+    area = "detach"
+    title = "Tensor.detach"
+
+    [[claim]]
+    id = "detach.shares-storage"
+    statement = "detach() returns a tensor that shares storage with its input."
+    kind = "documented"            # documented | folklore | characterization
+    [[claim.sources]]
+    doc = "torch.Tensor.detach"    # object whose docstring holds the quote
+    url = "https://docs.pytorch.org/docs/stable/generated/torch.Tensor.detach.html"
+    quote = "Returned Tensor shares the same storage with the original one."
+    [[claim.sources]]
+    seed = "000_1e6242bf72cbab49.txt"   # a tutorial in ../shared/seeds/
+
+A source has either ``doc``/``url`` (PyTorch documentation) or ``seed`` (a
+tutorial file name) and an optional ``quote``. ``documented`` claims need a
+doc source with a quote; ``folklore`` claims need a seed source;
+``characterization`` claims pin undocumented behaviour and need a ``note``
+explaining why.
+
+Loading never raises anything but :class:`RegistryError`, whose message is
+one line naming the file and the problem.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import tomllib
+
+CLAIMS_DIR = Path(__file__).parent / "claims"
+KINDS = ("documented", "folklore", "characterization")
+_ID_RE = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_-]+)+$")
+SEED_RE = re.compile(r"^\d{3}_[0-9a-f]{16}\.txt$")
+
+
+class RegistryError(Exception):
+    """A malformed claim file or an unknown claim id (one-line message)."""
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a claim comes from: a PyTorch doc page/docstring or a seed tutorial."""
+
+    doc: str | None = None
+    url: str | None = None
+    seed: str | None = None
+    quote: str | None = None
+
+    @property
+    def label(self) -> str:
+        return self.seed or self.doc or self.url or "?"
+
+    def to_dict(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One registered claim."""
+
+    id: str
+    area: str
+    statement: str
+    kind: str
+    sources: tuple[Source, ...]
+    note: str | None = None
+    devices: tuple[str, ...] = ()
+    file: str = ""
+
+    def to_dict(self) -> dict:
+        d = {
+            "id": self.id,
+            "area": self.area,
+            "statement": self.statement,
+            "kind": self.kind,
+            "sources": [s.to_dict() for s in self.sources],
+        }
+        if self.note:
+            d["note"] = self.note
+        if self.devices:
+            d["devices"] = list(self.devices)
+        return d
+
+
+@dataclass
+class Registry:
+    """All claims, keyed by id, with the area titles."""
+
+    claims: dict[str, Claim] = field(default_factory=dict)
+    areas: dict[str, str] = field(default_factory=dict)
+
+    def __contains__(self, claim_id: str) -> bool:
+        return claim_id in self.claims
+
+    def __getitem__(self, claim_id: str) -> Claim:
+        try:
+            return self.claims[claim_id]
+        except KeyError:
+            raise RegistryError(f"unknown claim id {claim_id!r}") from None
+
+    def __len__(self) -> int:
+        return len(self.claims)
+
+    def by_area(self) -> dict[str, list[Claim]]:
+        out: dict[str, list[Claim]] = {}
+        for c in self.claims.values():
+            out.setdefault(c.area, []).append(c)
+        return out
+
+
+def _source(raw: object, where: str) -> Source:
+    if not isinstance(raw, dict):
+        raise RegistryError(f"{where}: a source must be a table")
+    unknown = set(raw) - {"doc", "url", "seed", "quote"}
+    if unknown:
+        raise RegistryError(f"{where}: unknown source key(s) {sorted(unknown)}")
+    for k, v in raw.items():
+        if not isinstance(v, str) or not v.strip():
+            raise RegistryError(f"{where}: source key {k!r} must be a non-empty string")
+    if not (raw.keys() & {"doc", "url", "seed"}):
+        raise RegistryError(f"{where}: a source needs 'doc', 'url' or 'seed'")
+    if "seed" in raw and not SEED_RE.match(raw["seed"]):
+        raise RegistryError(f"{where}: seed {raw['seed']!r} is not a seed file name")
+    return Source(**raw)
+
+
+def load_file(path: Path) -> tuple[str, str, list[Claim]]:
+    """Parse one claims file; returns ``(area, title, claims)``.
+
+    Raises :class:`RegistryError` for unreadable TOML or any schema problem.
+    """
+    name = path.name
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as e:
+        raise RegistryError(f"{name}: cannot read claims file: {e}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise RegistryError(f"{name}: malformed TOML: {e}") from None
+    area = data.get("area")
+    if not isinstance(area, str) or not area:
+        raise RegistryError(f"{name}: missing top-level 'area'")
+    title = data.get("title", area)
+    raw_claims = data.get("claim", [])
+    if not isinstance(raw_claims, list) or not raw_claims:
+        raise RegistryError(f"{name}: no [[claim]] tables")
+    claims = []
+    for i, raw in enumerate(raw_claims):
+        where = f"{name}: claim #{i + 1}"
+        if not isinstance(raw, dict):
+            raise RegistryError(f"{where}: must be a table")
+        cid = raw.get("id")
+        if not isinstance(cid, str) or not _ID_RE.match(cid):
+            raise RegistryError(f"{where}: bad or missing id {cid!r} (dotted lower-case)")
+        where = f"{name}: claim {cid}"
+        unknown = set(raw) - {"id", "statement", "kind", "sources", "note", "devices"}
+        if unknown:
+            raise RegistryError(f"{where}: unknown key(s) {sorted(unknown)}")
+        statement = raw.get("statement")
+        if not isinstance(statement, str) or not statement.strip():
+            raise RegistryError(f"{where}: missing statement")
+        kind = raw.get("kind")
+        if kind not in KINDS:
+            raise RegistryError(f"{where}: kind must be one of {', '.join(KINDS)}, got {kind!r}")
+        raw_sources = raw.get("sources", [])
+        if not isinstance(raw_sources, list) or not raw_sources:
+            raise RegistryError(f"{where}: has no source")
+        sources = tuple(_source(s, where) for s in raw_sources)
+        note = raw.get("note")
+        if kind == "documented" and not any(s.quote and (s.doc or s.url) for s in sources):
+            raise RegistryError(f"{where}: a documented claim needs a doc source with a quote")
+        if kind == "folklore" and not any(s.seed for s in sources):
+            raise RegistryError(f"{where}: a folklore claim needs a seed source")
+        if kind == "characterization" and not note:
+            raise RegistryError(f"{where}: a characterization claim needs a 'note' saying why")
+        devices = raw.get("devices", [])
+        if not isinstance(devices, list) or not all(d in ("cpu", "cuda") for d in devices):
+            raise RegistryError(f"{where}: devices must be a list of 'cpu'/'cuda'")
+        claims.append(
+            Claim(
+                id=cid,
+                area=area,
+                statement=" ".join(statement.split()),
+                kind=kind,
+                sources=sources,
+                note=" ".join(note.split()) if note else None,
+                devices=tuple(devices),
+                file=name,
+            )
+        )
+    return area, title, claims
+
+
+def load_registry(directory: Path | str = CLAIMS_DIR) -> Registry:
+    """Load every ``*.toml`` under ``directory`` into a :class:`Registry`.
+
+    Raises :class:`RegistryError` on malformed files, duplicate ids, or an
+    empty directory.
+    """
+    directory = Path(directory)
+    files = sorted(directory.glob("*.toml"))
+    if not files:
+        raise RegistryError(f"no claim files in {directory}")
+    reg = Registry()
+    for path in files:
+        area, title, claims = load_file(path)
+        if area in reg.areas and reg.areas[area] != title:
+            raise RegistryError(f"{path.name}: area {area!r} is defined twice with different titles")
+        reg.areas[area] = title
+        for c in claims:
+            if c.id in reg.claims:
+                raise RegistryError(
+                    f"{path.name}: duplicate claim id {c.id!r} (also in {reg.claims[c.id].file})"
+                )
+            reg.claims[c.id] = c
+    return reg
+
+
+@lru_cache(maxsize=1)
+def default_registry() -> Registry:
+    """The registry shipped with the suite (cached)."""
+    return load_registry(CLAIMS_DIR)

@@ -1,0 +1,3 @@
+"""Root conftest: registers the conformance plugin (options, devices, verdicts, results)."""
+
+pytest_plugins = ["reports.plugin"]

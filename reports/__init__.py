@@ -1,0 +1,1 @@
+"""Result recording, JSON results, HTML rendering, baseline comparison and the CLI."""

@@ -1,0 +1,458 @@
+"""The pytest plugin behind the conformance gate.
+
+Registered by the root ``conftest.py`` (and by ``torch-conformance run`` with
+``-p reports.plugin``). It
+
+- adds ``--devices``, ``--claims``, ``--results-json`` and ``--expectations``;
+- registers the Hypothesis profiles ``ci`` (the default), ``dev`` and ``thorough``;
+- parametrizes every test that takes a ``device`` argument over the devices
+  (CUDA cases are skipped with a reason when CUDA is unavailable);
+- validates ``@pytest.mark.claim`` ids against the registry at collection;
+- turns failures into verdicts against ``conformance/expectations.toml``:
+  a failure with the recorded signature is an expected deviation (reported
+  as xfailed), a different failure is a regression, and a pass of an
+  expected deviation is an unexpected pass (reported as failed);
+- counts the test cases Hypothesis ran, records the falsifying example and
+  the ``@reproduce_failure`` line from the exception notes, and writes
+  ``results.json`` (merged correctly under pytest-xdist via ``user_properties``).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import functools
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, Phase, is_hypothesis_test, settings
+
+from conformance.expectations import EXPECTATIONS_FILE, ExpectationsError, load_expectations
+from conformance.registry import RegistryError, default_registry
+
+CONFORMANCE_DIR = Path(__file__).resolve().parent.parent / "conformance"
+DEFAULT_PROFILE = "ci"
+
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    deadline=None,
+    database=None,
+    max_examples=100,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.differing_executors],
+)
+settings.register_profile(
+    "dev",
+    deadline=None,
+    max_examples=50,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.differing_executors],
+)
+settings.register_profile(
+    "thorough",
+    deadline=None,
+    max_examples=2000,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.differing_executors],
+)
+
+_claims_key = pytest.StashKey[tuple]()
+_expect_key = pytest.StashKey[list]()
+_count = {"n": 0}
+
+
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    g = parser.getgroup("conformance", "torch semantics conformance")
+    g.addoption(
+        "--devices",
+        default=None,
+        help="comma-separated devices to run on: cpu, cuda (default: cpu, plus cuda "
+        "cases that are skipped with a reason when CUDA is unavailable)",
+    )
+    g.addoption("--claims", default=None, help="run only the tests of these claim ids (comma-separated)")
+    g.addoption("--results-json", default=None, help="write per-test conformance results to this JSON file")
+    g.addoption(
+        "--expectations",
+        default=None,
+        help=f"known-deviations file (default: {EXPECTATIONS_FILE.name} shipped with the suite)",
+    )
+
+
+def _cuda_available() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    try:
+        registry = default_registry()
+        exp_path = config.getoption("expectations") or EXPECTATIONS_FILE
+        if config.getoption("expectations") and not Path(exp_path).exists():
+            raise ExpectationsError(f"{exp_path}: no such expectations file")
+        deviations = load_expectations(exp_path, registry)
+    except (RegistryError, ExpectationsError) as e:
+        raise pytest.UsageError(str(e)) from None
+    config._conformance = {  # type: ignore[attr-defined]
+        "registry": registry,
+        "deviations": deviations,
+        "expectations_path": str(exp_path),
+        "results": [],
+        "matched_deviations": set(),
+        "started": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    }
+    raw = config.getoption("devices")
+    explicit = raw is not None
+    devices = [d.strip() for d in (raw or "cpu,cuda").split(",") if d.strip()]
+    bad = [d for d in devices if d not in ("cpu", "cuda")]
+    if bad or not devices:
+        raise pytest.UsageError(f"--devices: unknown device(s) {bad or raw!r}; use cpu and/or cuda")
+    if explicit and "cuda" in devices and not _cuda_available():
+        raise pytest.UsageError("--devices cuda: CUDA is not available (torch.cuda.is_available() is False)")
+    config._conformance["devices"] = devices  # type: ignore[attr-defined]
+    claims = config.getoption("claims")
+    if claims:
+        wanted = [c.strip() for c in claims.split(",") if c.strip()]
+        unknown = [c for c in wanted if c not in registry]
+        if unknown:
+            raise pytest.UsageError(f"--claims: unknown claim id(s) {', '.join(unknown)}")
+        config._conformance["selected"] = set(wanted)  # type: ignore[attr-defined]
+    if config.getoption("hypothesis_profile", None) is None:
+        settings.load_profile(DEFAULT_PROFILE)
+    config._conformance["profile"] = config.getoption("hypothesis_profile", None) or DEFAULT_PROFILE  # type: ignore[attr-defined]
+
+
+def _state(config: pytest.Config) -> dict:
+    return config._conformance  # type: ignore[attr-defined]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "device" not in metafunc.fixturenames:
+        return
+    st = _state(metafunc.config)
+    registry = st["registry"]
+    marker_claims = [c for m in metafunc.definition.iter_markers("claim") for c in m.args]
+    only: set[str] = set()
+    for cid in marker_claims:
+        if cid in registry and registry[cid].devices:
+            only.update(registry[cid].devices)
+    params = []
+    cuda_ok = None
+    for dev in st["devices"]:
+        marks = []
+        if only and dev not in only:
+            marks.append(pytest.mark.skip(reason=f"claim applies to {'/'.join(sorted(only))} only"))
+        elif dev == "cuda":
+            if cuda_ok is None:
+                cuda_ok = _cuda_available()
+            if not cuda_ok:
+                marks.append(pytest.mark.skip(reason="CUDA not available on this machine"))
+        params.append(pytest.param(dev, marks=marks, id=dev))
+    metafunc.parametrize("device", params)
+
+
+def _item_claims(item: pytest.Item) -> tuple[str, ...]:
+    return tuple(c for m in item.iter_markers("claim") for c in m.args)
+
+
+def _item_device(item: pytest.Item) -> str:
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and "device" in callspec.params:
+        return callspec.params["device"]
+    return "any"
+
+
+def _in_conformance(item: pytest.Item) -> bool:
+    try:
+        return Path(str(item.path)).resolve().is_relative_to(CONFORMANCE_DIR)
+    except (OSError, ValueError):
+        return False
+
+
+def _torch_version() -> str:
+    import torch
+
+    return torch.__version__
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list) -> None:
+    st = _state(config)
+    registry = st["registry"]
+    problems = []
+    for item in items:
+        claims = _item_claims(item)
+        if _in_conformance(item) and not claims:
+            problems.append(f"{item.nodeid}: conformance test carries no @pytest.mark.claim")
+        for cid in claims:
+            if cid not in registry:
+                problems.append(f"{item.nodeid}: unknown claim id {cid!r}")
+        item.stash[_claims_key] = claims
+    if problems:
+        raise pytest.UsageError(problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""))
+    selected = st.get("selected")
+    if selected:
+        keep, drop = [], []
+        for item in items:
+            (keep if set(item.stash[_claims_key]) & selected else drop).append(item)
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+            items[:] = keep
+    version = _torch_version()
+    wrapped: set[int] = set()
+    for item in items:
+        claims = item.stash[_claims_key]
+        name = getattr(item, "originalname", item.name)
+        device = _item_device(item)
+        hits = [
+            d
+            for d in st["deviations"]
+            if d.claim in claims and d.matches_test(name) and d.applies(torch_version=version, device=device)
+        ]
+        item.stash[_expect_key] = hits
+        for d in st["deviations"]:
+            if d.claim in claims and d.matches_test(name):
+                st["matched_deviations"].add(d.index)
+        fn = getattr(item, "obj", None)
+        if fn is None or not is_hypothesis_test(fn) or id(fn) in wrapped:
+            continue
+        wrapped.add(id(fn))
+        inner = fn.hypothesis.inner_test
+
+        @functools.wraps(inner)
+        def counted(*args, __inner=inner, **kwargs):
+            _count["n"] += 1
+            return __inner(*args, **kwargs)
+
+        fn.hypothesis.inner_test = counted
+        if hits:
+            # A known deviation fails fast: no shrinking, the first falsifying
+            # example is enough to compare signatures.
+            item.obj = settings(phases=[Phase.explicit, Phase.reuse, Phase.generate])(fn)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    _count["n"] = 0
+
+
+def _flatten(exc: BaseException) -> list[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        out = []
+        for e in exc.exceptions:
+            out.extend(_flatten(e))
+        return out
+    return [exc]
+
+
+def _failure_info(excinfo: pytest.ExceptionInfo) -> dict:
+    excs = _flatten(excinfo.value)
+    first = excs[0]
+    message = str(first)
+    notes: list[str] = []
+    for e in excs:
+        notes.extend(getattr(e, "__notes__", []) or [])
+    falsifying = [n for n in notes if n.startswith("Falsifying")]
+    reproduce = [n for n in notes if "@reproduce_failure" in n]
+    other = [n for n in notes if n not in falsifying and n not in reproduce]
+    return {
+        "exception": type(first).__name__,
+        "message": message[:4000],
+        "signature": f"{type(first).__name__}: {message.splitlines()[0] if message else ''}"[:500],
+        "falsifying_example": "\n".join(falsifying) or None,
+        "reproduce": "\n".join(reproduce) or None,
+        "notes": "\n".join(other)[:4000] or None,
+        "all_signatures": [f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300] for e in excs],
+        "_excs": [(type(e).__name__, str(e)) for e in excs],
+    }
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    report = yield
+    claims = item.stash.get(_claims_key, ())
+    if not claims:
+        return report
+    record = None
+    if call.when == "setup" and report.skipped:
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        record = {"verdict": "skipped", "outcome": "skipped", "skip_reason": reason.removeprefix("Skipped: ")}
+    elif call.when == "setup" and report.failed:
+        record = {"verdict": "regression", "outcome": "error", "failure": _failure_info(call.excinfo)}
+    elif call.when == "call":
+        hits = item.stash.get(_expect_key, [])
+        if report.skipped and call.excinfo is not None and call.excinfo.errisinstance(pytest.skip.Exception):
+            reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+            record = {"verdict": "skipped", "outcome": "skipped", "skip_reason": reason.removeprefix("Skipped: ")}
+        elif report.passed:
+            if hits:
+                d = hits[0]
+                report.outcome = "failed"
+                report.longrepr = (
+                    f"UNEXPECTED PASS: claim {d.claim} held, but expectation {d.key} says it "
+                    f"fails with {d.exception}: {d.match!r} ({d.reason}). The entry is stale: "
+                    "remove it from the expectations file if the fix is intended."
+                )
+                record = {"verdict": "unexpected-pass", "outcome": "passed", "expectation": d.to_dict()}
+            else:
+                record = {"verdict": "held", "outcome": "passed"}
+        elif report.failed and call.excinfo is not None:
+            info = _failure_info(call.excinfo)
+            pairs = info.pop("_excs")
+            match = next(
+                (d for d in hits if all(d.matches_failure(t, m) for t, m in pairs)),
+                None,
+            )
+            if match is not None:
+                report.outcome = "skipped"
+                report.wasxfail = f"expected deviation {match.key}: {match.reason}"
+                record = {"verdict": "expected-deviation", "outcome": "failed", "failure": info,
+                          "expectation": match.to_dict()}
+            else:
+                record = {"verdict": "regression", "outcome": "failed", "failure": info}
+                if hits:
+                    d = hits[0]
+                    record["expectation"] = d.to_dict()
+                    record["changed_failure"] = True
+                    report.sections.append((
+                        "conformance",
+                        f"CHANGED FAILURE: expected {d.exception}: {d.match!r} per {d.key}, "
+                        f"got {info['signature']}",
+                    ))
+    if record is None:
+        return report
+    if "failure" in record:
+        record["failure"].pop("_excs", None)
+    record.update(
+        {
+            "nodeid": item.nodeid,
+            "name": getattr(item, "originalname", item.name),
+            "claims": list(claims),
+            "device": _item_device(item),
+            "duration_s": round(getattr(report, "duration", 0.0), 4),
+            "examples": _count["n"] if call.when == "call" else 0,
+        }
+    )
+    report.user_properties.append(("conformance", json.dumps(record, default=str)))
+    return report
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    cfg = _CONFIG.get("config")
+    if cfg is None or _is_worker(cfg):
+        return
+    for key, value in report.user_properties:
+        if key == "conformance":
+            _state(cfg)["results"].append(json.loads(value))
+
+
+_CONFIG: dict = {}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    _CONFIG["config"] = session.config
+    session.config._conformance["t0"] = time.time()  # type: ignore[attr-defined]
+
+
+def environment(config: pytest.Config) -> dict:
+    """The run's environment: versions, profile, devices, suite commit."""
+    import platform
+
+    import hypothesis
+    import numpy
+    import torch
+
+    from reports.environment import suite_info
+
+    st = _state(config)
+    return {
+        "torch": torch.__version__,
+        "torch_cuda": torch.version.cuda,
+        "cuda_available": torch.cuda.is_available(),
+        "cuda_device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
+        "python": platform.python_version(),
+        "hypothesis": hypothesis.__version__,
+        "numpy": numpy.__version__,
+        "pytest": pytest.__version__,
+        "platform": platform.platform(),
+        "profile": st["profile"],
+        "devices": st["devices"],
+        "claims_selected": sorted(st.get("selected", [])) or None,
+        "expectations_file": st["expectations_path"],
+        "started": st["started"],
+        "finished": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "wall_s": round(time.time() - st.get("t0", time.time()), 2),
+        "suite": suite_info(),
+    }
+
+
+def build_results(config: pytest.Config) -> dict:
+    """The ``results.json`` document for this session."""
+    from reports.results import SCHEMA_VERSION
+
+    st = _state(config)
+    registry = st["registry"]
+    env = environment(config)
+    suite = env.pop("suite")
+    selected = st.get("selected")
+    claims = {
+        cid: c.to_dict() for cid, c in registry.claims.items() if not selected or cid in selected
+    }
+    stale = [
+        d.to_dict()
+        for d in st["deviations"]
+        if d.index not in st["matched_deviations"] and (not selected or d.claim in selected)
+    ]
+    results = sorted(st["results"], key=lambda r: r["nodeid"])
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "suite": suite,
+        "environment": env,
+        "areas": dict(registry.areas),
+        "claims": claims,
+        "tests": results,
+        "expectations": {"stale": stale, "all": [d.to_dict() for d in st["deviations"]]},
+        "measurements": [],
+    }
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    config = session.config
+    if _is_worker(config) or not hasattr(config, "_conformance"):
+        return
+    out = config.getoption("results_json")
+    if not out:
+        return
+    from reports.results import write_json_atomic
+
+    write_json_atomic(out, build_results(config))
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    if _is_worker(config) or not hasattr(config, "_conformance"):
+        return
+    st = _state(config)
+    results = st["results"]
+    if not results:
+        return
+    counts: dict[str, int] = {}
+    for r in results:
+        counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
+    stale = [d for d in st["deviations"] if d.index not in st["matched_deviations"]]
+    terminalreporter.section("conformance verdicts")
+    terminalreporter.write_line(
+        "  ".join(f"{k}: {v}" for k, v in sorted(counts.items()))
+        + f"  | stale expectations: {len(stale)}"
+    )
+    for r in results:
+        if r["verdict"] in ("regression", "unexpected-pass"):
+            terminalreporter.write_line(f"{r['verdict'].upper()}: {r['nodeid']} [{', '.join(r['claims'])}]")
+    if os.environ.get("CONFORMANCE_SHOW_STALE"):
+        for d in stale:
+            terminalreporter.write_line(f"stale expectation: {d.key}")

@@ -1,0 +1,172 @@
+"""The result file: schema, verdicts, loading and aggregation.
+
+``results.json`` (``schema_version`` :data:`SCHEMA_VERSION`) holds::
+
+    {
+      "schema_version": 1,
+      "suite": {"name", "version", "commit"},
+      "environment": {"torch", "torch_cuda", "python", "hypothesis", "numpy",
+                      "platform", "profile", "devices", "cuda_available", "started", "finished"},
+      "areas": {area: title},
+      "claims": {id: {id, area, statement, kind, sources, ...}},
+      "tests": [{nodeid, name, claims, device, outcome, verdict, duration_s,
+                 examples, skip_reason?, failure?, expectation?}],
+      "expectations": {"stale": [...], "applied": [...]},
+      "measurements": [...]
+    }
+
+Test verdicts (:data:`TEST_VERDICTS`): ``held``, ``expected-deviation``,
+``regression``, ``unexpected-pass``, ``skipped``. Claim verdicts per device
+(:func:`claim_verdicts`): ``held``, ``expected deviation``, ``FAILED``,
+``unexpected pass``, ``skipped``, ``not run``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+SCHEMA_VERSION = 1
+TEST_VERDICTS = ("held", "expected-deviation", "regression", "unexpected-pass", "skipped")
+CLAIM_VERDICTS = ("FAILED", "unexpected pass", "expected deviation", "held", "skipped", "not run")
+_REQUIRED = ("schema_version", "suite", "environment", "areas", "claims", "tests")
+
+
+class ResultsError(Exception):
+    """An unreadable, corrupt or incompatible result file (one-line message)."""
+
+
+def write_json_atomic(path: Path | str, doc: dict) -> None:
+    """Write ``doc`` as JSON to ``path`` via a temporary file and rename, so
+    a reader never sees a half-written file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(doc, f, indent=1, sort_keys=False, default=str)
+            f.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def write_text_atomic(path: Path | str, text: str) -> None:
+    """Write ``text`` to ``path`` via a temporary file and rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def load_results(path: Path | str) -> dict:
+    """Read and validate a result file.
+
+    Raises :class:`ResultsError` (one line) when the file is missing,
+    unreadable, not JSON, of another schema version, or lacks a section.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ResultsError(f"{path}: no such result file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ResultsError(f"{path}: cannot read result file: {e}") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ResultsError(f"{path}: corrupt result file (not JSON: {e.msg} at line {e.lineno})") from None
+    if not isinstance(doc, dict):
+        raise ResultsError(f"{path}: corrupt result file (top level is not an object)")
+    if doc.get("schema_version") != SCHEMA_VERSION:
+        raise ResultsError(
+            f"{path}: schema_version {doc.get('schema_version')!r} is not the supported {SCHEMA_VERSION}"
+        )
+    missing = [k for k in _REQUIRED if k not in doc]
+    if missing:
+        raise ResultsError(f"{path}: corrupt result file (missing {', '.join(missing)})")
+    if not isinstance(doc["tests"], list) or not isinstance(doc["claims"], dict):
+        raise ResultsError(f"{path}: corrupt result file (tests/claims have the wrong type)")
+    for t in doc["tests"]:
+        if not isinstance(t, dict) or t.get("verdict") not in TEST_VERDICTS:
+            raise ResultsError(f"{path}: corrupt result file (a test has no valid verdict)")
+    return doc
+
+
+def claim_verdicts(doc: dict) -> dict[str, dict[str, dict]]:
+    """Aggregate test verdicts into ``{claim: {device: {verdict, tests, examples, reasons}}}``.
+
+    Precedence per (claim, device): any regression -> ``FAILED``; else any
+    unexpected pass -> ``unexpected pass``; else any expected deviation ->
+    ``expected deviation``; else any held -> ``held``; else ``skipped``.
+    Device-independent tests (device ``any``) count for every device.
+    Devices with no test for a claim are ``not run``.
+    """
+    devices = list(doc["environment"].get("devices", ["cpu"]))
+    out: dict[str, dict[str, dict]] = {}
+    for cid in doc["claims"]:
+        out[cid] = {d: {"verdict": "not run", "tests": [], "examples": 0, "reasons": []} for d in devices}
+    for t in doc["tests"]:
+        targets = devices if t.get("device") == "any" else [t.get("device", "cpu")]
+        for cid in t.get("claims", []):
+            for d in targets:
+                cell = out.setdefault(cid, {}).setdefault(
+                    d, {"verdict": "not run", "tests": [], "examples": 0, "reasons": []}
+                )
+                cell["tests"].append(t)
+                cell["examples"] += t.get("examples") or 0
+    for _cid, per_dev in out.items():
+        for cell in per_dev.values():
+            vs = {t["verdict"] for t in cell["tests"]}
+            if not vs:
+                continue
+            if "regression" in vs:
+                cell["verdict"] = "FAILED"
+            elif "unexpected-pass" in vs:
+                cell["verdict"] = "unexpected pass"
+            elif "expected-deviation" in vs:
+                cell["verdict"] = "expected deviation"
+            elif "held" in vs:
+                cell["verdict"] = "held"
+            else:
+                cell["verdict"] = "skipped"
+                cell["reasons"] = sorted({t.get("skip_reason") or "" for t in cell["tests"]})
+    return out
+
+
+def claim_overall(per_device: dict[str, dict]) -> str:
+    """One verdict for a claim across devices, by the same precedence, ignoring
+    devices where it was skipped or not run unless nothing else happened."""
+    verdicts = [c["verdict"] for c in per_device.values()]
+    for v in CLAIM_VERDICTS:
+        if v in verdicts:
+            return v
+    return "not run"
+
+
+def summarize(doc: dict) -> dict:
+    """Totals: tests by verdict, claims by overall verdict, claims by kind."""
+    tests: dict[str, int] = {v: 0 for v in TEST_VERDICTS}
+    for t in doc["tests"]:
+        tests[t["verdict"]] = tests.get(t["verdict"], 0) + 1
+    cv = claim_verdicts(doc)
+    claims: dict[str, int] = {v: 0 for v in CLAIM_VERDICTS}
+    kinds: dict[str, int] = {}
+    for cid, per_dev in cv.items():
+        claims[claim_overall(per_dev)] += 1
+        kind = doc["claims"].get(cid, {}).get("kind", "?")
+        kinds[kind] = kinds.get(kind, 0) + 1
+    gate_ok = tests["regression"] == 0 and tests["unexpected-pass"] == 0
+    return {"tests": tests, "claims": claims, "kinds": kinds, "gate_passed": gate_ok}

@@ -1,0 +1,55 @@
+"""Hypothesis strategies for the torch semantics conformance suite.
+
+Importable as a library::
+
+    from strategies import tensor_specs, tensors, dtypes, shapes, layout_kinds
+
+- :mod:`strategies.dtypes`: every dtype torch has, grouped in families.
+- :mod:`strategies.tensors`: strided tensors (views with offsets, steps,
+  permutes, expands, unsqueeze/select, channels_last, 0-d and zero-size) as
+  reproducible :class:`TensorSpec` recipes.
+"""
+
+from strategies.dtypes import (
+    ALL_DTYPES,
+    ARITHMETIC,
+    COMPLEX,
+    DIFFERENTIABLE,
+    FLOATING,
+    INTEGRAL,
+    dtype_name,
+    dtypes,
+    is_differentiable,
+)
+from strategies.tensors import (
+    LAYOUT_KINDS,
+    VIEW_KINDS,
+    TensorSpec,
+    is_dense,
+    layout_kinds,
+    numpy_dtype,
+    shapes,
+    tensor_specs,
+    tensors,
+)
+
+__all__ = [
+    "ALL_DTYPES",
+    "ARITHMETIC",
+    "COMPLEX",
+    "DIFFERENTIABLE",
+    "FLOATING",
+    "INTEGRAL",
+    "LAYOUT_KINDS",
+    "VIEW_KINDS",
+    "TensorSpec",
+    "dtype_name",
+    "dtypes",
+    "is_dense",
+    "is_differentiable",
+    "layout_kinds",
+    "numpy_dtype",
+    "shapes",
+    "tensor_specs",
+    "tensors",
+]

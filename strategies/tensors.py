@@ -1,0 +1,420 @@
+"""Hypothesis strategies for strided torch tensors.
+
+The central object is :class:`TensorSpec`: a plain, hashable description of a
+tensor - its dtype, the root *base* tensor's shape and storage values, and the
+chain of view operations that turns the base into the tensor under test. Its
+``repr`` is runnable Python, so a shrunk falsifying example reads as code a
+reviewer can paste::
+
+    TensorSpec(dtype=torch.float64, base_shape=(4, 3), storage=[...],
+               views=(('permute', (1, 0)), ('slice', 1, 0, None, 2)))
+
+:func:`tensor_specs` draws specs covering every strided layout family the suite
+cares about - contiguous tensors, views with a storage offset, stepped slices,
+transposes/permutations, ``expand`` (stride 0), ``unsqueeze``/``select`` views,
+channels_last bases, 0-d and zero-size tensors - alone and composed.
+:func:`tensors` draws built tensors directly.
+:func:`layout_kinds` classifies any tensor by its strides, so meta-tests can
+prove that every layout family actually occurs in the draws.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from strategies.dtypes import ALL_DTYPES, DIFFERENTIABLE, dtype_name
+
+__all__ = [
+    "VIEW_KINDS",
+    "LAYOUT_KINDS",
+    "TensorSpec",
+    "shapes",
+    "tensor_specs",
+    "tensors",
+    "layout_kinds",
+    "is_dense",
+    "numpy_dtype",
+]
+
+#: View operations a spec may apply to its base, in the order they are applied.
+VIEW_KINDS: tuple[str, ...] = ("offset", "slice", "permute", "expand", "unsqueeze", "select")
+
+#: Layout families reported by :func:`layout_kinds`.
+LAYOUT_KINDS: tuple[str, ...] = (
+    "contiguous",
+    "offset",
+    "stepped",
+    "permuted",
+    "expanded",
+    "channels_last",
+    "zero-size",
+    "0-d",
+)
+
+MAX_BASE_NUMEL = 512
+
+
+def numpy_dtype(dtype: torch.dtype) -> np.dtype:
+    """The NumPy dtype used to hold storage values of ``dtype``.
+
+    ``bfloat16`` has no NumPy equivalent; its values are held as ``float32``
+    and rounded by torch on construction.
+    """
+    if dtype == torch.bfloat16:
+        return np.dtype("float32")
+    return np.dtype(dtype_name(dtype) if dtype != torch.bool else "bool")
+
+
+def _apply_view(t: torch.Tensor, op: tuple) -> torch.Tensor:
+    kind = op[0]
+    if kind in ("offset", "slice"):
+        _, dim, start, stop, step = op
+        index = [slice(None)] * t.dim()
+        index[dim] = slice(start, stop, step)
+        return t[tuple(index)]
+    if kind == "permute":
+        return t.permute(*op[1])
+    if kind == "expand":
+        return t.expand(*op[1])
+    if kind == "unsqueeze":
+        return t.unsqueeze(op[1])
+    if kind == "select":
+        return t.select(op[1], op[2])
+    raise ValueError(f"unknown view op {op!r}")
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """A reproducible recipe for one strided tensor.
+
+    Attributes:
+        dtype: the tensor's ``torch.dtype``.
+        base_shape: shape of the root base tensor (a fresh contiguous tensor,
+            or channels_last when ``channels_last`` is set; then it is 4-D).
+        storage: the base's values in row-major order, as Python scalars
+            (``len(storage) == prod(base_shape)``).
+        views: view operations applied in order to the base:
+            ``('offset'|'slice', dim, start, stop, step)``, ``('permute', dims)``,
+            ``('expand', sizes)``, ``('unsqueeze', dim)``, ``('select', dim, index)``.
+        channels_last: lay the base out in ``torch.channels_last``.
+
+    ``repr`` is runnable given ``import torch`` and
+    ``from strategies import TensorSpec``.
+    """
+
+    dtype: torch.dtype
+    base_shape: tuple[int, ...]
+    storage: tuple = field(repr=False)
+    views: tuple[tuple, ...] = ()
+    channels_last: bool = False
+
+    def __repr__(self) -> str:
+        parts = [
+            f"dtype=torch.{dtype_name(self.dtype)}",
+            f"base_shape={self.base_shape!r}",
+            f"storage={list(self.storage)!r}",
+        ]
+        if self.views:
+            parts.append(f"views={self.views!r}")
+        if self.channels_last:
+            parts.append("channels_last=True")
+        return f"TensorSpec({', '.join(parts)})"
+
+    @property
+    def is_view(self) -> bool:
+        """True when the built tensor is a view of a larger base."""
+        return bool(self.views)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """Shape of the built tensor (computed on the meta device, no storage)."""
+        return tuple(self._apply(torch.empty(self.base_shape, device="meta")).shape)
+
+    def _apply(self, t: torch.Tensor) -> torch.Tensor:
+        for op in self.views:
+            t = _apply_view(t, op)
+        return t
+
+    def build_base(self, device: str | torch.device = "cpu") -> torch.Tensor:
+        """Build the root base tensor (never a view) on ``device``."""
+        arr = np.array(self.storage, dtype=numpy_dtype(self.dtype)).reshape(self.base_shape)
+        base = torch.from_numpy(arr).to(dtype=self.dtype, copy=True)
+        base = base.to(device)
+        if self.channels_last:
+            base = base.contiguous(memory_format=torch.channels_last)
+        return base
+
+    def build(
+        self,
+        device: str | torch.device = "cpu",
+        *,
+        requires_grad: bool = False,
+        leaf: bool = False,
+    ) -> torch.Tensor:
+        """Build the tensor on ``device``.
+
+        With ``requires_grad=True`` (differentiable dtypes only) the base
+        requires grad, so a spec with views yields a *non-leaf* view whose
+        ``grad_fn`` is the last view's backward node. With ``leaf=True`` the
+        result is re-rooted as a leaf with the same strides, storage offset
+        and storage (``detach().requires_grad_(requires_grad)``).
+
+        Raises ``ValueError`` when ``requires_grad`` is asked of an integral
+        or bool dtype.
+        """
+        if requires_grad and not (self.dtype.is_floating_point or self.dtype.is_complex):
+            raise ValueError(f"{self.dtype} cannot require gradients")
+        base = self.build_base(device)
+        if requires_grad and not leaf:
+            base.requires_grad_(True)
+        t = self._apply(base)
+        if leaf:
+            t = t.detach().requires_grad_(requires_grad)
+        return t
+
+
+def shapes(
+    *, min_dims: int = 0, max_dims: int = 4, min_side: int = 0, max_side: int = 4
+) -> st.SearchStrategy[tuple[int, ...]]:
+    """Tensor shapes: tuples of ``min_dims..max_dims`` sides in ``min_side..max_side``.
+
+    ``min_side=0`` admits zero-size tensors; ``min_dims=0`` admits 0-d tensors.
+    Shrinks towards ``()``/small sides.
+    """
+    return hnp.array_shapes(
+        min_dims=min_dims, max_dims=max_dims, min_side=min_side, max_side=max_side
+    )
+
+
+def _elements(dtype: torch.dtype) -> st.SearchStrategy:
+    """Finite element values for ``dtype`` (floats bounded to +-1e3 to keep
+    gradients and products representable in float16)."""
+    if dtype == torch.bool:
+        return st.booleans()
+    if dtype.is_complex:
+        part = st.floats(-1e3, 1e3, allow_nan=False, width=32)
+        return st.builds(complex, part, part)
+    if dtype.is_floating_point:
+        width = 16 if dtype == torch.float16 else 32 if dtype in (torch.float32, torch.bfloat16) else 64
+        return st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False, width=width)
+    info = torch.iinfo(dtype)
+    return st.integers(info.min, info.max)
+
+
+@st.composite
+def _view_chain(draw, shape: tuple[int, ...], kinds: Sequence[str], max_views: int):
+    """Draw a chain of view ops producing ``shape``; returns (base_shape, ops)."""
+    n = draw(st.integers(0, max_views))
+    ops: list[tuple] = []
+    out = list(shape)
+    for _ in range(n):
+        usable = [
+            k
+            for k in kinds
+            if (k in ("offset", "slice") and len(out) >= 1)
+            or (k == "permute" and len(out) >= 2)
+            or (k == "expand" and any(s != 1 for s in out))
+            or (k == "unsqueeze" and 1 in out)
+            or (k == "select")
+        ]
+        if not usable:
+            break
+        kind = draw(st.sampled_from(usable))
+        if kind in ("offset", "slice"):
+            dim = draw(st.integers(0, len(out) - 1))
+            step = 1 if kind == "offset" else draw(st.integers(2, 3))
+            start = draw(st.integers(1, 2)) if kind == "offset" else draw(st.integers(0, 1))
+            tail = draw(st.integers(0, 1))
+            size = out[dim]
+            span = 0 if size == 0 else (size - 1) * step + 1
+            out[dim] = start + span + tail
+            stop = None if tail == 0 and size > 0 else start + span
+            ops.append((kind, dim, start, stop, step))
+        elif kind == "permute":
+            perm = draw(st.permutations(range(len(out))).filter(lambda p: list(p) != sorted(p)))
+            new = [0] * len(out)
+            for i, p in enumerate(perm):
+                new[p] = out[i]
+            out = new
+            ops.append(("permute", tuple(perm)))
+        elif kind == "expand":
+            target = tuple(out)
+            cand = [i for i, s in enumerate(out) if s != 1]
+            chosen = draw(st.lists(st.sampled_from(cand), min_size=1, unique=True))
+            lead = 0
+            if chosen and min(chosen) == 0 and len(out) > 1 and draw(st.booleans()):
+                lead = 1  # the first expanded dim is a new leading dim
+            for i in chosen:
+                out[i] = 1
+            out = out[lead:]
+            ops.append(("expand", target))
+        elif kind == "unsqueeze":
+            dim = draw(st.sampled_from([i for i, s in enumerate(out) if s == 1]))
+            out = out[:dim] + out[dim + 1 :]
+            ops.append(("unsqueeze", dim))
+        elif kind == "select":
+            dim = draw(st.integers(0, len(out)))
+            index = draw(st.integers(0, 2))
+            out = out[:dim] + [index + 1 + draw(st.integers(0, 1))] + out[dim:]
+            ops.append(("select", dim, index))
+    ops.reverse()
+    return tuple(out), tuple(ops)
+
+
+@st.composite
+def tensor_specs(
+    draw,
+    *,
+    dtype: torch.dtype | Sequence[torch.dtype] | st.SearchStrategy | None = None,
+    shape: tuple[int, ...] | st.SearchStrategy | None = None,
+    views: bool | Sequence[str] = True,
+    max_views: int = 2,
+    channels_last: bool | None = None,
+    requires_grad: bool = False,
+) -> TensorSpec:
+    """Strategy for :class:`TensorSpec`.
+
+    Args:
+        dtype: a dtype, a sequence to sample from, a strategy, or ``None`` for
+            every dtype in :data:`strategies.dtypes.ALL_DTYPES`.
+        shape: a fixed shape, a strategy of shapes, or ``None`` for a mix
+            of :func:`shapes` (0-4 dims, sides 0-4) weighted so that 4-D and
+            zero-size shapes each appear in about a fifth of the draws.
+        views: ``True`` for every view kind in :data:`VIEW_KINDS`, ``False``
+            for plain contiguous tensors, or a subset of kinds.
+        max_views: most view ops chained onto the base (0-2 by default).
+        channels_last: force (``True``) or forbid (``False``) a channels_last
+            base; ``None`` draws it whenever the base is 4-D.
+        requires_grad: restrict dtypes to floating/complex so the spec can be
+            built with ``requires_grad=True``.
+
+    The base never exceeds :data:`MAX_BASE_NUMEL` elements (draws beyond it
+    are rejected, which is rare with the default shapes).
+    """
+    if dtype is None:
+        pool = DIFFERENTIABLE if requires_grad else ALL_DTYPES
+        dt = draw(st.sampled_from(pool))
+    elif isinstance(dtype, st.SearchStrategy):
+        dt = draw(dtype)
+    elif isinstance(dtype, torch.dtype):
+        dt = dtype
+    else:
+        dt = draw(st.sampled_from(list(dtype)))
+    if requires_grad and dt not in DIFFERENTIABLE:
+        raise ValueError(f"requires_grad=True asked for non-differentiable dtype {dt}")
+    if shape is None:
+        # Weighted so that every layout family shows up within ~100 draws:
+        # mostly non-empty shapes, a 4-D branch for channels_last bases, and
+        # a branch admitting zero-size sides.
+        shp = draw(
+            st.one_of(
+                shapes(min_side=1),
+                shapes(min_side=1),
+                shapes(min_dims=1, min_side=1),
+                shapes(min_dims=4, max_dims=4, min_side=1, max_side=3),
+                shapes(min_dims=1, min_side=0),
+            )
+        )
+    elif isinstance(shape, st.SearchStrategy):
+        shp = tuple(draw(shape))
+    else:
+        shp = tuple(shape)
+    kinds = VIEW_KINDS if views is True else tuple(views) if views else ()
+    if kinds:
+        base_shape, ops = draw(_view_chain(shp, kinds, max_views))
+    else:
+        base_shape, ops = shp, ()
+    numel = math.prod(base_shape)
+    if numel > MAX_BASE_NUMEL:
+        from hypothesis import reject
+
+        reject()
+    cl = False
+    if len(base_shape) == 4:
+        cl = draw(st.booleans()) if channels_last is None else channels_last
+    elif channels_last:
+        from hypothesis import reject
+
+        reject()
+    values = draw(
+        hnp.arrays(numpy_dtype(dt) if dt != torch.bool else np.dtype(bool), (numel,),
+                   elements=_elements(dt))
+    )
+    storage = tuple(v.item() for v in values)
+    return TensorSpec(dtype=dt, base_shape=tuple(base_shape), storage=storage, views=ops,
+                      channels_last=cl)
+
+
+def tensors(
+    *,
+    device: str | torch.device = "cpu",
+    requires_grad: bool = False,
+    leaf: bool = False,
+    **spec_kwargs,
+) -> st.SearchStrategy[torch.Tensor]:
+    """Strategy for built tensors: ``tensor_specs(**spec_kwargs)`` built on ``device``.
+
+    ``requires_grad``/``leaf`` are passed to :meth:`TensorSpec.build`; with
+    ``requires_grad=True`` only floating and complex dtypes are drawn. Prefer
+    :func:`tensor_specs` in properties, so the falsifying example prints as a
+    runnable spec instead of a tensor's values.
+    """
+    return tensor_specs(requires_grad=requires_grad, **spec_kwargs).map(
+        lambda s: s.build(device, requires_grad=requires_grad, leaf=leaf)
+    )
+
+
+def is_dense(t: torch.Tensor) -> bool:
+    """True when ``t`` is non-overlapping and dense: its elements exactly fill
+    a contiguous block of storage in *some* dimension order (any permutation
+    of a contiguous tensor, channels_last included). Zero-size tensors are dense."""
+    if t.numel() == 0:
+        return True
+    expected = 1
+    for size, stride in sorted(
+        ((s, st_) for s, st_ in zip(t.shape, t.stride(), strict=True) if s != 1),
+        key=lambda p: p[1],
+    ):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def layout_kinds(t: torch.Tensor) -> frozenset[str]:
+    """Classify a tensor's strided layout into the families of :data:`LAYOUT_KINDS`.
+
+    A tensor may belong to several families (an offset, stepped, permuted view).
+    ``contiguous`` means ``is_contiguous()`` with storage offset 0.
+    """
+    kinds: set[str] = set()
+    if t.dim() == 0:
+        kinds.add("0-d")
+    if t.numel() == 0:
+        kinds.add("zero-size")
+    if t.storage_offset() > 0:
+        kinds.add("offset")
+    sized = [(s, st_) for s, st_ in zip(t.shape, t.stride(), strict=True) if s > 1]
+    if any(st_ == 0 for _, st_ in sized):
+        kinds.add("expanded")
+    if t.numel() > 0 and not any(st_ == 0 for _, st_ in sized) and not is_dense(t):
+        kinds.add("stepped")
+    strides = [st_ for _, st_ in sized if st_ != 0]
+    if any(a < b for a, b in zip(strides, strides[1:], strict=False)):
+        kinds.add("permuted")
+    if (
+        t.dim() == 4
+        and t.is_contiguous(memory_format=torch.channels_last)
+        and not t.is_contiguous()
+    ):
+        kinds.add("channels_last")
+    if t.is_contiguous() and t.storage_offset() == 0:
+        kinds.add("contiguous")
+    return frozenset(kinds)
