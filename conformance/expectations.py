@@ -23,10 +23,10 @@ only :class:`ExpectationsError`, with a one-line message.
 from __future__ import annotations
 
 import platform
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-import tomllib
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
@@ -67,7 +67,9 @@ class Deviation:
             k += f"@{'+'.join(self.devices)}"
         return k
 
-    def applies(self, *, torch_version: str, device: str, python_version: str | None = None) -> bool:
+    def applies(
+        self, *, torch_version: str, device: str, python_version: str | None = None
+    ) -> bool:
         """True when this entry's condition holds for the run.
 
         ``torch_version`` may carry a local label (``2.13.0+cpu``); it is
@@ -103,7 +105,9 @@ def _contains(spec: str, version: str) -> bool:
     return SpecifierSet(spec).contains(Version(v.public), prereleases=True)
 
 
-def load_expectations(path: Path | str = EXPECTATIONS_FILE, registry: Registry | None = None) -> list[Deviation]:
+def load_expectations(
+    path: Path | str = EXPECTATIONS_FILE, registry: Registry | None = None
+) -> list[Deviation]:
     """Parse and validate the expectations file.
 
     Every ``claim`` must be registered in ``registry`` (when given), every

@@ -29,11 +29,10 @@ one line naming the file and the problem.
 from __future__ import annotations
 
 import re
+import tomllib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-
-import tomllib
 
 CLAIMS_DIR = Path(__file__).parent / "claims"
 KINDS = ("documented", "folklore", "characterization")
@@ -212,7 +211,9 @@ def load_registry(directory: Path | str = CLAIMS_DIR) -> Registry:
     for path in files:
         area, title, claims = load_file(path)
         if area in reg.areas and reg.areas[area] != title:
-            raise RegistryError(f"{path.name}: area {area!r} is defined twice with different titles")
+            raise RegistryError(
+                f"{path.name}: area {area!r} is defined twice with different titles"
+            )
         reg.areas[area] = title
         for c in claims:
             if c.id in reg.claims:

@@ -30,7 +30,11 @@ def test_detach_shares_storage(device, spec, requires_grad):
 
 
 @pytest.mark.claim("detach.writes-visible-both-ways")
-@given(spec=tensor_specs(shape=shapes(min_side=1)), requires_grad=st.booleans(), direction=st.sampled_from(["to-source", "to-detached"]))
+@given(
+    spec=tensor_specs(shape=shapes(min_side=1)),
+    requires_grad=st.booleans(),
+    direction=st.sampled_from(["to-source", "to-detached"]),
+)
 def test_detach_writes_visible_both_ways(device, spec, requires_grad, direction):
     """Kills: a detach that copies, or that copies on write (lazy clone)."""
     t = spec.build(device, requires_grad=requires_grad and spec.dtype in DIFFERENTIABLE)
@@ -101,7 +105,9 @@ def test_detach_metadata_change_raises(device, spec, op):
 
 @pytest.mark.claim("detach.parameter-sees-optimizer-step")
 @given(
-    spec=tensor_specs(dtype=(torch.float32, torch.float64), views=False, shape=shapes(min_dims=1, min_side=1)),
+    spec=tensor_specs(
+        dtype=(torch.float32, torch.float64), views=False, shape=shapes(min_dims=1, min_side=1)
+    ),
     lr=st.sampled_from([0.1, 0.5, 1.0]),
 )
 def test_detach_of_parameter_sees_optimizer_step(device, spec, lr):
@@ -114,4 +120,3 @@ def test_detach_of_parameter_sees_optimizer_step(device, spec, lr):
     torch.optim.SGD([p], lr=lr).step()
     assume(not torch.equal(p.detach(), before))  # the step changed something representable
     assert torch.equal(w, p.detach()), "detach() of a Parameter did not see the optimizer step"
-

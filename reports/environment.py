@@ -21,15 +21,26 @@ def suite_info() -> dict:
         version = None
     commit = dirty = None
     try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, timeout=10
-        ).stdout.strip() or None
+        commit = (
+            subprocess.run(
+                ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, timeout=10
+            ).stdout.strip()
+            or None
+        )
         if commit:
             status = subprocess.run(
                 ["git", "status", "--porcelain", "--untracked-files=no"],
-                cwd=ROOT, capture_output=True, text=True, timeout=10,
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+                timeout=10,
             ).stdout
             dirty = bool(status.strip())
     except (OSError, subprocess.SubprocessError):
         pass
-    return {"name": "torch-semantics-conformance", "version": version, "commit": commit, "dirty": dirty}
+    return {
+        "name": "torch-semantics-conformance",
+        "version": version,
+        "commit": commit,
+        "dirty": dirty,
+    }

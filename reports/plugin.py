@@ -76,8 +76,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="comma-separated devices to run on: cpu, cuda (default: cpu, plus cuda "
         "cases that are skipped with a reason when CUDA is unavailable)",
     )
-    g.addoption("--claims", default=None, help="run only the tests of these claim ids (comma-separated)")
-    g.addoption("--results-json", default=None, help="write per-test conformance results to this JSON file")
+    g.addoption(
+        "--claims", default=None, help="run only the tests of these claim ids (comma-separated)"
+    )
+    g.addoption(
+        "--results-json", default=None, help="write per-test conformance results to this JSON file"
+    )
     g.addoption(
         "--expectations",
         default=None,
@@ -106,7 +110,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "expectations_path": str(exp_path),
         "results": [],
         "matched_deviations": set(),
-        "started": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "started": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
     }
     raw = config.getoption("devices")
     explicit = raw is not None
@@ -115,7 +119,9 @@ def pytest_configure(config: pytest.Config) -> None:
     if bad or not devices:
         raise pytest.UsageError(f"--devices: unknown device(s) {bad or raw!r}; use cpu and/or cuda")
     if explicit and "cuda" in devices and not _cuda_available():
-        raise pytest.UsageError("--devices cuda: CUDA is not available (torch.cuda.is_available() is False)")
+        raise pytest.UsageError(
+            "--devices cuda: CUDA is not available (torch.cuda.is_available() is False)"
+        )
     config._conformance["devices"] = devices  # type: ignore[attr-defined]
     claims = config.getoption("claims")
     if claims:
@@ -182,7 +188,9 @@ def _torch_version() -> str:
     return torch.__version__
 
 
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list) -> None:
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list
+) -> None:
     st = _state(config)
     registry = st["registry"]
     problems = []
@@ -195,7 +203,9 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
                 problems.append(f"{item.nodeid}: unknown claim id {cid!r}")
         item.stash[_claims_key] = claims
     if problems:
-        raise pytest.UsageError(problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""))
+        raise pytest.UsageError(
+            problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else "")
+        )
     selected = st.get("selected")
     if selected:
         keep, drop = [], []
@@ -213,7 +223,9 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         hits = [
             d
             for d in st["deviations"]
-            if d.claim in claims and d.matches_test(name) and d.applies(torch_version=version, device=device)
+            if d.claim in claims
+            and d.matches_test(name)
+            and d.applies(torch_version=version, device=device)
         ]
         item.stash[_expect_key] = hits
         for d in st["deviations"]:
@@ -267,7 +279,9 @@ def _failure_info(excinfo: pytest.ExceptionInfo) -> dict:
         "falsifying_example": "\n".join(falsifying) or None,
         "reproduce": "\n".join(reproduce) or None,
         "notes": "\n".join(other)[:4000] or None,
-        "all_signatures": [f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300] for e in excs],
+        "all_signatures": [
+            f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300] for e in excs
+        ],
         "_excs": [(type(e).__name__, str(e)) for e in excs],
     }
 
@@ -281,14 +295,32 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     record = None
     if call.when == "setup" and report.skipped:
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
-        record = {"verdict": "skipped", "outcome": "skipped", "skip_reason": reason.removeprefix("Skipped: ")}
+        record = {
+            "verdict": "skipped",
+            "outcome": "skipped",
+            "skip_reason": reason.removeprefix("Skipped: "),
+        }
     elif call.when == "setup" and report.failed:
-        record = {"verdict": "regression", "outcome": "error", "failure": _failure_info(call.excinfo)}
+        record = {
+            "verdict": "regression",
+            "outcome": "error",
+            "failure": _failure_info(call.excinfo),
+        }
     elif call.when == "call":
         hits = item.stash.get(_expect_key, [])
-        if report.skipped and call.excinfo is not None and call.excinfo.errisinstance(pytest.skip.Exception):
-            reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
-            record = {"verdict": "skipped", "outcome": "skipped", "skip_reason": reason.removeprefix("Skipped: ")}
+        if (
+            report.skipped
+            and call.excinfo is not None
+            and call.excinfo.errisinstance(pytest.skip.Exception)
+        ):
+            reason = (
+                report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+            )
+            record = {
+                "verdict": "skipped",
+                "outcome": "skipped",
+                "skip_reason": reason.removeprefix("Skipped: "),
+            }
         elif report.passed:
             if hits:
                 d = hits[0]
@@ -298,7 +330,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
                     f"fails with {d.exception}: {d.match!r} ({d.reason}). The entry is stale: "
                     "remove it from the expectations file if the fix is intended."
                 )
-                record = {"verdict": "unexpected-pass", "outcome": "passed", "expectation": d.to_dict()}
+                record = {
+                    "verdict": "unexpected-pass",
+                    "outcome": "passed",
+                    "expectation": d.to_dict(),
+                }
             else:
                 record = {"verdict": "held", "outcome": "passed"}
         elif report.failed and call.excinfo is not None:
@@ -311,19 +347,25 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
             if match is not None:
                 report.outcome = "skipped"
                 report.wasxfail = f"expected deviation {match.key}: {match.reason}"
-                record = {"verdict": "expected-deviation", "outcome": "failed", "failure": info,
-                          "expectation": match.to_dict()}
+                record = {
+                    "verdict": "expected-deviation",
+                    "outcome": "failed",
+                    "failure": info,
+                    "expectation": match.to_dict(),
+                }
             else:
                 record = {"verdict": "regression", "outcome": "failed", "failure": info}
                 if hits:
                     d = hits[0]
                     record["expectation"] = d.to_dict()
                     record["changed_failure"] = True
-                    report.sections.append((
-                        "conformance",
-                        f"CHANGED FAILURE: expected {d.exception}: {d.match!r} per {d.key}, "
-                        f"got {info['signature']}",
-                    ))
+                    report.sections.append(
+                        (
+                            "conformance",
+                            f"CHANGED FAILURE: expected {d.exception}: {d.match!r} per {d.key}, "
+                            f"got {info['signature']}",
+                        )
+                    )
     if record is None:
         return report
     if "failure" in record:
@@ -386,7 +428,7 @@ def environment(config: pytest.Config) -> dict:
         "claims_selected": sorted(st.get("selected", [])) or None,
         "expectations_file": st["expectations_path"],
         "started": st["started"],
-        "finished": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "finished": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "wall_s": round(time.time() - st.get("t0", time.time()), 2),
         "suite": suite_info(),
     }
@@ -452,7 +494,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     )
     for r in results:
         if r["verdict"] in ("regression", "unexpected-pass"):
-            terminalreporter.write_line(f"{r['verdict'].upper()}: {r['nodeid']} [{', '.join(r['claims'])}]")
+            terminalreporter.write_line(
+                f"{r['verdict'].upper()}: {r['nodeid']} [{', '.join(r['claims'])}]"
+            )
     if os.environ.get("CONFORMANCE_SHOW_STALE"):
         for d in stale:
             terminalreporter.write_line(f"stale expectation: {d.key}")

@@ -87,7 +87,9 @@ def load_results(path: Path | str) -> dict:
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as e:
-        raise ResultsError(f"{path}: corrupt result file (not JSON: {e.msg} at line {e.lineno})") from None
+        raise ResultsError(
+            f"{path}: corrupt result file (not JSON: {e.msg} at line {e.lineno})"
+        ) from None
     if not isinstance(doc, dict):
         raise ResultsError(f"{path}: corrupt result file (top level is not an object)")
     if doc.get("schema_version") != SCHEMA_VERSION:
@@ -117,7 +119,9 @@ def claim_verdicts(doc: dict) -> dict[str, dict[str, dict]]:
     devices = list(doc["environment"].get("devices", ["cpu"]))
     out: dict[str, dict[str, dict]] = {}
     for cid in doc["claims"]:
-        out[cid] = {d: {"verdict": "not run", "tests": [], "examples": 0, "reasons": []} for d in devices}
+        out[cid] = {
+            d: {"verdict": "not run", "tests": [], "examples": 0, "reasons": []} for d in devices
+        }
     for t in doc["tests"]:
         targets = devices if t.get("device") == "any" else [t.get("device", "cpu")]
         for cid in t.get("claims", []):

@@ -202,7 +202,9 @@ def _elements(dtype: torch.dtype) -> st.SearchStrategy:
         part = st.floats(-1e3, 1e3, allow_nan=False, width=32)
         return st.builds(complex, part, part)
     if dtype.is_floating_point:
-        width = 16 if dtype == torch.float16 else 32 if dtype in (torch.float32, torch.bfloat16) else 64
+        width = (
+            16 if dtype == torch.float16 else 32 if dtype in (torch.float32, torch.bfloat16) else 64
+        )
         return st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False, width=width)
     info = torch.iinfo(dtype)
     return st.integers(info.min, info.max)
@@ -344,12 +346,16 @@ def tensor_specs(
 
         reject()
     values = draw(
-        hnp.arrays(numpy_dtype(dt) if dt != torch.bool else np.dtype(bool), (numel,),
-                   elements=_elements(dt))
+        hnp.arrays(
+            numpy_dtype(dt) if dt != torch.bool else np.dtype(bool),
+            (numel,),
+            elements=_elements(dt),
+        )
     )
     storage = tuple(v.item() for v in values)
-    return TensorSpec(dtype=dt, base_shape=tuple(base_shape), storage=storage, views=ops,
-                      channels_last=cl)
+    return TensorSpec(
+        dtype=dt, base_shape=tuple(base_shape), storage=storage, views=ops, channels_last=cl
+    )
 
 
 def tensors(
