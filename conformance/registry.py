@@ -20,7 +20,8 @@ A source has either ``doc``/``url`` (PyTorch documentation) or ``seed`` (a
 tutorial file name) and an optional ``quote``. ``documented`` claims need a
 doc source with a quote; ``folklore`` claims need a seed source;
 ``characterization`` claims pin undocumented behaviour and need a ``note``
-explaining why.
+explaining why. ``check = "measurement"`` marks a claim (a speed claim) that
+is measured and reported outside the pass/fail gate instead of tested.
 
 Loading never raises anything but :class:`RegistryError`, whose message is
 one line naming the file and the problem.
@@ -28,6 +29,7 @@ one line naming the file and the problem.
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -36,6 +38,9 @@ from pathlib import Path
 
 CLAIMS_DIR = Path(__file__).parent / "claims"
 KINDS = ("documented", "folklore", "characterization")
+#: How a claim is checked: by property tests (the gate), or by a timing
+#: measurement reported outside the gate (speed claims).
+CHECKS = ("property", "measurement")
 _ID_RE = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_-]+)+$")
 SEED_RE = re.compile(r"^\d{3}_[0-9a-f]{16}\.txt$")
 
@@ -72,6 +77,7 @@ class Claim:
     sources: tuple[Source, ...]
     note: str | None = None
     devices: tuple[str, ...] = ()
+    check: str = "property"
     file: str = ""
 
     def to_dict(self) -> dict:
@@ -86,6 +92,7 @@ class Claim:
             d["note"] = self.note
         if self.devices:
             d["devices"] = list(self.devices)
+        d["check"] = self.check
         return d
 
 
@@ -159,7 +166,7 @@ def load_file(path: Path) -> tuple[str, str, list[Claim]]:
         if not isinstance(cid, str) or not _ID_RE.match(cid):
             raise RegistryError(f"{where}: bad or missing id {cid!r} (dotted lower-case)")
         where = f"{name}: claim {cid}"
-        unknown = set(raw) - {"id", "statement", "kind", "sources", "note", "devices"}
+        unknown = set(raw) - {"id", "statement", "kind", "sources", "note", "devices", "check"}
         if unknown:
             raise RegistryError(f"{where}: unknown key(s) {sorted(unknown)}")
         statement = raw.get("statement")
@@ -182,6 +189,9 @@ def load_file(path: Path) -> tuple[str, str, list[Claim]]:
         devices = raw.get("devices", [])
         if not isinstance(devices, list) or not all(d in ("cpu", "cuda") for d in devices):
             raise RegistryError(f"{where}: devices must be a list of 'cpu'/'cuda'")
+        check = raw.get("check", "property")
+        if check not in CHECKS:
+            raise RegistryError(f"{where}: check must be one of {', '.join(CHECKS)}, got {check!r}")
         claims.append(
             Claim(
                 id=cid,
@@ -191,6 +201,7 @@ def load_file(path: Path) -> tuple[str, str, list[Claim]]:
                 sources=sources,
                 note=" ".join(note.split()) if note else None,
                 devices=tuple(devices),
+                check=check,
                 file=name,
             )
         )
@@ -226,5 +237,6 @@ def load_registry(directory: Path | str = CLAIMS_DIR) -> Registry:
 
 @lru_cache(maxsize=1)
 def default_registry() -> Registry:
-    """The registry shipped with the suite (cached)."""
-    return load_registry(CLAIMS_DIR)
+    """The registry shipped with the suite, or the directory named by the
+    ``TORCH_CONFORMANCE_CLAIMS_DIR`` environment variable (cached)."""
+    return load_registry(os.environ.get("TORCH_CONFORMANCE_CLAIMS_DIR") or CLAIMS_DIR)

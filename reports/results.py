@@ -32,6 +32,8 @@ from pathlib import Path
 SCHEMA_VERSION = 1
 TEST_VERDICTS = ("held", "expected-deviation", "regression", "unexpected-pass", "skipped")
 CLAIM_VERDICTS = ("FAILED", "unexpected pass", "expected deviation", "held", "skipped", "not run")
+#: Overall verdict of claims checked by measurement instead of tests.
+MEASURED = "measured"
 _REQUIRED = ("schema_version", "suite", "environment", "areas", "claims", "tests")
 
 
@@ -49,6 +51,7 @@ def write_json_atomic(path: Path | str, doc: dict) -> None:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump(doc, f, indent=1, sort_keys=False, default=str)
             f.write("\n")
+        os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -64,6 +67,7 @@ def write_text_atomic(path: Path | str, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
+        os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -160,16 +164,23 @@ def claim_overall(per_device: dict[str, dict]) -> str:
     return "not run"
 
 
+def overall_verdict(doc: dict, claim_id: str, per_device: dict[str, dict]) -> str:
+    """:func:`claim_overall`, or ``measured`` for measurement claims."""
+    if doc["claims"].get(claim_id, {}).get("check") == "measurement":
+        return MEASURED
+    return claim_overall(per_device)
+
+
 def summarize(doc: dict) -> dict:
     """Totals: tests by verdict, claims by overall verdict, claims by kind."""
     tests: dict[str, int] = {v: 0 for v in TEST_VERDICTS}
     for t in doc["tests"]:
         tests[t["verdict"]] = tests.get(t["verdict"], 0) + 1
     cv = claim_verdicts(doc)
-    claims: dict[str, int] = {v: 0 for v in CLAIM_VERDICTS}
+    claims: dict[str, int] = {v: 0 for v in (*CLAIM_VERDICTS, MEASURED)}
     kinds: dict[str, int] = {}
     for cid, per_dev in cv.items():
-        claims[claim_overall(per_dev)] += 1
+        claims[overall_verdict(doc, cid, per_dev)] += 1
         kind = doc["claims"].get(cid, {}).get("kind", "?")
         kinds[kind] = kinds.get(kind, 0) + 1
     gate_ok = tests["regression"] == 0 and tests["unexpected-pass"] == 0

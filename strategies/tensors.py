@@ -163,8 +163,9 @@ class TensorSpec:
         With ``requires_grad=True`` (differentiable dtypes only) the base
         requires grad, so a spec with views yields a *non-leaf* view whose
         ``grad_fn`` is the last view's backward node. With ``leaf=True`` the
-        result is re-rooted as a leaf with the same strides, storage offset
-        and storage (``detach().requires_grad_(requires_grad)``).
+        base does not require grad and the (possibly view) result is flagged
+        with ``requires_grad_()``, so it is a leaf that keeps its strides,
+        storage offset and storage.
 
         Raises ``ValueError`` when ``requires_grad`` is asked of an integral
         or bool dtype.
@@ -175,8 +176,11 @@ class TensorSpec:
         if requires_grad and not leaf:
             base.requires_grad_(True)
         t = self._apply(base)
-        if leaf:
-            t = t.detach().requires_grad_(requires_grad)
+        if leaf and requires_grad:
+            # The views of a base that does not require grad are leaves; flag
+            # the view itself. (Not via detach(): the strategy must not depend
+            # on the semantics under test.)
+            t.requires_grad_(True)
         return t
 
 

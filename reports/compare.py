@@ -1,0 +1,76 @@
+"""Compare two result files claim by claim (typically two torch versions).
+
+A *regression* is a (claim, device) that held or deviated as expected in the
+baseline and is now ``FAILED`` or ``unexpected pass``, or whose failure
+signature changed. Other differences (newly skipped, newly run, new claims)
+are listed as changes, not regressions.
+"""
+
+from __future__ import annotations
+
+from reports.results import claim_verdicts
+
+_BAD = ("FAILED", "unexpected pass")
+
+
+def _signature(cell: dict) -> str | None:
+    sigs = sorted(
+        {(t.get("failure") or {}).get("signature") or "" for t in cell.get("tests", [])} - {""}
+    )
+    return " | ".join(sigs) or None
+
+
+def _example(cell: dict) -> str | None:
+    for t in cell.get("tests", []):
+        ex = (t.get("failure") or {}).get("falsifying_example")
+        if ex:
+            return ex
+    return None
+
+
+def compare_docs(base: dict, new: dict) -> dict:
+    """Return ``{"regressions": [...], "changes": [...], "same_commit": bool, ...}``.
+
+    Each row: claim, device, base verdict, new verdict, base/new failure
+    signature and falsifying example. Regressions come first.
+    """
+    bv, nv = claim_verdicts(base), claim_verdicts(new)
+    rows = []
+    for cid in sorted(set(bv) | set(nv)):
+        devices = sorted(set(bv.get(cid, {})) | set(nv.get(cid, {})))
+        for dev in devices:
+            b = bv.get(cid, {}).get(dev, {"verdict": "not run", "tests": []})
+            n = nv.get(cid, {}).get(dev, {"verdict": "not run", "tests": []})
+            bs, ns = _signature(b), _signature(n)
+            if b["verdict"] == n["verdict"] and bs == ns:
+                continue
+            regression = n["verdict"] in _BAD and b["verdict"] not in _BAD
+            if (
+                b["verdict"] == n["verdict"] == "expected deviation"
+                and bs != ns
+            ):
+                regression = True
+            rows.append(
+                {
+                    "claim": cid,
+                    "device": dev,
+                    "base": b["verdict"],
+                    "new": n["verdict"],
+                    "base_signature": bs,
+                    "new_signature": ns,
+                    "base_example": _example(b),
+                    "new_example": _example(n),
+                    "regression": regression,
+                }
+            )
+    rows.sort(key=lambda r: (not r["regression"], r["claim"], r["device"]))
+    bc, nc = base.get("suite", {}).get("commit"), new.get("suite", {}).get("commit")
+    return {
+        "base_torch": base["environment"].get("torch"),
+        "new_torch": new["environment"].get("torch"),
+        "same_commit": bc == nc,
+        "base_commit": bc,
+        "new_commit": nc,
+        "regressions": [r for r in rows if r["regression"]],
+        "changes": [r for r in rows if not r["regression"]],
+    }

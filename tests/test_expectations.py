@@ -1,0 +1,74 @@
+"""Known-deviation entries: parsing, validation and conditions."""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance.expectations import ExpectationsError, load_expectations
+from conformance.registry import default_registry
+
+ENTRY = """
+[[deviation]]
+claim = "detach.metadata-change-raises"
+exception = "Failed"
+match = "DID NOT RAISE"
+reason = "r"
+link = "https://github.com/pytorch/pytorch/pull/83590"
+"""
+
+
+def _load(tmp_path, text):
+    p = tmp_path / "e.toml"
+    p.write_text(text)
+    return load_expectations(p, default_registry())
+
+
+def test_shipped_expectations_load_and_name_registered_claims():
+    devs = load_expectations(registry=default_registry())
+    assert devs, "the stale resize_ seed claim must be recorded"
+    assert any(d.claim == "detach.metadata-change-raises" for d in devs)
+    for d in devs:
+        assert d.link.startswith("http") and d.reason and d.match
+
+
+@pytest.mark.parametrize(
+    ("extra", "version", "device", "applies"),
+    [
+        ("", "2.13.0+cpu", "cpu", True),
+        ('torch = ">=1.13"', "2.13.0+cpu", "cpu", True),
+        ('torch = "<1.13"', "2.13.0+cpu", "cpu", False),
+        ('torch = ">=2.13"', "2.14.0.dev20260101+cpu", "cpu", True),
+        ('torch = ">=2.14"', "2.14.0.dev20260101+cpu", "cpu", False),
+        ('devices = ["cuda"]', "2.13.0", "cpu", False),
+        ('devices = ["cuda"]', "2.13.0", "cuda", True),
+        ('python = "<3"', "2.13.0", "cpu", False),
+    ],
+)
+def test_conditions(tmp_path, extra, version, device, applies):
+    (d,) = _load(tmp_path, ENTRY + extra + "\n")
+    assert d.applies(torch_version=version, device=device) is applies
+
+
+def test_signature_matching(tmp_path):
+    (d,) = _load(tmp_path, ENTRY)
+    assert d.matches_failure("Failed", "DID NOT RAISE <class 'RuntimeError'>")
+    assert not d.matches_failure("AssertionError", "DID NOT RAISE")
+    assert not d.matches_failure("Failed", "something else")
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("[[deviation]\n", "malformed TOML"),
+        (ENTRY.replace('claim = "detach.metadata-change-raises"', 'claim = "no.such"'), "unknown claim id"),
+        (ENTRY.replace('match = "DID NOT RAISE"\n', ""), "missing or empty 'match'"),
+        (ENTRY + 'torch = "not a spec"\n', "bad torch specifier"),
+        (ENTRY + 'devices = ["tpu"]\n', "devices must be"),
+        (ENTRY + "colour = 1\n", "unknown key"),
+        ("surprise = 1\n", "unknown top-level key"),
+    ],
+)
+def test_malformed_entries_are_one_line_errors(tmp_path, text, needle):
+    with pytest.raises(ExpectationsError) as e:
+        _load(tmp_path, text)
+    assert needle in str(e.value) and "\n" not in str(e.value)

@@ -1,0 +1,213 @@
+"""The gate trips when it should: verdict transitions, mutants, bad input.
+
+Each case runs ``torch-conformance run`` in a subprocess on a few claims.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from tests.mutants import MUTANTS, mutant_env
+
+SHARES = "detach.shares-storage"
+STALE = "detach.metadata-change-raises"  # a known deviation on torch >= 1.13
+
+
+def _expectations(tmp_path, body: str):
+    path = tmp_path / "expectations.toml"
+    path.write_text(textwrap.dedent(body))
+    return str(path)
+
+
+def _verdicts(doc: dict) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for t in doc["tests"]:
+        if t["device"] in ("cpu", "any"):
+            for c in t["claims"]:
+                out.setdefault(c, set()).add(t["verdict"])
+    return out
+
+
+def _run(cli, tmp_path, *extra, env=None):
+    out = tmp_path / "out"
+    proc = cli("run", "--no-measure", "-n", "0", "--devices", "cpu", "--out", str(out), *extra, env=env)
+    return proc, out
+
+
+def test_held_and_expected_deviation_pass_the_gate(cli, tmp_path, read_results):
+    proc, out = _run(cli, tmp_path, "--claims", f"{SHARES},{STALE}")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    v = _verdicts(read_results(out))
+    assert v[SHARES] == {"held"}
+    assert v[STALE] == {"expected-deviation"}
+    html = (out / "report.html").read_text()
+    assert STALE in html and "expected deviation" in html
+    assert "000_1e6242bf72cbab49.txt" in html
+
+
+def test_new_failure_is_a_regression(cli, tmp_path, read_results):
+    exp = _expectations(tmp_path, "# no known deviations\n")
+    proc, out = _run(cli, tmp_path, "--claims", STALE, "--expectations", exp)
+    assert proc.returncode == 1
+    doc = read_results(out)
+    assert _verdicts(doc)[STALE] == {"regression"}
+    failure = next(t["failure"] for t in doc["tests"] if t["verdict"] == "regression")
+    assert failure["exception"] == "Failed" and "DID NOT RAISE" in failure["message"]
+    assert "Falsifying example" in failure["falsifying_example"]
+    assert "@reproduce_failure" in failure["reproduce"]
+    assert "FAILED" in proc.stdout
+
+
+def test_changed_failure_is_a_regression(cli, tmp_path, read_results):
+    exp = _expectations(
+        tmp_path,
+        f"""
+        [[deviation]]
+        claim = "{STALE}"
+        exception = "RuntimeError"
+        match = "set_sizes_contiguous is not allowed"
+        reason = "the old error"
+        link = "https://github.com/pytorch/pytorch/pull/83590"
+        """,
+    )
+    proc, out = _run(cli, tmp_path, "--claims", STALE, "--expectations", exp)
+    assert proc.returncode == 1
+    doc = read_results(out)
+    reg = [t for t in doc["tests"] if t["verdict"] == "regression"]
+    assert reg and reg[0]["changed_failure"] is True
+
+
+def test_unexpected_pass_fails_the_gate(cli, tmp_path, read_results):
+    exp = _expectations(
+        tmp_path,
+        f"""
+        [[deviation]]
+        claim = "{SHARES}"
+        exception = "AssertionError"
+        match = "does not share storage"
+        reason = "pretend detach copies"
+        link = "https://docs.pytorch.org/docs/stable/generated/torch.Tensor.detach.html"
+        """,
+    )
+    proc, out = _run(cli, tmp_path, "--claims", SHARES, "--expectations", exp)
+    assert proc.returncode == 1
+    assert _verdicts(read_results(out))[SHARES] == {"unexpected-pass"}
+
+
+def test_version_condition_limits_an_expectation(cli, tmp_path, read_results):
+    """An entry for torch versions other than the installed one does not apply."""
+    exp = _expectations(
+        tmp_path,
+        f"""
+        [[deviation]]
+        claim = "{STALE}"
+        torch = "<1.13"
+        exception = "Failed"
+        match = "DID NOT RAISE"
+        reason = "only for old torch"
+        link = "https://github.com/pytorch/pytorch/pull/83590"
+        """,
+    )
+    proc, out = _run(cli, tmp_path, "--claims", STALE, "--expectations", exp)
+    assert proc.returncode == 1
+    assert _verdicts(read_results(out))[STALE] == {"regression"}
+
+
+@pytest.mark.parametrize(
+    ("mutant", "claims", "broken"),
+    [
+        (
+            "detach-copies-noncontig-f64",
+            "detach.shares-storage,detach.writes-visible-both-ways,detach.keeps-dtype-and-values",
+            {"detach.shares-storage", "detach.writes-visible-both-ways"},
+        ),
+        ("clone-shares-storage", "clone.new-storage,detach.shares-storage", {"clone.new-storage"}),
+    ],
+)
+def test_mutant_is_caught_and_named(cli, tmp_path, read_results, mutant, claims, broken):
+    """A broken torch (installed via sitecustomize) fails the gate and the
+    results name exactly the claims it breaks among those run."""
+    assert mutant in MUTANTS
+    env = mutant_env(mutant, tmp_path / "mutant")
+    proc, out = _run(cli, tmp_path, "--claims", claims, env=env)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    doc = read_results(out)
+    failed = {c for c, vs in _verdicts(doc).items() if "regression" in vs}
+    assert failed == broken
+    for t in doc["tests"]:
+        if t["verdict"] == "regression":
+            assert "TensorSpec(" in t["failure"]["falsifying_example"]
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("run", "--claims", "no.such-claim"), "unknown claim id"),
+        (("run", "--devices", "tpu"), "unknown device"),
+        (("report", "/nonexistent/results.json"), "no such result file"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(cli, args, needle):
+    proc = cli(*args)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0] and "Traceback" not in proc.stderr
+
+
+def test_cuda_requested_without_cuda_is_exit_2(cli):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    proc = cli("run", "--devices", "cuda")
+    assert proc.returncode == 2
+    assert "CUDA is not available" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_malformed_expectations_is_exit_2(cli, tmp_path):
+    exp = _expectations(tmp_path, "[[deviation]\nclaim = 'x'\n")
+    proc = cli("run", "--expectations", exp, "--out", str(tmp_path / "o"))
+    assert proc.returncode == 2 and "malformed TOML" in proc.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_expectation_with_unknown_claim_is_exit_2(cli, tmp_path):
+    exp = _expectations(
+        tmp_path,
+        """
+        [[deviation]]
+        claim = "no.such-claim"
+        exception = "Failed"
+        match = "x"
+        reason = "r"
+        link = "https://example.invalid"
+        """,
+    )
+    proc = cli("run", "--expectations", exp)
+    assert proc.returncode == 2 and "unknown claim id 'no.such-claim'" in proc.stderr
+
+
+def test_malformed_claim_file_is_exit_2(cli, tmp_path):
+    import os
+
+    d = tmp_path / "claims"
+    d.mkdir()
+    (d / "bad.toml").write_text('area = "x"\n[[claim]]\nid = "x.y"\nkind = "rumour"\nstatement = "s"\n')
+    env = dict(os.environ, TORCH_CONFORMANCE_CLAIMS_DIR=str(d))
+    proc = cli("run", "--out", str(tmp_path / "o"), env=env)
+    assert proc.returncode == 2 and "bad.toml" in proc.stderr and "kind must be one of" in proc.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_corrupt_results_file_is_exit_2(cli, tmp_path):
+    bad = tmp_path / "results.json"
+    bad.write_text("{not json")
+    proc = cli("report", str(bad), "-o", str(tmp_path / "r.html"))
+    assert proc.returncode == 2 and "corrupt result file" in proc.stderr
+    assert not (tmp_path / "r.html").exists()
+    bad.write_text(json.dumps({"schema_version": 99}))
+    proc = cli("report", str(bad))
+    assert proc.returncode == 2 and "schema_version 99" in proc.stderr

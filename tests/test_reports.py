@@ -1,0 +1,127 @@
+"""Result files load and validate; reports render; compare finds regressions."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from reports.compare import compare_docs
+from reports.html import render_report, reproducer
+from reports.results import ResultsError, claim_verdicts, load_results, summarize
+
+
+def _doc() -> dict:
+    def test(nodeid, claims, device, verdict, **kw):
+        return {"nodeid": nodeid, "name": nodeid.split("::")[1].split("[")[0], "claims": claims,
+                "device": device, "outcome": "passed", "verdict": verdict, "duration_s": 0.1,
+                "examples": 100, **kw}  # fmt: skip
+
+    failure = {
+        "exception": "AssertionError",
+        "message": "detach() result does not share storage with its input",
+        "signature": "AssertionError: detach() result does not share storage with its input",
+        "falsifying_example": "Falsifying example: test_x(\n    device='cpu',\n    spec=TensorSpec(dtype=torch.float64, base_shape=(2, 2), storage=(0.0, 0.0, 0.0, 0.0), views=(('permute', (1, 0)),), channels_last=False),\n)",
+        "reproduce": "You can reproduce this example by temporarily adding @reproduce_failure('6.155.2', b'AXicY2BkYGBgZGBgAAAAFQAC') as a decorator on your test case",
+        "notes": None,
+    }
+    return {
+        "schema_version": 1,
+        "suite": {"name": "torch-semantics-conformance", "version": "0.1.0", "commit": "abc", "dirty": False},
+        "environment": {"torch": "2.13.0+cpu", "torch_cuda": None, "python": "3.11.7", "hypothesis": "6.155.2",
+                        "numpy": "2.4.6", "profile": "ci", "devices": ["cpu", "cuda"], "started": "s",
+                        "finished": "f", "wall_s": 1.0, "cuda_device": None},  # fmt: skip
+        "areas": {"a": "Area A", "b": "Area <B>"},
+        "claims": {
+            "a.held": {"id": "a.held", "area": "a", "statement": "holds", "kind": "documented",
+                       "sources": [{"doc": "torch.clone", "url": "https://x", "quote": "Returns a copy"}]},
+            "a.dev": {"id": "a.dev", "area": "a", "statement": "deviates", "kind": "folklore",
+                      "sources": [{"seed": "004_a7d3c10075143ae8.txt"}]},
+            "b.fail": {"id": "b.fail", "area": "b", "statement": "breaks <script>", "kind": "characterization",
+                       "note": "why", "sources": [{"url": "https://y"}]},
+            "b.measured": {"id": "b.measured", "area": "b", "statement": "fast", "kind": "folklore",
+                           "check": "measurement", "sources": [{"seed": "001_7607ef73017ad62c.txt"}]},
+        },  # fmt: skip
+        "tests": [
+            test("conformance/test_a.py::test_held[cpu]", ["a.held"], "cpu", "held"),
+            test("conformance/test_a.py::test_held[cuda]", ["a.held"], "cuda", "skipped",
+                 skip_reason="CUDA not available on this machine"),  # fmt: skip
+            test("conformance/test_a.py::test_dev[cpu]", ["a.dev"], "cpu", "expected-deviation",
+                 failure=dict(failure, exception="Failed", signature="Failed: DID NOT RAISE"),
+                 expectation={"key": "a.dev", "reason": "stale", "link": "https://z", "exception": "Failed",
+                              "match": "DID NOT RAISE"}),  # fmt: skip
+            test("conformance/test_b.py::test_fail[cpu]", ["b.fail"], "cpu", "regression", failure=failure),
+        ],
+        "expectations": {"stale": [], "all": []},
+        "measurements": [],
+    }
+
+
+def test_verdict_aggregation():
+    cv = claim_verdicts(_doc())
+    assert cv["a.held"]["cpu"]["verdict"] == "held"
+    assert cv["a.held"]["cuda"]["verdict"] == "skipped"
+    assert cv["a.dev"]["cpu"]["verdict"] == "expected deviation"
+    assert cv["b.fail"]["cpu"]["verdict"] == "FAILED"
+    assert cv["b.measured"]["cpu"]["verdict"] == "not run"
+    s = summarize(_doc())
+    assert not s["gate_passed"]
+    assert s["claims"]["FAILED"] == 1 and s["claims"]["measured"] == 1
+    assert s["kinds"] == {"documented": 1, "folklore": 2, "characterization": 1}
+
+
+def test_report_renders_everything_a_reviewer_needs():
+    page = render_report(_doc())
+    assert page.startswith("<!DOCTYPE html>") and "</html>" in page
+    for needle in ("a.held", "b.fail", "Area &lt;B&gt;", "gate FAILED", "004_a7d3c10075143ae8.txt",
+                   "DID NOT RAISE", "TensorSpec(dtype=torch.float64", "@reproduce_failure(",
+                   "CUDA not available on this machine", 'id="f-area"', 'id="f-verdict"'):  # fmt: skip
+        assert needle in page, needle
+    assert "<script>" not in page.replace("<script>\n(function", "")  # statement text is escaped
+    assert "<link" not in page and "src=" not in page  # self-contained
+
+
+def test_reproducer_is_copy_pasteable():
+    t = _doc()["tests"][3]
+    rep = reproducer(t)
+    assert rep.splitlines()[0].startswith("python -m pytest 'conformance/test_b.py::test_fail[cpu]'")
+    assert "@reproduce_failure('6.155.2', b'AXicY2BkYGBgZGBgAAAAFQAC')" in rep
+
+
+def test_load_results_roundtrip_and_errors(tmp_path):
+    p = tmp_path / "r.json"
+    p.write_text(json.dumps(_doc()))
+    assert load_results(p)["schema_version"] == 1
+    cases = {
+        "missing": (None, "no such result file"),
+        "notjson": ("{", "not JSON"),
+        "array": ("[]", "top level is not an object"),
+        "schema": (json.dumps({**_doc(), "schema_version": 2}), "schema_version 2"),
+        "section": (json.dumps({k: v for k, v in _doc().items() if k != "tests"}), "missing tests"),
+        "verdict": (json.dumps({**_doc(), "tests": [{"verdict": "maybe"}]}), "no valid verdict"),
+    }
+    for name, (text, needle) in cases.items():
+        q = tmp_path / f"{name}.json"
+        if text is not None:
+            q.write_text(text)
+        with pytest.raises(ResultsError) as e:
+            load_results(q)
+        assert needle in str(e.value) and "\n" not in str(e.value)
+
+
+def test_compare_lists_regressions_first_with_examples():
+    base = _doc()
+    base["tests"][3] = {**base["tests"][3], "verdict": "held", "failure": None}
+    new = _doc()
+    diff = compare_docs(base, new)
+    assert [r["claim"] for r in diff["regressions"]] == ["b.fail"]
+    assert diff["regressions"][0]["new_example"].startswith("Falsifying example")
+    assert compare_docs(new, copy.deepcopy(new))["regressions"] == []
+
+
+def test_compare_flags_changed_deviation_signature():
+    base, new = _doc(), _doc()
+    new["tests"][2]["failure"] = dict(new["tests"][2]["failure"], signature="RuntimeError: other")
+    diff = compare_docs(base, new)
+    assert [r["claim"] for r in diff["regressions"]] == ["a.dev"]
