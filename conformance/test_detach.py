@@ -5,18 +5,21 @@ What each property kills (the broken torch it would catch) is in its docstring.
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from conformance.checks import raises_with, shares_storage, writes_visible
-from strategies import DIFFERENTIABLE, shapes, tensor_specs
+from strategies import DIFFERENTIABLE, grid_examples, shapes, tensor_specs
 
 NO_EXPAND = ("offset", "slice", "permute", "unsqueeze", "select")
 
 
 @pytest.mark.claim("detach.shares-storage")
+@grid_examples(requires_grad=True)
 @given(spec=tensor_specs(), requires_grad=st.booleans())
 def test_detach_shares_storage(device, spec, requires_grad):
     """Kills: a detach that copies (always, or for some layout/dtype/autograd state)."""
@@ -30,6 +33,7 @@ def test_detach_shares_storage(device, spec, requires_grad):
 
 
 @pytest.mark.claim("detach.writes-visible-both-ways")
+@grid_examples(where=lambda s: math.prod(s.shape) > 0, requires_grad=False, direction="to-source")
 @given(
     spec=tensor_specs(shape=shapes(min_side=1)),
     requires_grad=st.booleans(),
@@ -70,6 +74,7 @@ def test_detach_never_requires_grad_and_is_leaf(device, spec, requires_grad, lea
 
 
 @pytest.mark.claim("detach.inplace-error-when-saved")
+@grid_examples(dtypes=DIFFERENTIABLE, where=lambda s: not any(v[0] == "expand" for v in s.views))
 @given(spec=tensor_specs(dtype=DIFFERENTIABLE, views=NO_EXPAND, requires_grad=True))
 def test_detach_inplace_after_save_raises(device, spec):
     """Kills: a detach that does not share the version counter (the mutation

@@ -217,7 +217,10 @@ def _elements(dtype: torch.dtype) -> st.SearchStrategy:
 @st.composite
 def _view_chain(draw, shape: tuple[int, ...], kinds: Sequence[str], max_views: int):
     """Draw a chain of view ops producing ``shape``; returns (base_shape, ops)."""
-    n = draw(st.integers(0, max_views))
+    # Views in about four draws out of five: most semantics bugs live there.
+    # (sampled_from draws uniformly; integers() and one_of() favour their
+    # first/lowest choice, which would starve the view families.)
+    n = draw(st.sampled_from([1, 0, *range(1, max_views + 1)] * 2)) if max_views else 0
     ops: list[tuple] = []
     out = list(shape)
     for _ in range(n):
@@ -232,7 +235,10 @@ def _view_chain(draw, shape: tuple[int, ...], kinds: Sequence[str], max_views: i
         ]
         if not usable:
             break
-        kind = draw(st.sampled_from(usable))
+        # Layout-changing views (slice, permute, expand) weigh double.
+        kind = draw(
+            st.sampled_from(usable + [k for k in usable if k in ("slice", "permute", "expand")])
+        )
         if kind in ("offset", "slice"):
             dim = draw(st.integers(0, len(out) - 1))
             step = 1 if kind == "offset" else draw(st.integers(2, 3))
@@ -319,15 +325,18 @@ def tensor_specs(
         # Weighted so that every layout family shows up within ~100 draws:
         # mostly non-empty shapes, a 4-D branch for channels_last bases, and
         # a branch admitting zero-size sides.
-        shp = draw(
-            st.one_of(
-                shapes(min_side=1),
-                shapes(min_side=1),
-                shapes(min_dims=1, min_side=1),
-                shapes(min_dims=4, max_dims=4, min_side=1, max_side=3),
-                shapes(min_dims=1, min_side=0),
+        family = draw(
+            st.sampled_from(
+                [
+                    shapes(min_side=1),
+                    shapes(min_dims=2, min_side=1),
+                    shapes(min_dims=1, min_side=1),
+                    shapes(min_dims=4, max_dims=4, min_side=1, max_side=3),
+                    shapes(min_dims=1, min_side=0),
+                ]
             )
         )
+        shp = draw(family)
     elif isinstance(shape, st.SearchStrategy):
         shp = tuple(draw(shape))
     else:
@@ -428,3 +437,75 @@ def layout_kinds(t: torch.Tensor) -> frozenset[str]:
     if t.is_contiguous() and t.storage_offset() == 0:
         kinds.add("contiguous")
     return frozenset(kinds)
+
+
+#: The layout families of :func:`layout_grid`: (name, base_shape, views, channels_last).
+GRID_LAYOUTS: tuple[tuple[str, tuple[int, ...], tuple[tuple, ...], bool], ...] = (
+    ("contiguous", (2, 3), (), False),
+    ("offset", (4, 3), (("offset", 0, 1, None, 1),), False),
+    ("stepped", (2, 6), (("slice", 1, 0, None, 2),), False),
+    ("transposed", (3, 2), (("permute", (1, 0)),), False),
+    ("transposed-stepped", (6, 4), (("permute", (1, 0)), ("slice", 1, 0, None, 2)), False),
+    ("select-inner", (3, 4), (("select", 1, 2),), False),
+    ("expanded", (1, 3), (("expand", (2, 3)),), False),
+    ("unsqueezed-permuted", (3, 2), (("permute", (1, 0)), ("unsqueeze", 1)), False),
+    ("channels_last", (2, 3, 2, 2), (), True),
+    ("channels_last-sliced", (2, 3, 4, 2), (("slice", 2, 1, None, 2),), True),
+    ("0-d", (), (), False),
+    ("0-d-view", (3,), (("select", 0, 1),), False),
+    ("zero-size", (0, 3), (), False),
+    ("zero-size-view", (2, 3), (("slice", 0, 2, 2, 1),), False),
+)
+
+
+def _grid_values(dtype: torch.dtype, n: int) -> tuple:
+    if dtype == torch.bool:
+        return tuple(bool(i % 2) for i in range(n))
+    if dtype.is_complex:
+        return tuple(complex(i + 1, -i) for i in range(n))
+    if dtype.is_floating_point:
+        return tuple(float(i) + 0.5 for i in range(n))
+    return tuple(i + 1 for i in range(n))
+
+
+def layout_grid(dtypes: Sequence[torch.dtype] = ALL_DTYPES) -> list[TensorSpec]:
+    """Every (dtype, layout family) pair of :data:`GRID_LAYOUTS` as a spec.
+
+    Random generation covers the product of dtypes and layouts unevenly in
+    100 examples; this grid guarantees each combination is tried once, so a
+    torch that breaks for one dtype on one layout (a fast path gone wrong)
+    cannot slip through. Use with :func:`grid_examples`. Values are distinct
+    per element (``i + 0.5``, ``i + 1``, alternating bools).
+    """
+    specs = []
+    for dt in dtypes:
+        for _name, base_shape, views, cl in GRID_LAYOUTS:
+            n = math.prod(base_shape)
+            specs.append(TensorSpec(dtype=dt, base_shape=base_shape, storage=_grid_values(dt, n),
+                                    views=views, channels_last=cl))  # fmt: skip
+    return specs
+
+
+def grid_examples(
+    param: str = "spec",
+    dtypes: Sequence[torch.dtype] = ALL_DTYPES,
+    where=None,
+    **fixed,
+):
+    """Decorator adding one Hypothesis ``@example`` per :func:`layout_grid` spec.
+
+    Place it above ``@given``. ``param`` names the ``TensorSpec`` argument;
+    ``where`` (``TensorSpec -> bool``) keeps only the specs a claim covers
+    (e.g. non-empty ones); ``fixed`` gives values for the test's other
+    ``@given`` arguments. Explicit examples run first in every profile.
+    """
+    from hypothesis import example
+
+    def decorate(fn):
+        for spec in layout_grid(dtypes):
+            if where is not None and not where(spec):
+                continue
+            fn = example(**{param: spec}, **fixed)(fn)
+        return fn
+
+    return decorate
