@@ -59,12 +59,16 @@ def _validate_inputs(args) -> None:
         devs = [d.strip() for d in args.devices.split(",") if d.strip()]
         bad = [d for d in devs if d not in ("cpu", "cuda")]
         if bad or not devs:
-            raise BadInput(f"--devices: unknown device(s) {', '.join(bad) or '(none)'}; use cpu and/or cuda")
+            raise BadInput(
+                f"--devices: unknown device(s) {', '.join(bad) or '(none)'}; use cpu and/or cuda"
+            )
         if "cuda" in devs:
             import torch
 
             if not torch.cuda.is_available():
-                raise BadInput("--devices cuda: CUDA is not available (torch.cuda.is_available() is False)")
+                raise BadInput(
+                    "--devices cuda: CUDA is not available (torch.cuda.is_available() is False)"
+                )
 
 
 def _pytest_cmd(args, results_json: Path) -> list[str]:
@@ -92,7 +96,13 @@ def _pytest_cmd(args, results_json: Path) -> list[str]:
 def cmd_run(args) -> int:
     """Run the suite, write ``OUT/results.json`` and ``OUT/report.html``."""
     from reports.html import render_report
-    from reports.results import ResultsError, load_results, summarize, write_json_atomic, write_text_atomic
+    from reports.results import (
+        ResultsError,
+        load_results,
+        summarize,
+        write_json_atomic,
+        write_text_atomic,
+    )
     from reports.terminal import print_summary
 
     try:
@@ -111,7 +121,9 @@ def cmd_run(args) -> int:
             tail = (proc.stdout or "").strip().splitlines()
             errline = next((ln for ln in reversed(tail) if ln.startswith("ERROR:")), None)
             msg = errline.removeprefix("ERROR:").strip() if errline else (tail[-1] if tail else "")
-            return _err(f"the conformance run could not start: {msg or f'pytest exit {proc.returncode}'}")
+            return _err(
+                f"the conformance run could not start: {msg or f'pytest exit {proc.returncode}'}"
+            )
         try:
             doc = load_results(tmp_json)
         except ResultsError as e:
@@ -119,7 +131,9 @@ def cmd_run(args) -> int:
     if not args.no_measure:
         from reports.measure import measure_all
 
-        doc["measurements"] = measure_all(devices=doc["environment"]["devices"], quick=args.profile == "ci")
+        doc["measurements"] = measure_all(
+            devices=doc["environment"]["devices"], quick=args.profile == "ci"
+        )
     if args.baseline:
         try:
             base = load_results(args.baseline)
@@ -137,7 +151,19 @@ def cmd_run(args) -> int:
     if not summary["gate_passed"] or (proc.returncode == 1 and summary["tests"]["regression"] == 0
                                       and summary["tests"]["unexpected-pass"] == 0):  # fmt: skip
         return EXIT_FAIL
+    if args.update_expectations:
+        from reports.proposals import propose
+
+        write_text_atomic(out / "expectations.proposed.toml", propose(doc))
+        print(f"proposed expectations: {out / 'expectations.proposed.toml'}")
+    drift = [r for r in doc.get("doc_drift", []) if r["status"] != "present"]
+    if drift:
+        print(f"doc drift: {len(drift)} quoted sentence(s) no longer in the installed docs")
+        for r in drift:
+            print(f"  {r['status']}: {r['claim']} ({r['doc']}): {r['quote'][:80]!r}")
     if args.baseline and doc["baseline"]["regressions"]:
+        return EXIT_FAIL
+    if args.strict_docs and drift:
         return EXIT_FAIL
     return EXIT_OK
 
@@ -154,6 +180,57 @@ def cmd_report(args) -> int:
     write_text_atomic(args.output, render_report(doc))
     print(f"report: {args.output}")
     return EXIT_OK
+
+
+def cmd_compare(args) -> int:
+    """Compare two result files; exit 1 on any regression."""
+    from reports.compare import compare_docs
+    from reports.html import render_compare
+    from reports.results import ResultsError, load_results, write_text_atomic
+
+    try:
+        base, new = load_results(args.base), load_results(args.new)
+    except ResultsError as e:
+        return _err(str(e))
+    diff = compare_docs(base, new)
+    console = _console()
+    from rich.table import Table
+
+    table = Table(title=f"torch {diff['base_torch']} -> {diff['new_torch']}")
+    for col in ("claim", "device", "baseline", "new", "new failure"):
+        table.add_column(col, overflow="fold")
+    for r in diff["regressions"] + diff["changes"]:
+        mark = "[bold red]REGRESSION[/] " if r["regression"] else ""
+        table.add_row(mark + r["claim"], r["device"], r["base"], r["new"], r["new_signature"] or "")
+    console.print(table)
+    if not diff["same_commit"]:
+        console.print("[yellow]note:[/] the result files come from different suite commits")
+    console.print(
+        f"{len(diff['regressions'])} regression(s), {len(diff['changes'])} other change(s)"
+    )
+    if args.output:
+        write_text_atomic(args.output, render_compare(diff))
+        print(f"diff page: {args.output}")
+    return EXIT_FAIL if diff["regressions"] else EXIT_OK
+
+
+def cmd_matrix(args) -> int:
+    """Render the claims x (torch version, device) matrix of several result files."""
+    from reports.html import render_matrix
+    from reports.matrix import build_matrix
+    from reports.results import ResultsError, load_results, write_text_atomic
+
+    try:
+        docs = [load_results(p) for p in args.results]
+    except ResultsError as e:
+        return _err(str(e))
+    m = build_matrix(docs)
+    write_text_atomic(args.output, render_matrix(m))
+    regs = sum(r["any_regression"] for r in m["rows"])
+    print(
+        f"matrix: {args.output} ({len(m['rows'])} claims x {len(m['columns'])} runs, {regs} with regressions)"
+    )
+    return EXIT_FAIL if regs else EXIT_OK
 
 
 def cmd_claims(args) -> int:
@@ -185,15 +262,30 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="run the suite and write results.json + report.html")
-    r.add_argument("--devices", default=None, help="cpu,cuda (default: cpu, plus cuda when available)")
-    r.add_argument("--profile", default="ci", choices=["ci", "dev", "thorough"], help="Hypothesis profile")
+    r.add_argument(
+        "--devices", default=None, help="cpu,cuda (default: cpu, plus cuda when available)"
+    )
+    r.add_argument(
+        "--profile", default="ci", choices=["ci", "dev", "thorough"], help="Hypothesis profile"
+    )
     r.add_argument("-n", default="auto" if (os.cpu_count() or 1) > 1 else "0",
                    help="pytest-xdist workers (0 = in one process; default auto)")  # fmt: skip
-    r.add_argument("--out", default="conformance-out", help="output directory (default conformance-out)")
+    r.add_argument(
+        "--out", default="conformance-out", help="output directory (default conformance-out)"
+    )
     r.add_argument("--claims", default=None, help="only these claim ids (comma-separated)")
-    r.add_argument("--expectations", default=None, help="known-deviations TOML (default: the shipped one)")
+    r.add_argument(
+        "--expectations", default=None, help="known-deviations TOML (default: the shipped one)"
+    )
     r.add_argument("--baseline", default=None, help="compare with a baseline results.json")
     r.add_argument("--no-measure", action="store_true", help="skip the timing measurements")
+    r.add_argument(
+        "--strict-docs",
+        action="store_true",
+        help="fail the gate when a quoted doc sentence vanished",
+    )
+    r.add_argument("--update-expectations", action="store_true",
+                   help="write OUT/expectations.proposed.toml with entries for the current failures")  # fmt: skip
     r.add_argument("-v", "--verbose", action="store_true", help="show pytest's output")
     r.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
     r.set_defaults(func=cmd_run)
@@ -201,6 +293,17 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("results")
     rep.add_argument("-o", "--output", default="report.html")
     rep.set_defaults(func=cmd_report)
+    cmp = sub.add_parser("compare", help="compare two results.json files (exit 1 on regression)")
+    cmp.add_argument("base")
+    cmp.add_argument("new")
+    cmp.add_argument("-o", "--output", default=None, help="write an HTML diff page")
+    cmp.set_defaults(func=cmd_compare)
+    mx = sub.add_parser(
+        "matrix", help="render claims x (torch, device) for several results.json files"
+    )
+    mx.add_argument("results", nargs="+")
+    mx.add_argument("-o", "--output", default="matrix.html")
+    mx.set_defaults(func=cmd_matrix)
     c = sub.add_parser("claims", help="list the registered claims")
     c.add_argument("--area", default=None)
     c.set_defaults(func=cmd_claims)

@@ -45,10 +45,7 @@ def compare_docs(base: dict, new: dict) -> dict:
             if b["verdict"] == n["verdict"] and bs == ns:
                 continue
             regression = n["verdict"] in _BAD and b["verdict"] not in _BAD
-            if (
-                b["verdict"] == n["verdict"] == "expected deviation"
-                and bs != ns
-            ):
+            if b["verdict"] == n["verdict"] == "expected deviation" and bs != ns:
                 regression = True
             rows.append(
                 {

@@ -21,7 +21,9 @@ _CSS_CLASS = {
 
 
 def _env() -> Environment:
-    env = Environment(autoescape=True, undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env = Environment(
+        autoescape=True, undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True
+    )
     env.filters["vclass"] = lambda v: _CSS_CLASS.get(v, "v-skip")
     return env
 
@@ -88,7 +90,14 @@ def render_report(doc: dict, title: str | None = None) -> str:
                 **claim,
                 "overall": overall,
                 "cells": {
-                    d: per_dev.get(d, {"verdict": "measured" if measured else "not run", "examples": 0, "reasons": []})
+                    d: per_dev.get(
+                        d,
+                        {
+                            "verdict": "measured" if measured else "not run",
+                            "examples": 0,
+                            "reasons": [],
+                        },
+                    )
                     for d in devices
                 },
                 "tests": tests,
@@ -112,5 +121,18 @@ def render_report(doc: dict, title: str | None = None) -> str:
         measurements=doc.get("measurements", []),
         baseline=doc.get("baseline"),
         out_of_scope=doc.get("out_of_scope", []),
+        doc_drift=doc.get("doc_drift", []),
         escape=html.escape,
     )
+
+
+def render_compare(diff: dict, title: str = "Conformance comparison") -> str:
+    """HTML page for :func:`reports.compare.compare_docs` output."""
+    tpl = _env().from_string(_template_text("compare.html.j2"))
+    return tpl.render(title=title, mode="compare", diff=diff, matrix=None)
+
+
+def render_matrix(matrix: dict, title: str = "Conformance matrix") -> str:
+    """HTML page for :func:`reports.matrix.build_matrix` output."""
+    tpl = _env().from_string(_template_text("compare.html.j2"))
+    return tpl.render(title=title, mode="matrix", diff=None, matrix=matrix)

@@ -12,7 +12,9 @@ from __future__ import annotations
 MEASURED_CLAIM = "performance.detach-clone-faster-than-clone-detach"
 
 
-def measure_detach_clone(device: str = "cpu", numels=(1_000, 1_000_000), min_run_time: float = 0.2) -> dict:
+def measure_detach_clone(
+    device: str = "cpu", numels=(1_000, 1_000_000), min_run_time: float = 0.2
+) -> dict:
     """Median and IQR (seconds) of both orders for float32 tensors that
     require grad, and the ratio ``clone().detach() / detach().clone()``.
 
@@ -26,7 +28,10 @@ def measure_detach_clone(device: str = "cpu", numels=(1_000, 1_000_000), min_run
     for numel in numels:
         x = torch.randn(numel, device=device, requires_grad=True)
         res = {}
-        for label, stmt in (("detach_clone", "x.detach().clone()"), ("clone_detach", "x.clone().detach()")):
+        for label, stmt in (
+            ("detach_clone", "x.detach().clone()"),
+            ("clone_detach", "x.clone().detach()"),
+        ):
             m = benchmark.Timer(stmt=stmt, globals={"x": x}, label=label).blocked_autorange(
                 min_run_time=min_run_time
             )

@@ -453,6 +453,8 @@ def build_results(config: pytest.Config) -> dict:
         if d.index not in st["matched_deviations"] and (not selected or d.claim in selected)
     ]
     results = sorted(st["results"], key=lambda r: r["nodeid"])
+    from reports.docdrift import check_docs
+
     return {
         "schema_version": SCHEMA_VERSION,
         "suite": suite,
@@ -462,6 +464,7 @@ def build_results(config: pytest.Config) -> dict:
         "tests": results,
         "expectations": {"stale": stale, "all": [d.to_dict() for d in st["deviations"]]},
         "measurements": [],
+        "doc_drift": check_docs(claims),
     }
 
 

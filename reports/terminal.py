@@ -20,7 +20,15 @@ def print_summary(doc: dict, console) -> None:
     from rich.table import Table
 
     cv = claim_verdicts(doc)
-    cols = ["held", "expected deviation", "FAILED", "unexpected pass", "skipped", "not run", "measured"]
+    cols = [
+        "held",
+        "expected deviation",
+        "FAILED",
+        "unexpected pass",
+        "skipped",
+        "not run",
+        "measured",
+    ]
     table = Table(title=f"torch {doc['environment'].get('torch')} - claims by area")
     table.add_column("area")
     for c in cols:

@@ -28,30 +28,88 @@ def _doc() -> dict:
     }
     return {
         "schema_version": 1,
-        "suite": {"name": "torch-semantics-conformance", "version": "0.1.0", "commit": "abc", "dirty": False},
-        "environment": {"torch": "2.13.0+cpu", "torch_cuda": None, "python": "3.11.7", "hypothesis": "6.155.2",
-                        "numpy": "2.4.6", "profile": "ci", "devices": ["cpu", "cuda"], "started": "s",
-                        "finished": "f", "wall_s": 1.0, "cuda_device": None},  # fmt: skip
+        "suite": {
+            "name": "torch-semantics-conformance",
+            "version": "0.1.0",
+            "commit": "abc",
+            "dirty": False,
+        },
+        "environment": {
+            "torch": "2.13.0+cpu",
+            "torch_cuda": None,
+            "python": "3.11.7",
+            "hypothesis": "6.155.2",
+            "numpy": "2.4.6",
+            "profile": "ci",
+            "devices": ["cpu", "cuda"],
+            "started": "s",
+            "finished": "f",
+            "wall_s": 1.0,
+            "cuda_device": None,
+        },  # fmt: skip
         "areas": {"a": "Area A", "b": "Area <B>"},
         "claims": {
-            "a.held": {"id": "a.held", "area": "a", "statement": "holds", "kind": "documented",
-                       "sources": [{"doc": "torch.clone", "url": "https://x", "quote": "Returns a copy"}]},
-            "a.dev": {"id": "a.dev", "area": "a", "statement": "deviates", "kind": "folklore",
-                      "sources": [{"seed": "004_a7d3c10075143ae8.txt"}]},
-            "b.fail": {"id": "b.fail", "area": "b", "statement": "breaks <script>", "kind": "characterization",
-                       "note": "why", "sources": [{"url": "https://y"}]},
-            "b.measured": {"id": "b.measured", "area": "b", "statement": "fast", "kind": "folklore",
-                           "check": "measurement", "sources": [{"seed": "001_7607ef73017ad62c.txt"}]},
+            "a.held": {
+                "id": "a.held",
+                "area": "a",
+                "statement": "holds",
+                "kind": "documented",
+                "sources": [{"doc": "torch.clone", "url": "https://x", "quote": "Returns a copy"}],
+            },
+            "a.dev": {
+                "id": "a.dev",
+                "area": "a",
+                "statement": "deviates",
+                "kind": "folklore",
+                "sources": [{"seed": "004_a7d3c10075143ae8.txt"}],
+            },
+            "b.fail": {
+                "id": "b.fail",
+                "area": "b",
+                "statement": "breaks <script>",
+                "kind": "characterization",
+                "note": "why",
+                "sources": [{"url": "https://y"}],
+            },
+            "b.measured": {
+                "id": "b.measured",
+                "area": "b",
+                "statement": "fast",
+                "kind": "folklore",
+                "check": "measurement",
+                "sources": [{"seed": "001_7607ef73017ad62c.txt"}],
+            },
         },  # fmt: skip
         "tests": [
             test("conformance/test_a.py::test_held[cpu]", ["a.held"], "cpu", "held"),
-            test("conformance/test_a.py::test_held[cuda]", ["a.held"], "cuda", "skipped",
-                 skip_reason="CUDA not available on this machine"),  # fmt: skip
-            test("conformance/test_a.py::test_dev[cpu]", ["a.dev"], "cpu", "expected-deviation",
-                 failure=dict(failure, exception="Failed", signature="Failed: DID NOT RAISE"),
-                 expectation={"key": "a.dev", "reason": "stale", "link": "https://z", "exception": "Failed",
-                              "match": "DID NOT RAISE"}),  # fmt: skip
-            test("conformance/test_b.py::test_fail[cpu]", ["b.fail"], "cpu", "regression", failure=failure),
+            test(
+                "conformance/test_a.py::test_held[cuda]",
+                ["a.held"],
+                "cuda",
+                "skipped",
+                skip_reason="CUDA not available on this machine",
+            ),  # fmt: skip
+            test(
+                "conformance/test_a.py::test_dev[cpu]",
+                ["a.dev"],
+                "cpu",
+                "expected-deviation",
+                failure=dict(failure, exception="Failed", signature="Failed: DID NOT RAISE"),
+                expectation={
+                    "key": "a.dev",
+                    "reason": "stale",
+                    "link": "https://z",
+                    "exception": "Failed",
+                    "match": "DID NOT RAISE",
+                },
+            ),  # fmt: skip
+            test(
+                "conformance/test_b.py::test_fail[cpu]",
+                ["b.fail"],
+                "cpu",
+                "regression",
+                failure=failure,
+            ),
         ],
         "expectations": {"stale": [], "all": []},
         "measurements": [],
@@ -85,7 +143,9 @@ def test_report_renders_everything_a_reviewer_needs():
 def test_reproducer_is_copy_pasteable():
     t = _doc()["tests"][3]
     rep = reproducer(t)
-    assert rep.splitlines()[0].startswith("python -m pytest 'conformance/test_b.py::test_fail[cpu]'")
+    assert rep.splitlines()[0].startswith(
+        "python -m pytest 'conformance/test_b.py::test_fail[cpu]'"
+    )
     assert "@reproduce_failure('6.155.2', b'AXicY2BkYGBgZGBgAAAAFQAC')" in rep
 
 
@@ -125,3 +185,77 @@ def test_compare_flags_changed_deviation_signature():
     new["tests"][2]["failure"] = dict(new["tests"][2]["failure"], signature="RuntimeError: other")
     diff = compare_docs(base, new)
     assert [r["claim"] for r in diff["regressions"]] == ["a.dev"]
+
+
+def test_compare_cli_exit_codes_and_diff_page(cli, tmp_path):
+    base = _doc()
+    base["tests"][3] = {**base["tests"][3], "verdict": "held", "failure": None}
+    b, n = tmp_path / "base.json", tmp_path / "new.json"
+    b.write_text(json.dumps(base))
+    n.write_text(json.dumps(_doc()))
+    proc = cli("compare", str(b), str(n), "-o", str(tmp_path / "diff.html"))
+    assert proc.returncode == 1 and "REGRESSION" in proc.stdout and "b.fail" in proc.stdout
+    page = (tmp_path / "diff.html").read_text()
+    assert "b.fail" in page and "TensorSpec(dtype=torch.float64" in page
+    assert cli("compare", str(n), str(n)).returncode == 0
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({**_doc(), "schema_version": 0}))
+    proc = cli("compare", str(bad), str(n))
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_compare_flags_different_suite_commits():
+    base, new = _doc(), _doc()
+    new["suite"]["commit"] = "def"
+    assert compare_docs(base, new)["same_commit"] is False
+
+
+def test_matrix_marks_regressions_against_the_first_run(cli, tmp_path):
+    from reports.matrix import build_matrix
+
+    base = _doc()
+    base["tests"][3] = {**base["tests"][3], "verdict": "held", "failure": None}
+    base["environment"] = dict(base["environment"], torch="2.12.0")
+    m = build_matrix([base, _doc()])
+    assert [c["torch"] for c in m["columns"]] == ["2.12.0", "2.12.0", "2.13.0+cpu", "2.13.0+cpu"]
+    row = next(r for r in m["rows"] if r["claim"] == "b.fail")
+    assert row["any_regression"] and m["rows"][0]["claim"] == "b.fail"
+    b, n = tmp_path / "b.json", tmp_path / "n.json"
+    b.write_text(json.dumps(base))
+    n.write_text(json.dumps(_doc()))
+    proc = cli("matrix", str(b), str(n), "-o", str(tmp_path / "m.html"))
+    assert proc.returncode == 1 and "b.fail" in (tmp_path / "m.html").read_text()
+
+
+def test_proposed_expectations_parse_and_cover_failures(tmp_path):
+    from conformance.expectations import load_expectations
+    from reports.proposals import propose
+
+    doc = _doc()
+    doc["claims"] = {"detach.metadata-change-raises": doc["claims"]["b.fail"]}
+    doc["tests"][3]["claims"] = ["detach.metadata-change-raises"]
+    text = propose(doc)
+    p = tmp_path / "e.toml"
+    p.write_text(text)
+    (entry,) = load_expectations(p)
+    assert entry.claim == "detach.metadata-change-raises" and entry.test == "test_fail"
+    assert entry.exception == "AssertionError" and entry.torch == "==2.13.*"
+    assert entry.matches_failure("AssertionError", doc["tests"][3]["failure"]["message"])
+
+
+def test_doc_drift_finds_present_and_vanished_quotes():
+    from reports.docdrift import check_docs, normalize
+
+    assert normalize("Returns a copy of :attr:`input`.\n  ``x``") == "Returns a copy of input. x"
+    claims = {
+        "a.present": {
+            "sources": [{"doc": "torch.clone", "quote": "Returns a copy of :attr:`input`."}]
+        },
+        "a.gone": {
+            "sources": [{"doc": "torch.Tensor.detach", "quote": "will instead trigger an error"}]
+        },
+        "a.nowhere": {"sources": [{"doc": "torch.no_such_function", "quote": "x"}]},
+        "a.url": {"sources": [{"url": "https://x", "quote": "not checkable"}]},
+    }
+    status = {r["claim"]: r["status"] for r in check_docs(claims)}
+    assert status == {"a.present": "present", "a.gone": "missing", "a.nowhere": "unresolvable"}

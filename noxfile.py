@@ -1,0 +1,48 @@
+"""Cross-version matrix: one fresh virtual environment per torch version.
+
+    nox -s matrix                    # torch 2.13.0 and 2.14.1
+    nox -s matrix -- 2.12.0 2.13.0   # any list
+
+Each environment installs ``torch==<version>`` and this suite with pip (pip on
+the build machines finds local torch builds through its own configuration;
+keep the default virtualenv backend rather than uv), runs
+``torch-conformance run`` into ``matrix-out/<version>/``, then renders
+``matrix-out/matrix.html`` (claims x torch version x device) and compares each
+version with the first one (``matrix-out/compare-<a>-<b>.html``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nox
+
+DEFAULT_VERSIONS = ("2.13.0", "2.14.1")
+OUT = Path("matrix-out")
+
+nox.options.default_venv_backend = "virtualenv"
+nox.options.reuse_existing_virtualenvs = True
+
+
+@nox.session(python=False)
+def matrix(session: nox.Session) -> None:
+    versions = session.posargs or list(DEFAULT_VERSIONS)
+    results = []
+    for version in versions:
+        venv = Path(".nox") / f"torch-{version}"
+        if not (venv / "bin" / "python").exists():
+            session.run("python", "-m", "venv", str(venv), external=True)
+        py = str(venv / "bin" / "python")
+        session.run(py, "-m", "pip", "install", "-q", f"torch=={version}", external=True)
+        session.run(py, "-m", "pip", "install", "-q", "-e", ".", external=True)
+        out = OUT / version
+        session.run(
+            py, "-m", "reports.cli", "run", "--out", str(out), external=True, success_codes=[0, 1]
+        )
+        results.append(str(out / "results.json"))
+    session.run("torch-conformance", "matrix", *results, "-o", str(OUT / "matrix.html"),
+                external=True, success_codes=[0, 1])  # fmt: skip
+    for r in results[1:]:
+        name = f"compare-{Path(results[0]).parent.name}-{Path(r).parent.name}.html"
+        session.run("torch-conformance", "compare", results[0], r, "-o", str(OUT / name),
+                    external=True, success_codes=[0, 1])  # fmt: skip
