@@ -1,0 +1,259 @@
+"""Properties of ``torch.clone`` / ``Tensor.clone`` (claims in ``claims/clone.toml``).
+
+What each property kills (the broken torch it would catch) is in its docstring.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from conformance.checks import (
+    capture_warnings,
+    raises_with,
+    shares_storage,
+    shares_version_counter,
+    writes_visible,
+)
+from strategies import ARITHMETIC, DIFFERENTIABLE, is_dense, shapes, tensor_specs
+
+# Non-dense inputs are about a quarter of the default draws; this branch adds
+# stepped/permuted/expanded chains so the non-dense properties get enough cases.
+NON_DENSE_SPECS = st.one_of(
+    tensor_specs(),
+    tensor_specs(
+        views=("slice", "permute", "expand"), max_views=3, shape=shapes(min_dims=1, min_side=2)
+    ),
+)
+
+
+def _grad_for(t: torch.Tensor) -> torch.Tensor:
+    """A gradient with a non-constant 0/1 pattern (exact in every float dtype)."""
+    n = t.numel()
+    idx = torch.arange(n, device=t.device)
+    g = ((idx * 7 + 3) % 5 < 2).reshape(t.shape).to(t.dtype)
+    if t.dtype.is_complex:
+        g = g + 1j * (idx % 3 == 0).reshape(t.shape).to(t.dtype)
+    return g
+
+
+def _overlaps_itself(t: torch.Tensor) -> bool:
+    """True when a dimension of size > 1 has stride 0 (an expanded view)."""
+    return any(s > 1 and st_ == 0 for s, st_ in zip(t.shape, t.stride(), strict=True))
+
+
+def _stride_order_kept(t: torch.Tensor, c: torch.Tensor) -> bool:
+    """True when, among dims of size > 1, stride(i) > stride(j) in t implies it in c."""
+    dims = [i for i in range(t.dim()) if t.shape[i] > 1]
+    return all(c.stride(i) > c.stride(j) for i in dims for j in dims if t.stride(i) > t.stride(j))
+
+
+@pytest.mark.claim("clone.new-storage")
+@given(spec=tensor_specs(), requires_grad=st.booleans())
+def test_clone_new_storage(device, spec, requires_grad):
+    """Kills: a clone that aliases its input (always, or for views, expanded,
+    0-d or zero-size inputs), or a lazy clone whose writes leak through."""
+    t = spec.build(device, requires_grad=requires_grad and spec.dtype in DIFFERENTIABLE)
+    c = t.clone()
+    assert c is not t, "clone() returned its input"
+    assert not shares_storage(c, t), "clone() result shares storage with its input"
+    assert c._base is None, "clone() result is a view"
+    if t.numel():
+        assert not writes_visible(c, t), "a write to the clone is visible in its input"
+        assert not writes_visible(t, c), "a write to the input is visible in its clone"
+
+
+@pytest.mark.claim("clone.same-values-dtype-shape-device")
+@given(spec=tensor_specs(), requires_grad=st.booleans())
+def test_clone_same_values_dtype_shape_device(device, spec, requires_grad):
+    """Kills: a clone that converts dtype, moves device, reshapes or alters values
+    (e.g. reads a strided/expanded input in the wrong order)."""
+    t = spec.build(device, requires_grad=requires_grad and spec.dtype in DIFFERENTIABLE)
+    c = t.clone()
+    assert c.dtype == t.dtype, f"clone() changed dtype {t.dtype} -> {c.dtype}"
+    assert c.device == t.device, "clone() moved the tensor"
+    assert c.shape == t.shape, f"clone() changed shape {t.shape} -> {c.shape}"
+    assert torch.equal(c.detach(), spec.build(device)), "clone() changed the values"
+
+
+@pytest.mark.claim("clone.requires-grad-follows-input")
+@given(spec=tensor_specs(), requires_grad=st.booleans(), leaf=st.booleans())
+def test_clone_requires_grad_follows_input(device, spec, requires_grad, leaf):
+    """Kills: a clone that drops requires_grad (detaches), that invents it for
+    inputs not requiring grad, or that returns a leaf cut from the graph."""
+    requires_grad = requires_grad and spec.dtype in DIFFERENTIABLE
+    t = spec.build(device, requires_grad=requires_grad, leaf=leaf)
+    c = t.clone()
+    assert c.requires_grad == t.requires_grad, (
+        f"clone() requires_grad {c.requires_grad} differs from its input's {t.requires_grad}"
+    )
+    if t.requires_grad:
+        assert c.grad_fn is not None, "clone() of a tensor requiring grad has no grad_fn"
+        assert not c.is_leaf, "clone() of a tensor requiring grad is a leaf"
+    else:
+        assert c.grad_fn is None, f"clone() of a tensor not requiring grad has grad_fn {c.grad_fn}"
+        assert c.is_leaf, "clone() of a tensor not requiring grad is not a leaf"
+
+
+@pytest.mark.claim("clone.gradient-flows-to-input")
+@given(spec=tensor_specs(requires_grad=True), leaf=st.booleans())
+def test_clone_gradient_flows_to_input(device, spec, leaf):
+    """Kills: a clone whose backward drops, scales, reorders or re-strides the
+    gradient, or that does not connect to a non-leaf (view) input."""
+    x = spec.build(device, requires_grad=True, leaf=leaf)
+    c = x.clone()
+    g = _grad_for(c)
+    (gx,) = torch.autograd.grad(c, x, grad_outputs=g)
+    assert torch.equal(gx, g), "gradient through clone() is not the identity"
+
+
+@pytest.mark.claim("clone.own-grad-stays-none")
+@given(spec=tensor_specs(requires_grad=True))
+def test_clone_own_grad_stays_none(device, spec):
+    """Kills: a clone that is a leaf of its own (x.grad not populated) or whose
+    .grad is populated by backward, or a missing non-leaf .grad warning."""
+    x = spec.build(device, requires_grad=True, leaf=True)
+    c = x.clone()
+    g = _grad_for(c)
+    c.backward(g)
+    assert x.grad is not None and torch.equal(x.grad, g), "backward through clone() missed x.grad"
+    with capture_warnings() as caught:
+        cg = c.grad
+    assert cg is None, "the clone's own .grad was populated by backward"
+    assert any(
+        issubclass(w.category, UserWarning) and "is not a leaf Tensor" in str(w.message)
+        for w in caught
+    ), "reading the clone's .grad did not warn that it is not a leaf"
+
+
+@pytest.mark.claim("clone.requires-grad-on-clone-is-new-leaf")
+@given(spec=tensor_specs(dtype=DIFFERENTIABLE))
+def test_clone_requires_grad_on_clone_is_new_leaf(device, spec):
+    """Kills: a clone of a non-grad tensor that is not a leaf (requires_grad_
+    would raise), does not receive .grad, or leaks requires_grad/grad to x."""
+    x = spec.build(device)
+    c = x.clone().requires_grad_()
+    assert c.is_leaf and c.requires_grad, "x.clone().requires_grad_() is not a leaf requiring grad"
+    y = c * 2
+    g = _grad_for(y)
+    y.backward(g)
+    assert c.grad is not None and torch.equal(c.grad, g * 2), "the new leaf did not get .grad"
+    assert x.grad is None, "the gradient reached the source of the clone"
+    assert not x.requires_grad, "requires_grad_() on the clone changed its source"
+
+
+@pytest.mark.claim("clone.own-version-counter")
+@given(spec=tensor_specs(), requires_grad=st.booleans(), bump=st.sampled_from(["clone", "input"]))
+def test_clone_own_version_counter(device, spec, requires_grad, bump):
+    """Kills: a clone that shares its input's version counter (as views and
+    detach() do), which would make unrelated in-place ops fail backward."""
+    t = spec.build(device, requires_grad=requires_grad and spec.dtype in DIFFERENTIABLE)
+    c = t.clone()
+    if bump == "clone":
+        assert not shares_version_counter(c, t), "clone() shares its input's version counter"
+    else:
+        assert not shares_version_counter(t, c), "clone() shares its input's version counter"
+
+
+@pytest.mark.claim("clone.own-version-counter")
+@given(spec=tensor_specs(dtype=ARITHMETIC, shape=shapes(min_side=1)))
+def test_clone_inplace_leaves_input_version(device, spec):
+    """Kills: an in-place op on a clone that bumps (or writes) its input."""
+    t = spec.build(device)
+    before = t._version
+    c = t.clone()
+    c.add_(1)
+    assert t._version == before, "in-place op on clone() bumped its input's version"
+    assert torch.equal(t, spec.build(device)), "in-place op on clone() changed its input"
+
+
+@pytest.mark.claim("clone.preserve-format-dense-keeps-strides")
+@given(spec=tensor_specs(), call=st.sampled_from(["method", "function", "explicit"]))
+def test_clone_preserve_format_dense_keeps_strides(device, spec, call):
+    """Kills: a clone that normalises dense permuted/channels_last inputs to
+    row-major, or whose default is not preserve_format."""
+    t = spec.build(device)
+    assume(is_dense(t))
+    c = {
+        "method": lambda: t.clone(),
+        "function": lambda: torch.clone(t),
+        "explicit": lambda: t.clone(memory_format=torch.preserve_format),
+    }[call]()
+    assert c.stride() == t.stride(), (
+        f"clone() of a dense tensor changed strides {t.stride()} -> {c.stride()}"
+    )
+
+
+@pytest.mark.claim("clone.preserve-format-non-dense-contiguous")
+@given(spec=NON_DENSE_SPECS)
+def test_clone_preserve_format_non_dense_contiguous(device, spec):
+    """The docstring's sentence as stated. Torch keeps the stride permutation
+    instead (recorded in expectations; pinned by the characterization below).
+
+    Kills: a clone that returns non-contiguous output for non-dense input."""
+    t = spec.build(device)
+    assume(not is_dense(t))
+    c = t.clone()
+    assert torch.equal(c, t), "clone() of a non-dense input changed the values"
+    assert c.is_contiguous(), (
+        f"clone() of a non-dense input is not contiguous: strides {t.stride()} -> {c.stride()}"
+    )
+
+
+@pytest.mark.claim("clone.preserve-format-non-dense-keeps-stride-order")
+@given(spec=NON_DENSE_SPECS)
+def test_clone_preserve_format_non_dense_keeps_stride_order(device, spec):
+    """Kills: a clone of a non-dense input that is not dense (copies the gaps
+    or the stride-0 aliasing), or that no longer follows the input's stride
+    order (e.g. a switch to row-major, as the docstring says)."""
+    t = spec.build(device)
+    assume(not is_dense(t))
+    c = t.clone()
+    assert is_dense(c), f"clone() of a non-dense input is not dense: strides {c.stride()}"
+    if not _overlaps_itself(t):
+        assert _stride_order_kept(t, c), (
+            f"clone() of a non-dense input changed the stride order {t.stride()} -> {c.stride()}"
+        )
+
+
+@pytest.mark.claim("clone.explicit-memory-format")
+@given(
+    spec=tensor_specs(),
+    fmt=st.sampled_from(["contiguous_format", "channels_last"]),
+    requires_grad=st.booleans(),
+)
+def test_clone_explicit_memory_format(device, spec, fmt, requires_grad):
+    """Kills: a clone that ignores an explicit memory_format (e.g. keeps
+    the input's strides) or loses values while re-laying them out."""
+    if fmt == "channels_last":
+        assume(len(spec.shape) == 4)
+    t = spec.build(device, requires_grad=requires_grad and spec.dtype in DIFFERENTIABLE)
+    mf = getattr(torch, fmt)
+    c = t.clone(memory_format=mf)
+    assert c.is_contiguous(memory_format=mf), f"clone(memory_format={fmt}) is not in that format"
+    assert torch.equal(c.detach(), spec.build(device)), f"clone(memory_format={fmt}) changed values"
+    assert c.requires_grad == t.requires_grad, f"clone(memory_format={fmt}) changed requires_grad"
+
+
+@pytest.mark.claim("clone.explicit-memory-format")
+@given(spec=tensor_specs(shape=shapes(min_dims=4, max_dims=4)))
+def test_clone_channels_last_of_4d(device, spec):
+    """Kills: clone(memory_format=channels_last) that ignores the format on
+    4-D inputs (the generic property above only sees some 4-D draws)."""
+    t = spec.build(device)
+    c = t.clone(memory_format=torch.channels_last)
+    assert c.is_contiguous(memory_format=torch.channels_last), (
+        "clone(memory_format=channels_last) is not channels_last"
+    )
+    assert torch.equal(c, t), "clone(memory_format=channels_last) changed values"
+
+
+@pytest.mark.claim("clone.channels-last-needs-rank-4")
+@given(spec=tensor_specs(shape=shapes(max_dims=3)))
+def test_clone_channels_last_needs_rank_4(device, spec):
+    """Kills: a clone that silently accepts channels_last for a non-4-D tensor."""
+    t = spec.build(device)
+    with raises_with(RuntimeError, "required rank 4 tensor to use channels_last format"):
+        t.clone(memory_format=torch.channels_last)

@@ -1,0 +1,418 @@
+"""Properties of ``Tensor.copy_`` and of the copy idioms built on it or on
+``clone``/``detach`` (claims in ``claims/copy.toml``).
+
+What each property kills (the broken torch it would catch) is in its docstring.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import pytest
+import torch
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from conformance.checks import (
+    capture_warnings,
+    raises_with,
+    shares_storage,
+    shares_version_counter,
+    writes_visible,
+)
+from strategies import ALL_DTYPES, DIFFERENTIABLE, TensorSpec, shapes, tensor_specs
+
+# Views a *destination* may have: an expanded dst is refused by copy_ (see
+# copy.internal-overlap-raises), so the other claims exclude it.
+NO_EXPAND = ("offset", "slice", "permute", "unsqueeze", "select")
+
+
+def _overlaps_itself(t: torch.Tensor) -> bool:
+    """True when a dimension of size > 1 has stride 0 (an expanded view)."""
+    return any(s > 1 and st_ == 0 for s, st_ in zip(t.shape, t.stride(), strict=True))
+
+
+def _grad_for(t: torch.Tensor) -> torch.Tensor:
+    """A 0/1-patterned gradient: sums over <= 256 elements stay exact in
+    float16/bfloat16, so reduced gradients can be compared with torch.equal."""
+    n = t.numel()
+    idx = torch.arange(n, device=t.device)
+    g = ((idx * 7 + 3) % 5 < 2).reshape(t.shape).to(t.dtype)
+    if t.dtype.is_complex:
+        g = g + 1j * (idx % 3 == 0).reshape(t.shape).to(t.dtype)
+    return g
+
+
+def _sum_to(g: torch.Tensor, shape: tuple[int, ...]) -> torch.Tensor:
+    """Reference for the gradient of a broadcast: sum ``g`` down to ``shape``."""
+    lead = g.dim() - len(shape)
+    if lead:
+        g = g.sum(dim=tuple(range(lead)))
+    dims = tuple(i for i, s in enumerate(shape) if s == 1 and g.shape[i] != 1)
+    if dims:
+        g = g.sum(dim=dims, keepdim=True)
+    return g
+
+
+@st.composite
+def same_shape_pairs(draw, dtype=None, src_requires_grad=False):
+    """(dst_spec, src_spec): same dtype and shape, independent layouts."""
+    src = draw(tensor_specs(dtype=dtype, requires_grad=src_requires_grad))
+    dst = draw(tensor_specs(dtype=src.dtype, shape=src.shape, views=NO_EXPAND))
+    return dst, src
+
+
+@st.composite
+def broadcast_pairs(draw, dtype=None):
+    """(dst_spec, src_spec) where src's shape broadcasts to dst's shape."""
+    dst = draw(tensor_specs(dtype=dtype, views=NO_EXPAND))
+    shape = dst.shape
+    keep = draw(st.integers(0, len(shape)))
+    src_shape = tuple(1 if draw(st.booleans()) else s for s in shape[len(shape) - keep :])
+    src = draw(tensor_specs(dtype=dst.dtype, shape=src_shape))
+    return dst, src
+
+
+@st.composite
+def small_int_specs(draw, spec_strategy, hi):
+    """Specs whose storage holds integers in [0, hi] (exact in every dtype)."""
+    spec = draw(spec_strategy)
+    n = math.prod(spec.base_shape)
+    values = draw(st.lists(st.integers(0, hi), min_size=n, max_size=n))
+    return dataclasses.replace(spec, storage=tuple(values))
+
+
+@st.composite
+def conversion_pairs(draw):
+    """(dst_spec, src_spec) of different dtypes, src holding small integers."""
+    src_dtype = draw(st.sampled_from(ALL_DTYPES))
+    dst_dtype = draw(st.sampled_from([d for d in ALL_DTYPES if d != src_dtype]))
+    hi = 1 if torch.bool in (src_dtype, dst_dtype) else 100
+    src = draw(small_int_specs(tensor_specs(dtype=src_dtype), hi))
+    dst = draw(tensor_specs(dtype=dst_dtype, shape=src.shape, views=NO_EXPAND))
+    return dst, src
+
+
+@pytest.mark.claim("copy.returns-self", "copy.copies-values")
+@given(pair=same_shape_pairs())
+def test_copy_returns_self_and_copies_values(device, pair):
+    """Kills: a copy_ that returns a new tensor, rebinds dst to new storage or
+    strides, reads src (views, steps, expands) in the wrong order, or writes src."""
+    dst_spec, src_spec = pair
+    dst, src = dst_spec.build(device), src_spec.build(device)
+    layout = (dst.data_ptr(), dst.stride(), dst.storage_offset())
+    out = dst.copy_(src)
+    assert out is dst, "copy_() did not return self"
+    assert (dst.data_ptr(), dst.stride(), dst.storage_offset()) == layout, (
+        "copy_() changed dst's storage, strides or offset"
+    )
+    assert torch.equal(dst, src_spec.build(device)), "copy_() did not copy src's values"
+    assert torch.equal(src, src_spec.build(device)), "copy_() modified src"
+
+
+@pytest.mark.claim("copy.broadcasts-src")
+@given(pair=broadcast_pairs())
+def test_copy_broadcasts_src(device, pair):
+    """Kills: a copy_ that refuses broadcastable src, or broadcasts along the
+    wrong dimensions (leading dims, size-1 dims, zero-size dims)."""
+    dst_spec, src_spec = pair
+    dst, src = dst_spec.build(device), src_spec.build(device)
+    dst.copy_(src)
+    expected = src_spec.build(device).expand(dst.shape)
+    assert torch.equal(dst, expected), "copy_() did not broadcast src to dst's shape"
+
+
+@st.composite
+def mismatched_pairs(draw):
+    """(dst_spec, src_spec): some trailing-aligned dim differs and neither is 1."""
+    dst = draw(tensor_specs(views=NO_EXPAND, shape=shapes(min_dims=1, max_side=5)))
+    shape = dst.shape
+    keep = draw(st.integers(1, len(shape)))
+    src_shape = list(shape[len(shape) - keep :])
+    sized = [j for j in range(keep) if src_shape[j] != 1]
+    assume(sized)  # a dst side of 1 broadcasts with anything
+    i = draw(st.sampled_from(sized))
+    src_shape[i] = draw(st.sampled_from([s for s in range(0, 6) if s not in (1, src_shape[i])]))
+    for j in range(keep):
+        if j != i and draw(st.booleans()):
+            src_shape[j] = 1
+    src = draw(tensor_specs(dtype=dst.dtype, shape=tuple(src_shape)))
+    return dst, src
+
+
+@pytest.mark.claim("copy.not-broadcastable-raises")
+@given(pair=mismatched_pairs())
+def test_copy_not_broadcastable_raises(device, pair):
+    """Kills: a copy_ that accepts incompatible shapes (e.g. copying flat
+    elements when numel matches, or truncating)."""
+    dst_spec, src_spec = pair
+    dst, src = dst_spec.build(device), src_spec.build(device)
+    with raises_with(RuntimeError, "must match the size of tensor"):
+        dst.copy_(src)
+
+
+@st.composite
+def growing_pairs(draw):
+    """(dst_spec, src_spec): broadcastable, but the broadcast shape is not dst's."""
+    dst_shape = list(draw(shapes(max_dims=3)))
+    src_shape = [1 if draw(st.booleans()) else s for s in dst_shape]
+    if draw(st.booleans()) or not dst_shape:
+        src_shape = draw(st.lists(st.integers(0, 3), min_size=1, max_size=2)) + src_shape
+    else:
+        i = draw(st.integers(0, len(dst_shape) - 1))
+        dst_shape[i] = 1
+        src_shape[i] = draw(st.sampled_from([0, 2, 3]))
+    dst = draw(tensor_specs(views=NO_EXPAND, shape=tuple(dst_shape)))
+    src = draw(tensor_specs(dtype=dst.dtype, shape=tuple(src_shape)))
+    return dst, src
+
+
+@pytest.mark.claim("copy.src-cannot-grow-self")
+@given(pair=growing_pairs())
+def test_copy_src_cannot_grow_self(device, pair):
+    """Kills: a copy_ that resizes dst to the broadcast shape, or that silently
+    copies a slice of a larger src."""
+    dst_spec, src_spec = pair
+    dst, src = dst_spec.build(device), src_spec.build(device)
+    shape = dst.shape
+    with raises_with(RuntimeError, "doesn't match the broadcast shape"):
+        dst.copy_(src)
+    assert dst.shape == shape, "a refused copy_() changed dst's shape"
+
+
+@pytest.mark.claim("copy.converts-dtype")
+@given(pair=conversion_pairs())
+def test_copy_converts_dtype(device, pair):
+    """Kills: a copy_ that refuses mixed dtypes, reinterprets bits instead of
+    converting, or mangles values for some dtype pair or layout."""
+    dst_spec, src_spec = pair
+    dst, src = dst_spec.build(device), src_spec.build(device)
+    with capture_warnings():  # complex -> real warns about the (zero) imaginary part
+        out = dst.copy_(src)
+    assert out is dst and dst.dtype == dst_spec.dtype, "copy_() changed dst's dtype"
+    expected = dataclasses.replace(src_spec, dtype=dst_spec.dtype).build(device)
+    assert torch.equal(dst, expected), f"copy_() {src.dtype} -> {dst.dtype} changed the values"
+
+
+@pytest.mark.claim("copy.across-devices")
+@given(
+    pair=same_shape_pairs(),
+    direction=st.sampled_from(["to-device", "to-host"]),
+    non_blocking=st.booleans(),
+)
+def test_copy_across_devices(device, pair, direction, non_blocking):
+    """Kills: a cross-device copy_ that fails, or whose (async) result is wrong.
+
+    The claim is about host <-> accelerator copies, so the host side is
+    necessarily "cpu" here."""
+    dst_spec, src_spec = pair
+    dst_dev, src_dev = (device, "cpu") if direction == "to-device" else ("cpu", device)
+    dst, src = dst_spec.build(dst_dev), src_spec.build(src_dev)
+    out = dst.copy_(src, non_blocking=non_blocking)
+    torch.cuda.synchronize()
+    assert out is dst and dst.device == torch.device(dst_dev), "copy_() moved dst"
+    assert torch.equal(dst.cpu(), src_spec.build("cpu")), "cross-device copy_() lost values"
+
+
+@pytest.mark.claim("copy.non-blocking-no-effect-same-device")
+@given(pair=same_shape_pairs())
+def test_copy_non_blocking_same_device(device, pair):
+    """Kills: a non_blocking same-device copy_ that returns early (stale
+    values), returns a new tensor, or differs from the blocking copy."""
+    dst_spec, src_spec = pair
+    src = src_spec.build(device)
+    blocking, nb = dst_spec.build(device), dst_spec.build(device)
+    blocking.copy_(src)
+    assert nb.copy_(src, non_blocking=True) is nb, "copy_(non_blocking=True) did not return self"
+    assert torch.equal(nb, blocking), "copy_(non_blocking=True) differs from a blocking copy"
+
+
+@pytest.mark.claim("copy.bumps-version")
+@given(pair=broadcast_pairs())
+def test_copy_bumps_version(device, pair):
+    """Kills: a copy_ that does not mark dst dirty (saved tensors overwritten
+    by copy_ would then give silently wrong gradients) or that bumps src."""
+    dst_spec, src_spec = pair
+    dst, src = dst_spec.build(device), src_spec.build(device)
+    dst_before, src_before = dst._version, src._version
+    dst.copy_(src)
+    assert dst._version > dst_before, "copy_() did not bump dst's version counter"
+    assert src._version == src_before, "copy_() bumped src's version counter"
+
+
+@pytest.mark.claim("copy.bumps-version")
+@given(spec=tensor_specs(dtype=DIFFERENTIABLE, views=NO_EXPAND, requires_grad=True))
+def test_copy_over_saved_tensor_fails_backward(device, spec):
+    """Kills: a copy_ over a tensor saved for backward that goes unnoticed,
+    so backward silently uses the overwritten values."""
+    x = spec.build(device, requires_grad=True, leaf=True)
+    y = x * 1  # non-leaf, so copy_ into it is allowed
+    loss = (y * y).sum()  # mul saves y
+    if loss.is_complex():
+        loss = loss.real
+    with torch.no_grad():
+        y.copy_(torch.zeros_like(y))
+    with raises_with(RuntimeError, "modified by an inplace operation"):
+        loss.backward()
+
+
+@pytest.mark.claim("copy.leaf-requiring-grad-raises")
+@given(
+    pair=same_shape_pairs(dtype=DIFFERENTIABLE),
+    leaf=st.booleans(),
+)
+def test_copy_into_leaf_requiring_grad_raises(device, pair, leaf):
+    """Kills: a copy_ that silently overwrites a leaf requiring grad (or a
+    view of one) in grad mode, corrupting a parameter behind autograd."""
+    dst_spec, src_spec = pair
+    # leaf=True: dst is itself a leaf; leaf=False: dst is a view of a leaf base
+    # when the spec has views (the base itself otherwise).
+    dst = dst_spec.build(device, requires_grad=True, leaf=leaf)
+    src = src_spec.build(device)
+    with raises_with(RuntimeError, "leaf Variable that requires grad is being used in an in-place"):
+        dst.copy_(src)
+    assert torch.equal(dst.detach(), dst_spec.build(device)), "a refused copy_() wrote dst"
+
+
+@pytest.mark.claim("copy.allowed-under-no-grad")
+@given(pair=same_shape_pairs(dtype=DIFFERENTIABLE))
+def test_copy_allowed_under_no_grad(device, pair):
+    """Kills: a copy_ refused under no_grad, or one that changes the leaf's
+    autograd state (drops requires_grad, adds a grad_fn) or skips the version bump."""
+    dst_spec, src_spec = pair
+    dst = dst_spec.build(device, requires_grad=True, leaf=True)
+    src = src_spec.build(device)
+    before = dst._version
+    with torch.no_grad():
+        dst.copy_(src)
+    assert torch.equal(dst.detach(), src_spec.build(device)), "copy_() under no_grad lost values"
+    assert dst._version > before, "copy_() under no_grad did not bump the version counter"
+    assert dst.requires_grad and dst.is_leaf and dst.grad_fn is None, (
+        "copy_() under no_grad changed the leaf's autograd state"
+    )
+
+
+@pytest.mark.claim("copy.differentiable-wrt-src")
+@given(pair=broadcast_pairs(dtype=DIFFERENTIABLE))
+def test_copy_differentiable_wrt_src(device, pair):
+    """Kills: a copy_ that cuts the graph (dst stays a leaf), or whose backward
+    does not sum the gradient over broadcast dimensions."""
+    dst_spec, src_spec = pair
+    dst = dst_spec.build(device)
+    src = src_spec.build(device, requires_grad=True, leaf=True)
+    dst.copy_(src)
+    assert dst.requires_grad and not dst.is_leaf and dst.grad_fn is not None, (
+        "copy_() from a src requiring grad did not put dst in the graph"
+    )
+    g = _grad_for(dst)
+    dst.backward(g)
+    wide = torch.complex128 if g.is_complex() else torch.float64
+    expected = _sum_to(g.to(wide), tuple(src.shape)).to(src.dtype)
+    assert src.grad is not None and torch.equal(src.grad, expected), (
+        "gradient through copy_() is not summed over the broadcast dimensions"
+    )
+
+
+@st.composite
+def expanded_specs(draw):
+    """Non-empty specs whose last view is an expand giving some dimension of
+    size > 1 stride 0 (expanding size-1 dims and/or adding leading dims)."""
+    spec = draw(tensor_specs(views=NO_EXPAND, shape=shapes(max_dims=3, min_side=1)))
+    target = [draw(st.integers(2, 3)) if s == 1 and draw(st.booleans()) else s for s in spec.shape]
+    if target == list(spec.shape) or draw(st.booleans()):
+        target = [draw(st.integers(2, 3))] + target
+    return dataclasses.replace(spec, views=(*spec.views, ("expand", tuple(target))))
+
+
+@pytest.mark.claim("copy.internal-overlap-raises")
+@given(dst_spec=expanded_specs())
+def test_copy_into_expanded_raises(device, dst_spec):
+    """Kills: a copy_ into an expanded dst that silently writes one location
+    several times (last writer wins, order-dependent)."""
+    dst = dst_spec.build(device)
+    assert _overlaps_itself(dst) and dst.numel() > 0  # the strategy's promise
+    src = torch.zeros(dst.shape, dtype=dst.dtype, device=device)
+    with raises_with(RuntimeError, "more than one element of the written-to tensor refers to"):
+        dst.copy_(src)
+
+
+@st.composite
+def overlapping_blocks(draw):
+    """(base_spec, dst_rows, src_rows): two distinct, partly overlapping row ranges."""
+    base_shape = draw(
+        st.builds(lambda d0, rest: (d0, *rest), st.integers(3, 6), shapes(max_dims=3, min_side=1))
+    )
+    spec = draw(tensor_specs(shape=base_shape, views=False))
+    rows = base_shape[0]
+    k = draw(st.integers(2, rows - 1))
+    a = draw(st.integers(0, rows - k))
+    b = draw(st.sampled_from([i for i in range(0, rows - k + 1) if i != a and abs(i - a) < k]))
+    return spec, (a, a + k), (b, b + k)
+
+
+@pytest.mark.claim("copy.partial-overlap-raises")
+@given(case=overlapping_blocks())
+def test_copy_partial_overlap_raises(device, case):
+    """Kills: a copy_ between partly overlapping views that goes ahead with an
+    order-dependent result."""
+    spec, (a0, a1), (b0, b1) = case
+    base = spec.build(device)
+    with raises_with(RuntimeError, "some elements of the input tensor and the written-to tensor"):
+        base[a0:a1].copy_(base[b0:b1])
+
+
+def _spec_for_grad(spec: TensorSpec, requires_grad: bool) -> bool:
+    return requires_grad and spec.dtype in DIFFERENTIABLE
+
+
+@pytest.mark.claim("copy.empty-like-copy-no-sharing")
+@given(spec=tensor_specs(), requires_grad=st.booleans(), leaf=st.booleans())
+def test_empty_like_copy_no_sharing(device, spec, requires_grad, leaf):
+    """Kills: an empty_like/copy_ pair that aliases z (e.g. empty_like
+    returning a view of z) or alters values, dtype or shape."""
+    z = spec.build(device, requires_grad=_spec_for_grad(spec, requires_grad), leaf=leaf)
+    c = torch.empty_like(z).copy_(z)
+    assert c.dtype == z.dtype and c.shape == z.shape, "empty_like(z).copy_(z) changed dtype/shape"
+    assert torch.equal(c.detach(), spec.build(device)), "empty_like(z).copy_(z) changed values"
+    assert not shares_storage(c, z), "empty_like(z).copy_(z) shares storage with z"
+    if z.numel():
+        assert not writes_visible(c, z), "a write to empty_like(z).copy_(z) is visible in z"
+
+
+@pytest.mark.claim("copy.empty-like-copy-in-graph")
+@given(spec=tensor_specs(dtype=DIFFERENTIABLE), requires_grad=st.booleans(), leaf=st.booleans())
+def test_empty_like_copy_in_graph(device, spec, requires_grad, leaf):
+    """Kills: an empty_like(z).copy_(z) that is detached from z's graph, that
+    requires grad when z does not, or whose gradient does not reach z."""
+    z = spec.build(device, requires_grad=requires_grad, leaf=leaf)
+    c = torch.empty_like(z).copy_(z)
+    assert c.requires_grad == z.requires_grad, (
+        f"empty_like(z).copy_(z) requires_grad {c.requires_grad}, z {z.requires_grad}"
+    )
+    if not requires_grad:
+        assert c.grad_fn is None, "empty_like(z).copy_(z) of a z not requiring grad has a grad_fn"
+        return
+    assert not c.is_leaf and c.grad_fn is not None, "empty_like(z).copy_(z) is not in the graph"
+    g = _grad_for(c)
+    (gz,) = torch.autograd.grad(c, z, grad_outputs=g)
+    assert torch.equal(gz, g), "gradient of empty_like(z).copy_(z) does not reach z unchanged"
+
+
+@pytest.mark.claim("copy.clone-detach-is-independent-leaf")
+@given(
+    spec=tensor_specs(),
+    requires_grad=st.booleans(),
+    leaf=st.booleans(),
+    order=st.sampled_from(["clone().detach()", "detach().clone()"]),
+)
+def test_clone_detach_is_independent_leaf(device, spec, requires_grad, leaf, order):
+    """Kills: a clone/detach combination that aliases t (storage or version
+    counter), keeps t's graph, or alters values."""
+    t = spec.build(device, requires_grad=_spec_for_grad(spec, requires_grad), leaf=leaf)
+    r = t.clone().detach() if order == "clone().detach()" else t.detach().clone()
+    assert r.dtype == t.dtype and torch.equal(r, spec.build(device)), f"{order} changed values"
+    assert not shares_storage(r, t), f"{order} shares storage with its source"
+    assert not shares_version_counter(r, t), f"{order} shares its source's version counter"
+    assert not r.requires_grad and r.grad_fn is None, f"{order} is still in the graph"
+    assert r.is_leaf, f"{order} is not a leaf"

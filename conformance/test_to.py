@@ -1,0 +1,380 @@
+"""Properties of ``Tensor.to``, ``cpu()``, ``type()`` and ``contiguous()``
+(claims in ``claims/to.toml``).
+
+What each property kills (the broken torch it would catch) is in its docstring.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import pytest
+import torch
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from conformance.checks import capture_warnings, shares_storage
+from strategies import ALL_DTYPES, DIFFERENTIABLE, INTEGRAL, is_dense, shapes, tensor_specs
+
+FOUR_D = shapes(min_dims=4, max_dims=4)
+
+
+def _grad_for(t: torch.Tensor, *, real: bool = False) -> torch.Tensor:
+    """A 0/1-patterned gradient (exact in every float dtype); complex parts
+    only when ``real`` is False."""
+    n = t.numel()
+    idx = torch.arange(n, device=t.device)
+    g = ((idx * 7 + 3) % 5 < 2).reshape(t.shape).to(t.dtype)
+    if t.dtype.is_complex and not real:
+        g = g + 1j * (idx % 3 == 0).reshape(t.shape).to(t.dtype)
+    return g
+
+
+def _is_row_major(t: torch.Tensor) -> bool:
+    """Independent contiguity oracle: strides of the size > 1 dims are the
+    row-major ones (zero-size tensors are contiguous)."""
+    if t.numel() == 0:
+        return True
+    expected = 1
+    for size, stride in reversed(list(zip(t.shape, t.stride(), strict=True))):
+        if size != 1:
+            if stride != expected:
+                return False
+            expected *= size
+    return True
+
+
+def _non_leaf_grad_warns(t: torch.Tensor) -> tuple[object, bool]:
+    """Read ``t.grad``; return it and whether the non-leaf UserWarning fired."""
+    with capture_warnings() as caught:
+        grad = t.grad
+    warned = any(
+        issubclass(w.category, UserWarning) and "is not a leaf Tensor" in str(w.message)
+        for w in caught
+    )
+    return grad, warned
+
+
+@st.composite
+def small_int_specs(draw, spec_strategy, hi):
+    """Specs whose storage holds integers in [0, hi] (exact in every dtype)."""
+    spec = draw(spec_strategy)
+    n = math.prod(spec.base_shape)
+    values = draw(st.lists(st.integers(0, hi), min_size=n, max_size=n))
+    return dataclasses.replace(spec, storage=tuple(values))
+
+
+@st.composite
+def conversions(draw):
+    """(spec, target dtype): spec of small integers, target a different dtype."""
+    src = draw(st.sampled_from(ALL_DTYPES))
+    dst = draw(st.sampled_from([d for d in ALL_DTYPES if d != src]))
+    hi = 1 if torch.bool in (src, dst) else 100
+    return draw(small_int_specs(tensor_specs(dtype=src), hi)), dst
+
+
+SAME_FORMS = (
+    "dtype",
+    "device",
+    "device-str",
+    "device-dtype",
+    "keywords",
+    "other",
+    "preserve_format",
+    "non_blocking",
+    "copy=False",
+)
+
+
+def _to_same(t: torch.Tensor, form: str) -> torch.Tensor:
+    return {
+        "dtype": lambda: t.to(t.dtype),
+        "device": lambda: t.to(t.device),
+        "device-str": lambda: t.to(str(t.device)),
+        "device-dtype": lambda: t.to(t.device, t.dtype),
+        "keywords": lambda: t.to(device=t.device, dtype=t.dtype),
+        "other": lambda: t.to(torch.empty(0, dtype=t.dtype, device=t.device)),
+        "preserve_format": lambda: t.to(memory_format=torch.preserve_format),
+        "non_blocking": lambda: t.to(t.dtype, non_blocking=True),
+        "copy=False": lambda: t.to(t.dtype, copy=False),
+    }[form]()
+
+
+@pytest.mark.claim("to.same-dtype-device-returns-self")
+@given(
+    spec=tensor_specs(),
+    requires_grad=st.booleans(),
+    leaf=st.booleans(),
+    form=st.sampled_from(SAME_FORMS),
+)
+def test_to_same_dtype_device_returns_self(device, spec, requires_grad, leaf, form):
+    """Kills: a to() that copies (or returns a new alias) when nothing needs
+    converting, for some spelling, layout, dtype or autograd state."""
+    t = spec.build(device, requires_grad=requires_grad and spec.dtype in DIFFERENTIABLE, leaf=leaf)
+    assert _to_same(t, form) is t, f"to() ({form}) with matching dtype/device did not return self"
+
+
+@pytest.mark.claim("to.conversion-copies")
+@given(case=conversions(), form=st.sampled_from(["dtype", "keywords", "device-dtype", "other"]))
+def test_to_conversion_copies(device, case, form):
+    """Kills: a dtype conversion that aliases the source, keeps the old dtype,
+    mangles values for some dtype pair or layout, or writes the source."""
+    spec, dtype = case
+    t = spec.build(device)
+    with capture_warnings():  # complex -> real warns about the (zero) imaginary part
+        y = {
+            "dtype": lambda: t.to(dtype),
+            "keywords": lambda: t.to(dtype=dtype),
+            "device-dtype": lambda: t.to(t.device, dtype),
+            "other": lambda: t.to(torch.empty(0, dtype=dtype, device=t.device)),
+        }[form]()
+    assert y is not t and not shares_storage(y, t), "to(other dtype) did not copy"
+    assert y.dtype == dtype, f"to({dtype}) returned dtype {y.dtype}"
+    assert y.shape == t.shape and y.device == t.device, "to(other dtype) changed shape or device"
+    expected = dataclasses.replace(spec, dtype=dtype).build(device)
+    assert torch.equal(y, expected), f"to() {t.dtype} -> {dtype} changed the values"
+    assert torch.equal(t, spec.build(device)), "to(other dtype) modified its source"
+
+
+@pytest.mark.claim("to.dtype-change-in-graph")
+@given(spec=tensor_specs(requires_grad=True), target=st.sampled_from(DIFFERENTIABLE))
+def test_to_dtype_change_in_graph(device, spec, target):
+    """Kills: a dtype conversion that detaches (leaf result, no gradient for
+    the source), fills the converted tensor's own .grad, or mis-converts the
+    gradient back to the source dtype."""
+    assume(target != spec.dtype)
+    x = spec.build(device, requires_grad=True, leaf=True)
+    with capture_warnings():  # complex -> real (forward, or the gradient back)
+        y = x.to(target)
+        assert y.requires_grad and not y.is_leaf and y.grad_fn is not None, (
+            "to(other dtype) of a tensor requiring grad is not a non-leaf in the graph"
+        )
+        g = _grad_for(y, real=True)  # real-valued, so every conversion is exact
+        y.backward(g)
+        expected = g.to(x.dtype)
+    assert x.grad is not None and torch.equal(x.grad, expected), (
+        "gradient through to(other dtype) did not reach the source converted"
+    )
+    grad, _ = _non_leaf_grad_warns(y)
+    assert grad is None, "the converted tensor's own .grad was populated"
+
+
+@pytest.mark.claim("to.cuda-move-is-non-leaf")
+@given(spec=tensor_specs(requires_grad=True))
+def test_to_cuda_is_non_leaf(device, spec):
+    """Kills: a device move that returns a leaf (so the CPU tensor never gets
+    its gradient) or populates the moved copy's .grad.
+
+    The claim is about moving a CPU leaf, so the source is built on "cpu"."""
+    x = spec.build("cpu", requires_grad=True, leaf=True)
+    y = x.to(device)
+    assert y.device.type == torch.device(device).type, "to(device) did not move the tensor"
+    assert not y.is_leaf and y.grad_fn is not None, "to(device) of a leaf requiring grad is a leaf"
+    g = _grad_for(y)
+    y.backward(g)
+    assert x.grad is not None and torch.equal(x.grad, g.cpu()), "x.grad missed the gradient"
+    grad, warned = _non_leaf_grad_warns(y)
+    assert grad is None, "the moved tensor's own .grad was populated"
+    assert warned, "reading the moved tensor's .grad did not warn that it is not a leaf"
+
+
+@pytest.mark.claim("to.created-on-cuda-is-leaf")
+@given(spec=tensor_specs(requires_grad=True, shape=shapes(min_side=1)))
+def test_created_on_cuda_is_leaf(device, spec):
+    """Kills: a factory on the accelerator that records a hidden host-to-device
+    op (non-leaf), or backward that leaves .grad empty or on the wrong device."""
+    values = spec.build(device).tolist()
+    t = torch.tensor(values, dtype=spec.dtype, device=device, requires_grad=True)
+    assert t.is_leaf and t.grad_fn is None, "tensor created with requires_grad=True is not a leaf"
+    y = t * 2
+    g = _grad_for(y)
+    y.backward(g)
+    assert t.grad is not None and t.grad.device == t.device, "leaf .grad missing or on wrong device"
+    assert torch.equal(t.grad, g * 2), "leaf .grad holds the wrong gradient"
+
+
+@pytest.mark.claim("to.copy-true-always-copies")
+@given(
+    spec=tensor_specs(),
+    requires_grad=st.booleans(),
+    leaf=st.booleans(),
+    form=st.sampled_from(["dtype", "device", "other", "keywords"]),
+)
+def test_to_copy_true_always_copies(device, spec, requires_grad, leaf, form):
+    """Kills: a to(copy=True) that returns self or an alias when nothing needs
+    converting, or whose copy is cut from the graph."""
+    t = spec.build(device, requires_grad=requires_grad and spec.dtype in DIFFERENTIABLE, leaf=leaf)
+    y = {
+        "dtype": lambda: t.to(t.dtype, copy=True),
+        "device": lambda: t.to(t.device, copy=True),
+        "other": lambda: t.to(torch.empty(0, dtype=t.dtype, device=t.device), copy=True),
+        "keywords": lambda: t.to(device=t.device, dtype=t.dtype, copy=True),
+    }[form]()
+    assert y is not t, f"to(copy=True) ({form}) returned self"
+    assert not shares_storage(y, t), f"to(copy=True) ({form}) shares storage with its source"
+    assert y.dtype == t.dtype and torch.equal(y.detach(), spec.build(device)), (
+        "to(copy=True) changed dtype or values"
+    )
+    assert y.requires_grad == t.requires_grad, "to(copy=True) changed requires_grad"
+    if t.requires_grad:
+        assert not y.is_leaf and y.grad_fn is not None, "to(copy=True) is cut from the graph"
+        g = _grad_for(y)
+        (gt,) = torch.autograd.grad(y, t, grad_outputs=g)
+        assert torch.equal(gt, g), "gradient of to(copy=True) does not reach its source"
+
+
+@pytest.mark.claim("to.integer-dtype-drops-requires-grad")
+@given(
+    spec=tensor_specs(requires_grad=True),
+    leaf=st.booleans(),
+    target=st.sampled_from((torch.bool, *INTEGRAL)),
+)
+def test_to_integer_dtype_drops_requires_grad(device, spec, leaf, target):
+    """Kills: an integral conversion that keeps requires_grad (or a grad_fn),
+    or that raises because integers cannot require grad."""
+    t = spec.build(device, requires_grad=True, leaf=leaf)
+    with capture_warnings():  # complex -> integer warns about the imaginary part
+        y = t.to(target)
+    assert y.dtype == target, f"to({target}) returned {y.dtype}"
+    assert not y.requires_grad, f"to({target}) of a tensor requiring grad requires grad"
+    assert y.grad_fn is None and y.is_leaf, f"to({target}) result is in the graph"
+
+
+@pytest.mark.claim("to.preserve-format-keeps-strides")
+@given(
+    spec=tensor_specs(),
+    target=st.sampled_from(ALL_DTYPES),
+    explicit=st.booleans(),
+)
+def test_to_preserve_format_keeps_strides(device, spec, target, explicit):
+    """Kills: a dtype conversion that normalises dense permuted or channels_last
+    inputs to row-major (or whose default is not preserve_format)."""
+    assume(target != spec.dtype)
+    t = spec.build(device)
+    assume(is_dense(t))
+    with capture_warnings():
+        if explicit:
+            y = t.to(target, memory_format=torch.preserve_format)
+        else:
+            y = t.to(target)
+    assert y.stride() == t.stride(), (
+        f"to({target}) of a dense tensor changed strides {t.stride()} -> {y.stride()}"
+    )
+
+
+@pytest.mark.claim("to.memory-format-honoured")
+@given(
+    spec=tensor_specs(),
+    fmt=st.sampled_from(["contiguous_format", "channels_last"]),
+    target=st.sampled_from((None, *ALL_DTYPES)),
+)
+def test_to_memory_format_honoured(device, spec, fmt, target):
+    """The docstring's memory_format argument as stated. Without a dtype change
+    torch returns self when the suggested format matches (issue #62027,
+    recorded in expectations; pinned by the characterization below).
+
+    Kills: a to(memory_format=...) that ignores the requested format."""
+    if fmt == "channels_last":
+        assume(len(spec.shape) == 4)
+    t = spec.build(device)
+    mf = getattr(torch, fmt)
+    with capture_warnings():
+        y = t.to(memory_format=mf) if target is None else t.to(target, memory_format=mf)
+    assert y.is_contiguous(memory_format=mf), (
+        f"to(memory_format={fmt}) is not in the requested memory format: strides {y.stride()}"
+    )
+
+
+@pytest.mark.claim("to.memory-format-alias-below-rank-4")
+@given(spec=tensor_specs(shape=shapes(max_dims=3)), requires_grad=st.booleans())
+def test_to_memory_format_alias_below_rank_4(device, spec, requires_grad):
+    """Kills: a change in to()'s aliasing rule in either direction (a fix that
+    copies non-contiguous inputs, or a copy of contiguous ones)."""
+    t = spec.build(device, requires_grad=requires_grad and spec.dtype in DIFFERENTIABLE)
+    assert t.to(memory_format=torch.contiguous_format) is t, (
+        "to(memory_format=contiguous_format) below rank 4 no longer returns self"
+    )
+
+
+@pytest.mark.claim("to.cpu-returns-self")
+@given(spec=tensor_specs(), requires_grad=st.booleans(), leaf=st.booleans())
+def test_cpu_returns_self(device, spec, requires_grad, leaf):
+    """Kills: a cpu() that copies a tensor already in CPU memory."""
+    t = spec.build(device, requires_grad=requires_grad and spec.dtype in DIFFERENTIABLE, leaf=leaf)
+    assert t.cpu() is t, "cpu() of a CPU tensor did not return self"
+
+
+@pytest.mark.claim("to.type-returns-self")
+@given(spec=tensor_specs(), requires_grad=st.booleans(), by=st.sampled_from(["string", "dtype"]))
+def test_type_returns_self(device, spec, requires_grad, by):
+    """Kills: a type() that copies when the type already matches."""
+    t = spec.build(device, requires_grad=requires_grad and spec.dtype in DIFFERENTIABLE)
+    r = t.type(t.type()) if by == "string" else t.type(t.dtype)
+    assert r is t, f"type() with the current type (as {by}) did not return self"
+
+
+@pytest.mark.claim("to.contiguous-returns-self")
+@given(spec=tensor_specs(), requires_grad=st.booleans(), leaf=st.booleans())
+def test_contiguous_returns_self(device, spec, requires_grad, leaf):
+    """Kills: a contiguous() that copies an already contiguous tensor (leaf or
+    non-leaf view, 0-d, zero-size, size-1 dims with odd strides)."""
+    t = spec.build(device, requires_grad=requires_grad and spec.dtype in DIFFERENTIABLE, leaf=leaf)
+    assume(_is_row_major(t))
+    assert t.contiguous() is t, "contiguous() of a contiguous tensor did not return self"
+    assert t.contiguous(memory_format=torch.contiguous_format) is t, (
+        "contiguous(contiguous_format) of a contiguous tensor did not return self"
+    )
+
+
+@pytest.mark.claim("to.contiguous-returns-self")
+@given(
+    # Half the draws are plain channels_last bases, so the assume() rarely rejects.
+    spec=st.one_of(tensor_specs(shape=FOUR_D), tensor_specs(shape=FOUR_D, channels_last=True)),
+    requires_grad=st.booleans(),
+    leaf=st.booleans(),
+)
+def test_contiguous_channels_last_returns_self(device, spec, requires_grad, leaf):
+    """Kills: contiguous(memory_format=channels_last) that copies a tensor
+    already channels_last-contiguous."""
+    t = spec.build(device, requires_grad=requires_grad and spec.dtype in DIFFERENTIABLE, leaf=leaf)
+    assume(t.is_contiguous(memory_format=torch.channels_last))
+    assert t.contiguous(memory_format=torch.channels_last) is t, (
+        "contiguous(channels_last) of a channels_last tensor did not return self"
+    )
+
+
+@pytest.mark.claim("to.contiguous-copies-otherwise")
+@given(spec=tensor_specs(), fmt=st.sampled_from(["contiguous_format", "channels_last"]))
+def test_contiguous_copies_otherwise(device, spec, fmt):
+    """Kills: a contiguous() that returns a non-contiguous tensor, an alias of
+    its input, or values read in the wrong order."""
+    mf = getattr(torch, fmt)
+    if fmt == "channels_last":
+        assume(len(spec.shape) == 4)
+    t = spec.build(device)
+    assume(
+        not t.is_contiguous(memory_format=mf) if fmt == "channels_last" else not _is_row_major(t)
+    )
+    r = t.contiguous(memory_format=mf)
+    assert r is not t and not shares_storage(r, t), f"contiguous({fmt}) did not copy"
+    assert r.is_contiguous(memory_format=mf), f"contiguous({fmt}) is not in that format"
+    if fmt == "contiguous_format":
+        assert _is_row_major(r), "contiguous() result strides are not row-major"
+    assert r.dtype == t.dtype and torch.equal(r, spec.build(device)), (
+        f"contiguous({fmt}) changed dtype or values"
+    )
+
+
+@pytest.mark.claim("to.contiguous-copy-in-graph")
+@given(spec=tensor_specs(requires_grad=True), leaf=st.booleans())
+def test_contiguous_copy_in_graph(device, spec, leaf):
+    """Kills: a contiguous() copy cut from the graph, or whose backward drops
+    or re-orders the gradient."""
+    t = spec.build(device, requires_grad=True, leaf=leaf)
+    assume(not _is_row_major(t))
+    r = t.contiguous()
+    assert not r.is_leaf and r.grad_fn is not None, "contiguous() copy is not in the graph"
+    g = _grad_for(r)
+    (gt,) = torch.autograd.grad(r, t, grad_outputs=g)
+    assert torch.equal(gt, g), "gradient through contiguous() does not reach its input unchanged"
