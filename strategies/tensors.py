@@ -135,9 +135,10 @@ class TensorSpec:
     @property
     def shape(self) -> tuple[int, ...]:
         """Shape of the built tensor (computed on the meta device, no storage)."""
-        return tuple(self._apply(torch.empty(self.base_shape, device="meta")).shape)
+        return tuple(self.apply_views(torch.empty(self.base_shape, device="meta")).shape)
 
-    def _apply(self, t: torch.Tensor) -> torch.Tensor:
+    def apply_views(self, t: torch.Tensor) -> torch.Tensor:
+        """Apply this spec's view chain to ``t`` (a tensor of ``base_shape``)."""
         for op in self.views:
             t = _apply_view(t, op)
         return t
@@ -175,7 +176,7 @@ class TensorSpec:
         base = self.build_base(device)
         if requires_grad and not leaf:
             base.requires_grad_(True)
-        t = self._apply(base)
+        t = self.apply_views(base)
         if leaf and requires_grad:
             # The views of a base that does not require grad are leaves; flag
             # the view itself. (Not via detach(): the strategy must not depend

@@ -1,0 +1,727 @@
+"""Properties of ``torch.no_grad``, ``torch.inference_mode``,
+``torch.set_grad_enabled`` and ``torch.enable_grad`` (claims in
+``claims/gradmode.toml``).
+
+What each property kills (the broken torch it would catch) is in its
+docstring. Every mode is entered through a context manager (or a decorated
+function), so the global grad mode is restored even when an assertion fails;
+the tests that call ``set_grad_enabled`` as a function run inside
+``grad_mode_restored()``, and the thread tests always join their thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conformance.checks import grad_mode_restored, raises_with
+from strategies import (
+    ALL_DTYPES,
+    ARITHMETIC,
+    DIFFERENTIABLE,
+    FLOATING,
+    shapes,
+    tensor_specs,
+)
+
+NO_EXPAND = ("offset", "slice", "permute", "unsqueeze", "select")
+THREAD_TIMEOUT_S = 10.0
+
+# Ops that always return a view of their input, for every shape (0-d and
+# zero-size included).
+VIEW_OPS = {
+    "index": lambda t: t[...],
+    "unsqueeze": lambda t: t.unsqueeze(0),
+    "expand": lambda t: t.expand(2, *t.shape),
+    "view": lambda t: t.view(t.shape),
+    "view_as": lambda t: t.view_as(t),
+    "as_strided": lambda t: t.as_strided(t.size(), t.stride(), t.storage_offset()),
+    "permute": lambda t: t.permute(tuple(reversed(range(t.dim())))),
+    "squeeze": lambda t: t.squeeze(),
+}
+# Views that can be written in place (expand makes overlapping memory).
+WRITABLE_VIEW_OPS = {k: v for k, v in VIEW_OPS.items() if k != "expand"}
+
+# Ops that return a new tensor (never a view, never the input itself), valid
+# for every dtype and shape.
+NONVIEW_OPS = {
+    "clone": lambda t: t.clone(),
+    "mul": lambda t: t * 2,
+    "sum": lambda t: t.sum(),
+    "cat": lambda t: torch.cat([t.reshape(-1), t.reshape(-1)]),
+    "stack": lambda t: torch.stack([t, t]),
+    "where": lambda t: torch.where(t == t, t, t),
+}
+# ... and differentiable ones for floating/complex inputs.
+NONVIEW_DIFF_OPS = {**NONVIEW_OPS, "exp": torch.exp, "neg": torch.neg, "add": lambda t: t + 1}
+ALL_DIFF_OPS = {**NONVIEW_DIFF_OPS, **VIEW_OPS}
+
+
+def _set_all(t: torch.Tensor) -> None:
+    t[...] = 1
+
+
+# In-place ops valid for every dtype, and those needing arithmetic kernels.
+INPLACE_ANY = {
+    "zero_": lambda t: t.zero_(),
+    "fill_": lambda t: t.fill_(1),
+    "copy_": lambda t: t.copy_(torch.ones_like(t)),
+    "setitem": _set_all,
+}
+INPLACE_ARITH = {"add_": lambda t: t.add_(1), "mul_": lambda t: t.mul_(2)}
+INPLACE = {**INPLACE_ANY, **INPLACE_ARITH}
+
+DISABLED_MODES = {
+    "no_grad": torch.no_grad,
+    "inference_mode": torch.inference_mode,
+}
+
+
+@st.composite
+def inplace_cases(draw, dtypes=ALL_DTYPES, views=NO_EXPAND, requires_grad=False):
+    """(op name, spec) with a dtype the op has a kernel for.
+
+    Expanded layouts are left out by default: an in-place write into
+    overlapping memory is refused for an unrelated reason (internal overlap).
+    """
+    op = draw(st.sampled_from(sorted(INPLACE)))
+    pool = [d for d in dtypes if op in INPLACE_ANY or d in ARITHMETIC]
+    if requires_grad:
+        pool = [d for d in pool if d in DIFFERENTIABLE]
+    return op, draw(tensor_specs(dtype=pool, views=views))
+
+
+def real_scalar(t: torch.Tensor) -> torch.Tensor:
+    s = t.sum()
+    return s.real if s.is_complex() else s
+
+
+def maybe_rg(spec, requested: bool) -> bool:
+    """``requested`` where the spec's dtype can require grad, else False."""
+    return requested and spec.dtype in DIFFERENTIABLE
+
+
+def build_inference(spec, device) -> torch.Tensor:
+    """The spec built inside inference_mode: an inference tensor (a view of
+    one when the spec has views)."""
+    with torch.inference_mode():
+        return spec.build(device)
+
+
+# --------------------------------------------------------------------------- no_grad results
+
+
+@pytest.mark.claim("gradmode.no-grad-results-not-require-grad")
+@given(
+    spec=tensor_specs(requires_grad=True),
+    leaf=st.booleans(),
+    op=st.sampled_from(sorted(ALL_DIFF_OPS)),
+)
+def test_no_grad_every_result_not_requiring_grad(device, spec, leaf, op):
+    """The docstring's sentence as written ('every computation'). Views
+    deviate (issue #11390): recorded in expectations.
+
+    Kills: a no_grad that lets a computation require grad.
+    """
+    x = spec.build(device, requires_grad=True, leaf=leaf)
+    with torch.no_grad():
+        r = ALL_DIFF_OPS[op](x)
+    assert r.requires_grad is False, "a result computed under no_grad requires grad"
+    assert r.grad_fn is None, "a result computed under no_grad has a grad_fn"
+
+
+@pytest.mark.claim("gradmode.modes-override-requires-grad")
+@given(
+    spec=tensor_specs(requires_grad=True),
+    mode=st.sampled_from(sorted(DISABLED_MODES)),
+    op=st.sampled_from(sorted(ALL_DIFF_OPS)),
+)
+def test_disabled_modes_override_requires_grad(device, spec, mode, op):
+    """The autograd note's sentence as written. Views deviate in both modes
+    (issue #11390): recorded in expectations.
+
+    Kills: a no-grad or inference mode that lets a result require grad.
+    """
+    x = spec.build(device, requires_grad=True, leaf=True)
+    with DISABLED_MODES[mode]():
+        r = ALL_DIFF_OPS[op](x)
+    assert r.requires_grad is False, "a result computed with grad disabled requires grad"
+
+
+@pytest.mark.claim("gradmode.views-in-disabled-mode-require-grad")
+@given(
+    spec=tensor_specs(requires_grad=True),
+    leaf=st.booleans(),
+    mode=st.sampled_from(sorted(DISABLED_MODES)),
+    op=st.sampled_from(sorted(ALL_DIFF_OPS)),
+)
+def test_views_in_disabled_mode_require_grad(device, spec, leaf, mode, op):
+    """``x`` is a plain leaf (no views in the spec), a leaf that is a view of
+    a base not requiring grad (``leaf=True`` with views), or a non-leaf view
+    of a base that requires grad (``leaf=False``); a view made with grad
+    disabled reports its root base's requires_grad.
+
+    Kills: a change in either direction of the view exception: views that
+    stop propagating requires_grad (the documented behaviour, fixing #11390)
+    or start propagating it from a non-requiring root, non-view results that
+    start requiring grad, or a view that gets a grad_fn and connects a later
+    backward to the base.
+    """
+    x = spec.build(device, requires_grad=True, leaf=leaf)
+    root_requires_grad = not (leaf and spec.views)
+    with DISABLED_MODES[mode]():
+        r = ALL_DIFF_OPS[op](x)
+    assert r.grad_fn is None, "a result computed with grad disabled has a grad_fn"
+    assert r.is_leaf, "a result computed with grad disabled is not a leaf"
+    if op not in VIEW_OPS:
+        assert r.requires_grad is False, "a non-view result made with grad disabled requires grad"
+        return
+    assert r.requires_grad is root_requires_grad, (
+        f"a view made with grad disabled has requires_grad={r.requires_grad}, "
+        f"its root base has {root_requires_grad}"
+    )
+    if r.requires_grad:
+        real_scalar(r * 2).backward()
+        assert r.grad is None, "backward through a view made with grad disabled filled its .grad"
+        if leaf:
+            assert x.grad is None, "backward through a view made with grad disabled reached x"
+
+
+# --------------------------------------------------------------------------- factories
+
+
+def _factory(name: str, shape, dtype, device, source: torch.Tensor):
+    kw = {"dtype": dtype, "device": device, "requires_grad": True}
+    n = source.numel()
+    return {
+        "zeros": lambda: torch.zeros(shape, **kw),
+        "ones": lambda: torch.ones(shape, **kw),
+        "empty": lambda: torch.empty(shape, **kw),
+        "full": lambda: torch.full(shape, 2, **kw),
+        "rand": lambda: torch.rand(shape, **kw),
+        "randn": lambda: torch.randn(shape, **kw),
+        "arange": lambda: torch.arange(float(n), **kw),
+        "linspace": lambda: torch.linspace(0, 1, n, **kw),
+        "tensor": lambda: torch.tensor(source.tolist(), **kw),
+        "zeros_like": lambda: torch.zeros_like(source, requires_grad=True),
+        "ones_like": lambda: torch.ones_like(source, requires_grad=True),
+        "empty_like": lambda: torch.empty_like(source, requires_grad=True),
+        "full_like": lambda: torch.full_like(source, 2, requires_grad=True),
+        "rand_like": lambda: torch.rand_like(source, requires_grad=True),
+        "Parameter": lambda: torch.nn.Parameter(source.clone()),
+    }[name]()
+
+
+FACTORY_NAMES = (
+    "zeros ones empty full rand randn arange linspace tensor "
+    "zeros_like ones_like empty_like full_like rand_like"
+).split()
+REAL_ONLY_FACTORIES = ("arange", "linspace")  # no complex kernels
+
+
+@st.composite
+def factory_cases(draw, with_parameter=True):
+    name = draw(st.sampled_from(FACTORY_NAMES + (["Parameter"] if with_parameter else [])))
+    dtypes = FLOATING if name in REAL_ONLY_FACTORIES else DIFFERENTIABLE
+    return name, draw(tensor_specs(dtype=dtypes))
+
+
+@pytest.mark.claim("gradmode.no-grad-factories-unaffected")
+@given(case=factory_cases())
+def test_no_grad_factories_unaffected(device, case):
+    """Kills: a no_grad that overrides an explicit requires_grad=True of a
+    factory (or Parameter's default), so freshly created weights silently
+    stop training."""
+    name, spec = case
+    source = spec.build(device)
+    with torch.no_grad():
+        t = _factory(name, spec.shape, spec.dtype, device, source)
+    assert t.requires_grad is True, (
+        f"{name}(requires_grad=True) under no_grad does not require grad"
+    )
+    assert t.is_leaf and t.grad_fn is None, f"{name} under no_grad did not return a leaf"
+    assert (t * 2).grad_fn is not None, f"{name}'s result is not recorded after no_grad"
+
+
+# --------------------------------------------------------------------------- threads
+
+THREAD_MODES = {
+    "no_grad": torch.no_grad,
+    "set_grad_enabled": lambda: torch.set_grad_enabled(False),
+    "inference_mode": torch.inference_mode,
+}
+
+
+@pytest.mark.claim("gradmode.thread-local")
+@given(
+    spec=tensor_specs(requires_grad=True),
+    mode=st.sampled_from(sorted(THREAD_MODES)),
+    disabled_in=st.sampled_from(["main", "worker"]),
+    op=st.sampled_from(sorted(NONVIEW_DIFF_OPS)),
+)
+def test_grad_modes_are_thread_local(device, spec, mode, disabled_in, op):
+    """Kills: a grad mode stored process-wide, so that a data-loading or
+    evaluation thread under no_grad silently disables training in another."""
+    x = spec.build(device, requires_grad=True, leaf=True)
+    fn = NONVIEW_DIFF_OPS[op]
+    seen: dict[str, object] = {}
+    entered, release = threading.Event(), threading.Event()
+
+    def recorder():
+        seen["enabled"] = torch.is_grad_enabled()
+        seen["requires_grad"] = fn(x).requires_grad
+
+    def disabled_worker():
+        try:
+            with THREAD_MODES[mode]():
+                seen["worker_requires_grad"] = fn(x).requires_grad
+                entered.set()
+                release.wait(THREAD_TIMEOUT_S)
+        finally:
+            entered.set()
+
+    if disabled_in == "main":
+        with THREAD_MODES[mode]():
+            worker = threading.Thread(target=recorder)
+            worker.start()
+            worker.join(THREAD_TIMEOUT_S)
+            here = fn(x).requires_grad
+        assert not worker.is_alive(), "worker thread did not finish"
+        assert here is False, f"{mode} did not disable recording in its own thread"
+        assert seen == {"enabled": True, "requires_grad": True}, (
+            f"{mode} in the main thread disabled recording in another thread: {seen}"
+        )
+    else:
+        worker = threading.Thread(target=disabled_worker)
+        worker.start()
+        try:
+            assert entered.wait(THREAD_TIMEOUT_S), "worker thread never entered the mode"
+            enabled, here = torch.is_grad_enabled(), fn(x).requires_grad
+        finally:
+            release.set()
+            worker.join(THREAD_TIMEOUT_S)
+        assert not worker.is_alive(), "worker thread did not finish"
+        assert seen.get("worker_requires_grad") is False, f"{mode} did not apply in its thread"
+        assert enabled and here, f"{mode} in another thread disabled recording in this one"
+
+
+# --------------------------------------------------------------------------- in-place under no_grad
+
+
+@pytest.mark.claim("gradmode.no-grad-inplace-bumps-version")
+@given(
+    case=inplace_cases(dtypes=DIFFERENTIABLE, requires_grad=True),
+    through=st.sampled_from(["self", "view"]),
+)
+def test_no_grad_inplace_bumps_version(device, case, through):
+    """Kills: a no_grad that also suppresses version bumps, letting a saved
+    tensor be overwritten with no error and a silently wrong gradient."""
+    op, spec = case
+    x = spec.build(device, requires_grad=True, leaf=True)
+    loss = real_scalar(x * x)  # mul saves x
+    before = x._version
+    with torch.no_grad():
+        INPLACE[op](x if through == "self" else x[...])
+    assert x._version > before, "an in-place op under no_grad did not bump the version"
+    with raises_with(RuntimeError, "modified by an inplace operation"):
+        loss.backward()
+
+
+@pytest.mark.claim("gradmode.no-grad-inplace-on-leaf-allowed")
+@given(case=inplace_cases(dtypes=DIFFERENTIABLE, requires_grad=True), k=st.integers(1, 3))
+def test_no_grad_inplace_on_leaf_allowed(device, case, k):
+    """Kills: a no_grad in which updating a parameter in place (the
+    optimizer step) raises, does not write, or turns the leaf into a
+    non-leaf / stops it requiring grad."""
+    op, spec = case
+    x = spec.build(device, requires_grad=True, leaf=True)
+    expected = x.detach().clone()
+    INPLACE[op](expected)
+    with torch.no_grad():
+        INPLACE[op](x)
+    assert torch.equal(x.detach(), expected), "an in-place update under no_grad wrote wrong values"
+    assert x.is_leaf and x.grad_fn is None, "an in-place update under no_grad made a non-leaf"
+    assert x.requires_grad, "an in-place update under no_grad dropped requires_grad"
+    real_scalar(x * k).backward()
+    assert torch.equal(x.grad, torch.full_like(x, k)), "the updated leaf does not train afterwards"
+
+
+@pytest.mark.claim("gradmode.no-grad-view-inplace-raises")
+@given(
+    spec=tensor_specs(requires_grad=True, views=NO_EXPAND),
+    leaf=st.booleans(),
+    view=st.sampled_from(sorted(WRITABLE_VIEW_OPS)),
+    op=st.sampled_from(sorted(INPLACE)),
+)
+def test_no_grad_view_inplace_in_grad_mode_raises(device, spec, leaf, view, op):
+    """``x`` is a plain leaf or a leaf view of a base not requiring grad
+    (``leaf=True``), or a non-leaf (``leaf=False``); only in the middle case
+    does the view's root base not require grad.
+
+    Kills: an in-place write in grad mode through a view made under no_grad
+    that is silently accepted (ambiguous: tracked or not?), or a change of
+    which views the rule covers.
+    """
+    x = spec.build(device, requires_grad=True, leaf=leaf)
+    if not leaf:
+        x = x * 1  # a non-leaf even when the spec has no views
+    root_requires_grad = not (leaf and spec.views)
+    with torch.no_grad():
+        v = WRITABLE_VIEW_OPS[view](x)
+    if root_requires_grad:
+        with raises_with(
+            RuntimeError, "A view was created in no_grad mode and is being modified inplace"
+        ):
+            INPLACE[op](v)
+    else:
+        INPLACE[op](v)
+
+
+@pytest.mark.claim("gradmode.no-grad-is-not-eval")
+@given(spec=tensor_specs(dtype=FLOATING, shape=shapes(min_dims=1, min_side=1)))
+def test_no_grad_is_not_eval(device, spec):
+    """Real floating inputs with a non-empty feature dimension (nn.Linear).
+
+    Kills: a no_grad that switches modules to eval mode, or an eval() that
+    disables gradient recording: the two are orthogonal.
+    """
+    x = spec.build(device, requires_grad=True, leaf=True)
+    model = torch.nn.Sequential(
+        torch.nn.Linear(x.shape[-1], 3, dtype=x.dtype, device=device), torch.nn.Dropout(p=1.0)
+    )
+    with torch.no_grad():
+        out = model(x)
+        assert model.training and model[1].training, "no_grad switched the modules to eval mode"
+    assert bool((out == 0).all()), "training-mode Dropout(p=1) under no_grad did not drop"
+    assert out.requires_grad is False, "a module output under no_grad requires grad"
+    model.eval()
+    out = model(x)
+    assert out.requires_grad and out.grad_fn is not None, "eval() disabled gradient recording"
+    assert torch.equal(out, model[0](x)), "eval-mode Dropout is not the identity"
+    real_scalar(out).backward()
+    assert model[0].weight.grad is not None, "backward in eval mode did not reach the weights"
+
+
+# --------------------------------------------------------------------------- set_grad_enabled
+
+# name -> (how it is applied, the grad mode inside)
+NEST_MODES = {
+    "no_grad": ("context", False),
+    "enable_grad": ("context", True),
+    "set_grad_enabled(False)": ("context", False),
+    "set_grad_enabled(True)": ("context", True),
+    "@no_grad": ("decorator", False),
+    "@enable_grad": ("decorator", True),
+    "set_grad_enabled(False) as function": ("function", False),
+    "set_grad_enabled(True) as function": ("function", True),
+}
+
+
+def _manager(name: str):
+    if name.endswith("no_grad"):
+        return torch.no_grad()
+    if name.endswith("enable_grad"):
+        return torch.enable_grad()
+    return torch.set_grad_enabled("True" in name)
+
+
+def _expect_mode(enabled: bool, x: torch.Tensor, where: str) -> None:
+    assert torch.is_grad_enabled() is enabled, f"grad mode is {not enabled} {where}"
+    assert (x * 2).requires_grad is enabled, f"recording does not follow the grad mode {where}"
+
+
+def _run_nested(modes: list[str], x: torch.Tensor) -> None:
+    """Apply ``modes`` outermost first: a context/decorator opens a scope
+    holding the rest, a function call changes the current scope's mode."""
+    if not modes:
+        return
+    head, rest = modes[0], modes[1:]
+    how, inner = NEST_MODES[head]
+    before = torch.is_grad_enabled()
+    if how == "function":
+        torch.set_grad_enabled(inner)
+        _expect_mode(inner, x, f"after {head}")
+        _run_nested(rest, x)
+        return
+    if how == "context":
+        with _manager(head):
+            _expect_mode(inner, x, f"inside {head}")
+            _run_nested(rest, x)
+    else:
+
+        @_manager(head)
+        def body():
+            _expect_mode(inner, x, f"inside a function decorated {head}")
+            _run_nested(rest, x)
+
+        body()
+    _expect_mode(before, x, f"after leaving {head}")
+
+
+@pytest.mark.claim("gradmode.set-grad-enabled-restores")
+@given(
+    spec=tensor_specs(requires_grad=True),
+    modes=st.lists(st.sampled_from(sorted(NEST_MODES)), max_size=5),
+    start=st.booleans(),
+)
+def test_grad_modes_nest_and_restore(device, spec, modes, start):
+    """Kills: a grad-mode context or decorator that restores True instead of
+    the enclosing mode, leaks its mode past its block, or a
+    set_grad_enabled that works only as a context manager."""
+    x = spec.build(device, requires_grad=True, leaf=True)
+    with grad_mode_restored():
+        torch.set_grad_enabled(start)
+        _expect_mode(start, x, "at the start")
+        _run_nested(modes, x)
+
+
+# --------------------------------------------------------------------------- inference mode
+
+
+@pytest.mark.claim("gradmode.inference-results-are-inference")
+@given(
+    spec=tensor_specs(),
+    requires_grad=st.booleans(),
+    op=st.sampled_from(sorted(NONVIEW_OPS)),
+)
+def test_inference_results_are_inference(device, spec, requires_grad, op):
+    """Kills: an inference_mode whose non-view results are normal tensors
+    (no inference restrictions) or still record a graph."""
+    x = spec.build(device, requires_grad=maybe_rg(spec, requires_grad), leaf=True)
+    assert not x.is_inference(), "a tensor made outside inference_mode is an inference tensor"
+    with torch.inference_mode():
+        r = NONVIEW_OPS[op](x)
+    assert r.is_inference(), "a non-view result made in inference_mode is not an inference tensor"
+    assert r.requires_grad is False, "a result made in inference_mode requires grad"
+    assert r.grad_fn is None, "a result made in inference_mode has a grad_fn"
+
+
+@pytest.mark.claim("gradmode.inference-views-follow-base")
+@given(
+    spec=tensor_specs(),
+    base=st.sampled_from(["normal", "inference"]),
+    made=st.sampled_from(["inside", "outside"]),
+    op=st.sampled_from(sorted(VIEW_OPS)),
+)
+def test_inference_views_follow_base(device, spec, base, made, op):
+    """Kills: views whose inference-ness follows the mode they were made in
+    rather than their base (a normal view turned immutable, or an inference
+    view that escapes the restrictions)."""
+    t = build_inference(spec, device) if base == "inference" else spec.build(device)
+    ctx = torch.inference_mode() if made == "inside" else contextlib.nullcontext()
+    with ctx:
+        v = VIEW_OPS[op](t)
+    want = base == "inference"
+    assert v.is_inference() is want, (
+        f"a view made {made} inference_mode of a {base} tensor has is_inference()={not want}"
+    )
+
+
+@pytest.mark.claim("gradmode.inference-no-version-counter")
+@given(spec=tensor_specs(), where=st.sampled_from(["inside", "outside"]))
+def test_inference_no_version_counter(device, spec, where):
+    """Kills: inference tensors that carry a version counter (the overhead
+    the mode removes), or normal tensors whose counter becomes unreadable
+    inside the mode."""
+    t = build_inference(spec, device)
+    normal = spec.build(device)
+    ctx = torch.inference_mode() if where == "inside" else contextlib.nullcontext()
+    with ctx:
+        with raises_with(RuntimeError, "Inference tensors do not track version counter"):
+            _ = t._version
+        assert normal._version == 0, "a normal tensor's version is unreadable or nonzero"
+
+
+@pytest.mark.claim("gradmode.inference-immutable-outside")
+@given(case=inplace_cases(), where=st.sampled_from(["grad mode", "no_grad"]))
+def test_inference_immutable_outside(device, case, where):
+    """The C++ note's 'immutable' as written: the update is refused and
+    nothing changes. torch writes before raising: recorded in expectations.
+
+    Kills: an inference tensor that can be mutated outside the mode.
+    """
+    op, spec = case
+    t = build_inference(spec, device)
+    before = t.clone()
+    ctx = torch.no_grad() if where == "no_grad" else contextlib.nullcontext()
+    with ctx, raises_with(RuntimeError, "Inplace update to inference tensor outside InferenceMode"):
+        INPLACE[op](t)
+    assert torch.equal(t, before), "a refused in-place update changed the inference tensor"
+
+
+@pytest.mark.claim("gradmode.inference-inplace-outside-writes-then-raises")
+@given(case=inplace_cases(), where=st.sampled_from(["grad mode", "no_grad", "inside"]))
+def test_inference_inplace_outside_writes_then_raises(device, case, where):
+    """Kills: an inference tensor whose in-place update outside the mode is
+    silently accepted, one whose update inside the mode is refused or wrong,
+    and pins the write-then-raise order (a fix checking first shows here)."""
+    op, spec = case
+    t = build_inference(spec, device)
+    expected = spec.build(device)
+    INPLACE[op](expected)
+    if where == "inside":
+        with torch.inference_mode():
+            INPLACE[op](t)
+    else:
+        ctx = torch.no_grad() if where == "no_grad" else contextlib.nullcontext()
+        with (
+            ctx,
+            raises_with(RuntimeError, "Inplace update to inference tensor outside InferenceMode"),
+        ):
+            INPLACE[op](t)
+    assert torch.equal(t, expected), f"the in-place update ({where}) did not write its result"
+
+
+@pytest.mark.claim("gradmode.inference-requires-grad-outside-raises")
+@given(spec=tensor_specs(requires_grad=True), form=st.sampled_from(["method", "attribute"]))
+def test_inference_requires_grad_outside_raises(device, spec, form):
+    """Kills: an inference tensor that can be made to require grad outside
+    the mode (it has no version counter to protect saved values)."""
+    t = build_inference(spec, device)
+    t.requires_grad_(False)  # accepted
+    with raises_with(RuntimeError, "Setting requires_grad=True on inference tensor outside"):
+        if form == "method":
+            t.requires_grad_(True)
+        else:
+            t.requires_grad = True
+    assert t.requires_grad is False, "a refused requires_grad_ changed the flag"
+    with torch.inference_mode():
+        t.requires_grad_(True)
+    assert t.requires_grad is True, "requires_grad_(True) inside inference_mode did not apply"
+
+
+BINARY = {
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+    "div": lambda a, b: a / b,
+}
+# With the other operand requiring grad, mul and div save the inference
+# operand for backward (d(a*b)/da = b, d(a/b)/da = 1/b); add and sub save nothing.
+SAVES_OPERAND = {"mul", "div"}
+
+
+@st.composite
+def mixed_pairs(draw):
+    dtype = draw(st.sampled_from(DIFFERENTIABLE))
+    shape = draw(shapes())
+    return draw(tensor_specs(dtype=dtype, shape=shape)), draw(
+        tensor_specs(dtype=dtype, shape=shape)
+    )
+
+
+@pytest.mark.claim("gradmode.inference-not-usable-in-autograd")
+@given(
+    pair=mixed_pairs(),
+    op=st.sampled_from(sorted(BINARY)),
+    inference_first=st.booleans(),
+)
+def test_inference_not_usable_in_autograd(device, pair, op, inference_first):
+    """The docstring's sentence as written. Ops that save nothing accept
+    inference tensors: recorded in expectations.
+
+    Kills (if it held): an inference tensor used in a recorded computation.
+    """
+    spec_n, spec_t = pair
+    n = spec_n.build(device, requires_grad=True, leaf=True)
+    t = build_inference(spec_t, device)
+    with pytest.raises(RuntimeError):
+        BINARY[op](t, n) if inference_first else BINARY[op](n, t)
+
+
+@pytest.mark.claim("gradmode.inference-cannot-be-saved")
+@given(
+    pair=mixed_pairs(),
+    op=st.sampled_from(sorted(BINARY)),
+    inference_first=st.booleans(),
+)
+def test_inference_cannot_be_saved(device, pair, op, inference_first):
+    """Kills: a recorded op that saves an inference tensor (whose mutation
+    could then never be detected) without raising, or one that raises
+    although it saves nothing."""
+    spec_n, spec_t = pair
+    n = spec_n.build(device, requires_grad=True, leaf=True)
+    t = build_inference(spec_t, device)
+    if op in SAVES_OPERAND:
+        with raises_with(RuntimeError, "Inference tensors cannot be saved for backward"):
+            BINARY[op](t, n) if inference_first else BINARY[op](n, t)
+    else:
+        r = BINARY[op](t, n) if inference_first else BINARY[op](n, t)
+        assert r.requires_grad and not r.is_inference(), "a recorded result is not a normal tensor"
+
+
+@pytest.mark.claim("gradmode.inference-clone-outside-is-normal")
+@given(spec=tensor_specs(), where=st.sampled_from(["outside", "inside"]))
+def test_inference_clone_outside_is_normal(device, spec, where):
+    """Kills: a clone outside the mode that stays an inference tensor (the
+    documented escape hatch would not work), or a clone inside that does not."""
+    t = build_inference(spec, device)
+    if where == "inside":
+        with torch.inference_mode():
+            c = t.clone()
+        assert c.is_inference(), "a clone made inside inference_mode is a normal tensor"
+        return
+    c = t.clone()
+    assert not c.is_inference(), "a clone made outside inference_mode is an inference tensor"
+    assert torch.equal(c, t), "the clone has different values"
+    before = c._version
+    c.fill_(1)
+    assert c._version > before, "the clone's version counter does not work"
+    if spec.dtype in DIFFERENTIABLE:
+        c.requires_grad_(True)
+        assert c.requires_grad, "the clone cannot require grad"
+
+
+@pytest.mark.claim("gradmode.inference-factory-requires-grad")
+@given(case=factory_cases(with_parameter=False))
+def test_inference_factory_requires_grad(device, case):
+    """Kills: an inference_mode that drops an explicit requires_grad=True of
+    a factory, or whose factories do not produce inference tensors."""
+    name, spec = case
+    source = spec.build(device)
+    with torch.inference_mode():
+        t = _factory(name, spec.shape, spec.dtype, device, source)
+    assert t.is_inference(), f"{name} inside inference_mode did not make an inference tensor"
+    assert t.requires_grad is True, f"{name}(requires_grad=True) inside inference_mode does not"
+    assert t.is_leaf, f"{name} inside inference_mode did not return a leaf"
+
+
+@pytest.mark.claim("gradmode.inference-disables-version-bumps")
+@given(case=inplace_cases())
+def test_inference_disables_version_bumps(device, case):
+    """The docstring's 'disabling ... version counter bumps' read for every
+    tensor. Normal tensors are still bumped: recorded in expectations.
+
+    Kills (if it held): an in-place op inside inference_mode that bumps a version.
+    """
+    op, spec = case
+    x = spec.build(device)
+    before = x._version
+    with torch.inference_mode():
+        INPLACE[op](x)
+    assert x._version == before, "an in-place op inside inference_mode bumped a version counter"
+
+
+@pytest.mark.claim("gradmode.inference-normal-inplace-bumps")
+@given(case=inplace_cases(), requires_grad=st.booleans())
+def test_inference_normal_inplace_bumps(device, case, requires_grad):
+    """Kills: an inference_mode that skips version bumps of normal tensors,
+    so a tensor saved by a graph built before the block is overwritten with
+    no error at backward."""
+    op, spec = case
+    rg = maybe_rg(spec, requires_grad)
+    x = spec.build(device, requires_grad=rg, leaf=True)
+    loss = real_scalar(x * x) if rg else None  # mul saves x
+    before = x._version
+    with torch.inference_mode():
+        INPLACE[op](x)  # allowed even on a leaf that requires grad
+    assert x._version > before, "an in-place op inside inference_mode did not bump a normal tensor"
+    assert not x.is_inference(), "an in-place op inside inference_mode made an inference tensor"
+    if rg:
+        with raises_with(RuntimeError, "modified by an inplace operation"):
+            loss.backward()
