@@ -1,0 +1,405 @@
+"""Properties of tensor construction (claims in ``claims/construct.toml``):
+``torch.tensor``, ``Tensor.new_tensor``, ``torch.as_tensor``, ``torch.asarray``
+and ``torch.Tensor()``.
+
+What each property kills (the broken torch it would catch) is in its docstring.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from conformance.checks import (
+    capture_warnings,
+    grad_mode_restored,
+    raises_with,
+    shares_storage,
+    writes_visible,
+)
+from strategies import ALL_DTYPES, DIFFERENTIABLE, FLOATING, shapes, tensor_specs
+
+COPY_WARNING = "To copy construct from a tensor, it is recommended to use"
+ASARRAY_WARNING = "unspecified requires_grad now defaults to obj.requires_grad"
+
+
+def _build(spec, device, requires_grad, leaf):
+    """Build ``spec``; ``requires_grad`` only applies to differentiable dtypes."""
+    rg = requires_grad and spec.dtype in DIFFERENTIABLE
+    return spec.build(device, requires_grad=rg, leaf=leaf)
+
+
+def _root_leaf(t: torch.Tensor) -> torch.Tensor:
+    """The leaf a tensor built by ``TensorSpec.build`` derives from."""
+    return t if t.is_leaf else t._base
+
+
+def _real_sum(t: torch.Tensor) -> torch.Tensor:
+    s = t.sum()
+    return s.real if s.is_complex() else s
+
+
+def _assert_unshared_copy(c: torch.Tensor, t: torch.Tensor, what: str) -> None:
+    assert not shares_storage(c, t), f"{what} shares storage with its input"
+    if t.numel() and c.numel():
+        assert not writes_visible(c, t), f"{what}: a write to the copy is visible in the input"
+
+
+# ---------------------------------------------------------------- torch.tensor
+
+
+@pytest.mark.claim("construct.tensor-is-detach-clone")
+@given(spec=tensor_specs(), requires_grad=st.booleans(), leaf=st.booleans())
+def test_tensor_of_tensor_is_detach_clone(device, spec, requires_grad, leaf):
+    """Kills: torch.tensor(t) that aliases t, keeps its graph (grad_fn, requires_grad),
+    converts its dtype/device, or changes values or layout relative to detach().clone()."""
+    t = _build(spec, device, requires_grad, leaf)
+    ref = t.detach().clone()
+    with capture_warnings():
+        c = torch.tensor(t)
+    assert c.dtype == ref.dtype and c.device == ref.device, "torch.tensor(t) changed dtype/device"
+    assert c.shape == ref.shape and torch.equal(c, ref), "torch.tensor(t) changed the values"
+    assert c.stride() == ref.stride(), "torch.tensor(t) has other strides than detach().clone()"
+    assert c.requires_grad is False, "torch.tensor(t) requires grad"
+    assert c.grad_fn is None and c.is_leaf, "torch.tensor(t) has autograd history"
+    _assert_unshared_copy(c, t, "torch.tensor(t)")
+
+
+@pytest.mark.claim("construct.tensor-requires-grad-is-detach-clone-requires-grad")
+@given(spec=tensor_specs(requires_grad=True), requires_grad=st.booleans(), leaf=st.booleans())
+def test_tensor_requires_grad_true_is_fresh_leaf(device, spec, requires_grad, leaf):
+    """Kills: torch.tensor(t, requires_grad=True) that keeps t's graph (gradient reaching t),
+    returns a non-leaf, or aliases t."""
+    t = _build(spec, device, requires_grad, leaf)
+    with capture_warnings():
+        c = torch.tensor(t, requires_grad=True)
+    assert torch.equal(c.detach(), t.detach()), "torch.tensor(t, requires_grad=True) changed values"
+    assert c.requires_grad and c.is_leaf and c.grad_fn is None, (
+        "torch.tensor(t, requires_grad=True) is not a fresh leaf requiring grad"
+    )
+    _assert_unshared_copy(c, t, "torch.tensor(t, requires_grad=True)")
+    _real_sum(c).backward()
+    assert c.grad is not None, "gradient did not reach torch.tensor(t, requires_grad=True)"
+    if requires_grad:
+        assert _root_leaf(t).grad is None, "gradient flowed from torch.tensor(t) back into t"
+
+
+@pytest.mark.claim("construct.copy-construct-warns")
+@given(
+    spec=tensor_specs(),
+    requires_grad=st.booleans(),
+    via=st.sampled_from(["torch.tensor", "new_tensor"]),
+)
+def test_copy_construct_warns_on_every_call(device, spec, requires_grad, via):
+    """Kills: a copy-construct path that stopped warning, or warns only once per process."""
+    t = _build(spec, device, requires_grad, leaf=True)
+    with capture_warnings() as caught:
+        for _ in range(2):
+            if via == "torch.tensor":
+                torch.tensor(t)
+            else:
+                t.new_tensor(t)
+    hits = [
+        w for w in caught if issubclass(w.category, UserWarning) and COPY_WARNING in str(w.message)
+    ]
+    assert len(hits) == 2, f"{via}(tensor) emitted {len(hits)} copy-construct warnings for 2 calls"
+
+
+@pytest.mark.claim("construct.tensor-requires-data")
+def test_tensor_without_data_raises_type_error(device):
+    """Kills: torch.tensor() that returns an empty tensor like torch.Tensor()."""
+    with raises_with(TypeError, "missing 1 required positional argument"):
+        torch.tensor(device=device)
+
+
+@pytest.mark.claim("construct.tensor-class-call-is-empty")
+@given(default=st.sampled_from(FLOATING))
+def test_tensor_class_call_is_empty_default_float(device, default):
+    """Kills: torch.Tensor() that raises like torch.tensor(), or ignores the default dtype."""
+    with grad_mode_restored():
+        torch.set_default_dtype(default)
+        e = torch.Tensor()
+    assert e.shape == (0,), f"torch.Tensor() has shape {tuple(e.shape)}"
+    assert e.dtype == default, f"torch.Tensor() is {e.dtype}, default dtype is {default}"
+    assert not e.requires_grad and e.is_leaf, "torch.Tensor() has autograd state"
+
+
+# ------------------------------------------------------------- Tensor.new_tensor
+
+
+@pytest.mark.claim("construct.new-tensor-is-detach-clone")
+@given(
+    spec=tensor_specs(),
+    data=st.data(),
+    requires_grad=st.booleans(),
+    leaf=st.booleans(),
+    ask_grad=st.booleans(),
+)
+def test_new_tensor_is_detach_clone(device, spec, data, requires_grad, leaf, ask_grad):
+    """Kills: new_tensor(x) that aliases x (no copy), keeps x's graph, or ignores
+    requires_grad=True."""
+    x = _build(spec, device, requires_grad, leaf)
+    # The equivalence is stated for self of x's dtype: self's dtype is new_tensor's default.
+    self_t = data.draw(tensor_specs(dtype=spec.dtype), label="self_spec").build(device)
+    ask_grad = ask_grad and spec.dtype in DIFFERENTIABLE
+    with capture_warnings():
+        c = self_t.new_tensor(x, requires_grad=ask_grad)
+    assert c.dtype == x.dtype and c.device == x.device, "new_tensor(x) changed dtype/device"
+    assert torch.equal(c.detach(), x.detach()), "new_tensor(x) changed the values"
+    assert c.requires_grad is ask_grad, f"new_tensor(x, requires_grad={ask_grad}) disagrees"
+    assert c.grad_fn is None and c.is_leaf, "new_tensor(x) has autograd history"
+    _assert_unshared_copy(c, x, "new_tensor(x)")
+    assert not shares_storage(c, self_t), "new_tensor(x) shares storage with self"
+
+
+@st.composite
+def _small_int_lists(draw):
+    # Python lists of values 0..100: representable in every dtype (list data that
+    # overflows self's dtype raises instead of converting, which is another matter).
+    arr = draw(hnp.arrays("int64", shapes(max_dims=3), elements=st.integers(0, 100)))
+    return arr.tolist()
+
+
+@pytest.mark.claim("construct.new-tensor-default-dtype-device")
+@given(
+    self_spec=tensor_specs(views=False),
+    data_spec=tensor_specs(),
+    as_list=st.booleans(),
+    lst=_small_int_lists(),
+    explicit=st.one_of(st.none(), st.sampled_from(ALL_DTYPES)),
+)
+def test_new_tensor_takes_self_dtype_and_device(
+    device, self_spec, data_spec, as_list, lst, explicit
+):
+    """Kills: new_tensor that infers the dtype from data (like torch.tensor) instead of
+    taking self's, or ignores an explicit dtype."""
+    self_t = self_spec.build(device)
+    data = lst if as_list else data_spec.build(device)
+    kwargs = {} if explicit is None else {"dtype": explicit}
+    with capture_warnings():
+        c = self_t.new_tensor(data, **kwargs)
+        ref = (torch.tensor(data, device=device) if as_list else data).to(c.dtype)
+    want = self_t.dtype if explicit is None else explicit
+    assert c.dtype == want, f"new_tensor gave {c.dtype}, expected {want}"
+    assert c.device == self_t.device, "new_tensor is not on self's device"
+    src_dtype = torch.int64 if as_list else data_spec.dtype
+    if torch.can_cast(src_dtype, want):  # value-preserving direction only
+        assert torch.equal(c, ref), "new_tensor values differ from data.to(dtype)"
+
+
+# --------------------------------------------------------------- torch.as_tensor
+
+
+@pytest.mark.claim("construct.as-tensor-identity")
+@given(
+    spec=tensor_specs(),
+    requires_grad=st.booleans(),
+    leaf=st.booleans(),
+    explicit=st.booleans(),
+)
+def test_as_tensor_returns_input_itself(device, spec, requires_grad, leaf, explicit):
+    """Kills: as_tensor that copies or aliases (a new object) when nothing needs converting,
+    or drops the autograd state."""
+    t = _build(spec, device, requires_grad, leaf)
+    rg, fn = t.requires_grad, t.grad_fn
+    kwargs = {"dtype": t.dtype, "device": t.device} if explicit else {}
+    r = torch.as_tensor(t, **kwargs)
+    assert r is t, "as_tensor(t) did not return t itself"
+    assert t.requires_grad == rg and t.grad_fn is fn, "as_tensor(t) changed t's autograd state"
+
+
+@pytest.mark.claim("construct.as-tensor-converts-with-history")
+@given(
+    spec=tensor_specs(),
+    target=st.sampled_from(ALL_DTYPES),
+    requires_grad=st.booleans(),
+)
+def test_as_tensor_other_dtype_copies_with_history(device, spec, target, requires_grad):
+    """Kills: as_tensor(t, dtype=d) that aliases t, differs from t.to(d), or cuts the graph
+    (no grad_fn, no gradient for t)."""
+    if target == spec.dtype:
+        target = torch.float64 if spec.dtype != torch.float64 else torch.float32
+    t = _build(spec, device, requires_grad, leaf=True)
+    with capture_warnings():  # complex -> real casts warn
+        r = torch.as_tensor(t, dtype=target)
+        ref = t.detach().to(target)
+    assert r is not t and r.dtype == target, "as_tensor(t, dtype=d) did not convert"
+    assert torch.equal(r.detach(), ref), "as_tensor(t, dtype=d) differs from t.to(d)"
+    assert not shares_storage(r, t), "as_tensor(t, dtype=d) shares storage with t"
+    if t.requires_grad and target in DIFFERENTIABLE:
+        assert r.grad_fn is not None and not r.is_leaf, "as_tensor(t, dtype=d) dropped history"
+        _real_sum(r).backward()
+        assert t.grad is not None, "gradient did not flow back through as_tensor(t, dtype=d)"
+        assert torch.equal(t.grad, torch.ones_like(t)), "wrong gradient through as_tensor"
+
+
+# ----------------------------------------------------------------- torch.asarray
+
+
+@pytest.mark.claim("construct.asarray-shares-by-default")
+@given(spec=tensor_specs(), requires_grad=st.booleans(), leaf=st.booleans())
+def test_asarray_shares_memory_by_default(device, spec, requires_grad, leaf):
+    """Kills: asarray(t) that copies, or changes dtype/device."""
+    t = _build(spec, device, requires_grad, leaf)
+    with capture_warnings():  # the once-per-process requires_grad notice
+        b = torch.asarray(t)
+    assert b.dtype == t.dtype and b.device == t.device, "asarray(t) changed dtype/device"
+    assert shares_storage(b, t), "asarray(t) does not share memory with t"
+    assert b.data_ptr() == t.data_ptr(), "asarray(t) starts at a different address"
+
+
+@pytest.mark.claim("construct.asarray-returns-same-object")
+@given(
+    spec=tensor_specs(),
+    requires_grad=st.booleans(),
+    leaf=st.booleans(),
+    copy=st.sampled_from([None, False]),
+    explicit=st.booleans(),
+)
+def test_asarray_returns_the_input_object(device, spec, requires_grad, leaf, copy, explicit):
+    """Kills: asarray returning a fresh alias instead of the input object (a behaviour
+    change callers relying on identity would notice)."""
+    t = _build(spec, device, requires_grad, leaf)
+    kwargs = {"dtype": t.dtype, "device": t.device} if explicit else {}
+    with capture_warnings():
+        b = torch.asarray(t, copy=copy, **kwargs)
+    assert b is t, "asarray(t) did not return t itself"
+
+
+@pytest.mark.claim("construct.asarray-copy-true-never-shares")
+@given(
+    spec=tensor_specs(),
+    target=st.one_of(st.none(), st.sampled_from(ALL_DTYPES)),
+    requires_grad=st.booleans(),
+)
+def test_asarray_copy_true_never_shares(device, spec, target, requires_grad):
+    """Kills: copy=True ignored when no conversion is needed (the asarray fast path)."""
+    t = _build(spec, device, requires_grad, leaf=True)
+    with capture_warnings():
+        b = torch.asarray(t, dtype=target, copy=True, requires_grad=False)
+        ref = t.detach().to(target or t.dtype)
+    assert b is not t, "asarray(t, copy=True) returned t"
+    assert not shares_storage(b, t), "asarray(t, copy=True) shares memory with t"
+    assert torch.equal(b, ref), "asarray(t, copy=True) changed the values"
+    if t.numel() and b.dtype == t.dtype:
+        assert not writes_visible(b, t), "asarray(t, copy=True): write to the copy seen in t"
+
+
+@pytest.mark.claim("construct.asarray-copy-false-aliases-or-raises")
+@given(
+    spec=tensor_specs(),
+    target=st.sampled_from(ALL_DTYPES),
+    case=st.sampled_from(["alias", "dtype", "sequence"]),
+)
+def test_asarray_copy_false_aliases_or_raises(device, spec, target, case):
+    """Kills: copy=False that silently copies (dtype change, Python data) instead of
+    raising, or refuses an aliasable tensor."""
+    t = spec.build(device)
+    if case == "alias":
+        b = torch.asarray(t, copy=False)
+        assert shares_storage(b, t), "asarray(t, copy=False) does not share memory"
+    elif case == "dtype":
+        if target == t.dtype:
+            target = torch.float64 if t.dtype != torch.float64 else torch.int8
+        with raises_with(ValueError, "can't alias"):
+            torch.asarray(t, dtype=target, copy=False)
+    else:
+        with raises_with(ValueError, "can't alias"):
+            torch.asarray(t.tolist(), copy=False, device=device)
+
+
+@pytest.mark.claim("construct.asarray-requires-grad-default-inherits")
+@given(spec=tensor_specs(), requires_grad=st.booleans(), leaf=st.booleans())
+def test_asarray_default_requires_grad_inherits(device, spec, requires_grad, leaf):
+    """Kills: the pre-#170897 default (requires_grad=False), which also cleared the
+    caller's flag on a leaf; or a default that drops a non-leaf's history."""
+    t = _build(spec, device, requires_grad, leaf)
+    rg, fn = t.requires_grad, t.grad_fn
+    with capture_warnings():
+        b = torch.asarray(t)
+    assert b.requires_grad == rg, "asarray() result does not inherit requires_grad"
+    assert b.grad_fn is fn, "asarray() result does not keep the input's grad_fn"
+    assert t.requires_grad == rg, "asarray() changed the input's requires_grad"
+
+
+_WARN_ONCE_CODE = textwrap.dedent(
+    """
+    import json, warnings, torch
+    dev = {device!r}
+    counts = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        def count():
+            return sum({needle!r} in str(w.message) for w in caught)
+        torch.asarray(torch.zeros(3, device=dev))
+        torch.asarray(torch.zeros(3, device=dev, requires_grad=True), requires_grad=True)
+        torch.asarray(torch.zeros(3, device=dev, requires_grad=True), requires_grad=False)
+        counts.append(count())
+        torch.asarray(torch.zeros(3, device=dev, requires_grad=True))
+        counts.append(count())
+        torch.asarray(torch.zeros(3, device=dev, requires_grad=True) * 2)
+        torch.asarray(torch.ones(2, device=dev, requires_grad=True))
+        counts.append(count())
+        cats = sorted({{w.category.__name__ for w in caught if {needle!r} in str(w.message)}})
+    print(json.dumps({{"counts": counts, "categories": cats}}))
+    """
+)
+
+
+@pytest.mark.claim("construct.asarray-requires-grad-default-warns-once")
+def test_asarray_default_requires_grad_warns_once_per_process(device):
+    """Kills: a notice that never fires, fires for explicit requires_grad / inputs not
+    requiring grad, or fires on every call. Runs in a fresh interpreter because the
+    warning is once per process."""
+    code = _WARN_ONCE_CODE.format(device=device, needle=ASARRAY_WARNING)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert proc.returncode == 0, f"subprocess failed: {proc.stderr[-500:]}"
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    counts = out["counts"]
+    assert counts[0] == 0, "asarray warned for explicit requires_grad or a non-grad input"
+    assert counts[1] == 1, "asarray(t requiring grad) did not warn about the new default"
+    assert counts[2] == 1, "asarray requires_grad notice fired more than once per process"
+    assert out["categories"] == ["UserWarning"], f"notice category {out['categories']}"
+
+
+@pytest.mark.claim("construct.asarray-requires-grad-keeps-or-drops-history")
+@given(spec=tensor_specs(requires_grad=True), keep=st.booleans())
+def test_asarray_requires_grad_keeps_or_drops_history(device, spec, keep):
+    """Kills: requires_grad=True that re-roots a non-leaf (new leaf, gradient lost), or
+    requires_grad=False that copies instead of sharing."""
+    x = spec.build(device, requires_grad=True, leaf=True)
+    y = x * 1  # a non-leaf with history, same values
+    b = torch.asarray(y, requires_grad=keep)
+    assert shares_storage(b, y), f"asarray(y, requires_grad={keep}) does not share memory"
+    if keep:
+        assert b.grad_fn is y.grad_fn, "asarray(y, requires_grad=True) lost y's history"
+        _real_sum(b).backward()
+        assert x.grad is not None, "gradient did not flow through asarray(y, requires_grad=True)"
+    else:
+        assert b.grad_fn is None and not b.requires_grad, (
+            "asarray(y, requires_grad=False) kept the history"
+        )
+        assert y.requires_grad, "asarray(y, requires_grad=False) changed y"
+
+
+@pytest.mark.claim("construct.asarray-requires-grad-sets-input-flag")
+@given(spec=tensor_specs(requires_grad=True), before=st.booleans(), flag=st.booleans())
+def test_asarray_requires_grad_sets_the_input_flag(device, spec, before, flag):
+    """Pins the side effect: asarray(leaf, requires_grad=b) is the leaf, now with flag b.
+    Kills: a fix that returns an alias (the caller's flag would stay put)."""
+    x = spec.build(device, requires_grad=before, leaf=True)
+    b = torch.asarray(x, requires_grad=flag)
+    assert b is x, "asarray(leaf, requires_grad=...) did not return the leaf itself"
+    assert x.requires_grad is flag, (
+        f"asarray(leaf, requires_grad={flag}) left the caller's flag at {x.requires_grad}"
+    )

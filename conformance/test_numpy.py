@@ -1,0 +1,643 @@
+"""Properties of NumPy interop (claims in ``claims/numpy.toml``): ``torch.from_numpy``,
+``Tensor.numpy`` and NumPy inputs to ``torch.tensor``/``as_tensor``/``asarray``.
+
+NumPy arrays live in host memory, so every claim is registered ``devices = ["cpu"]``.
+Arrays are drawn with ``hypothesis.extra.numpy`` and then viewed through a drawn
+transpose and positive-step slicing (offsets, steps), so non-contiguous arrays occur.
+What each property kills (the broken torch it would catch) is in its docstring.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass, field
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from conformance.checks import capture_warnings, raises_with, sentinel_for, shares_storage
+from strategies import ALL_DTYPES, COMPLEX, DIFFERENTIABLE, numpy_dtype, tensor_specs
+
+#: NumPy dtype -> torch dtype, for every torch dtype NumPy can hold (not bfloat16).
+NP_TO_TORCH: dict[np.dtype, torch.dtype] = {
+    numpy_dtype(d): d for d in ALL_DTYPES if d != torch.bfloat16
+}
+NP_DTYPES: tuple[np.dtype, ...] = tuple(NP_TO_TORCH)
+#: The dtypes the from_numpy docstring lists.
+DOCUMENTED_NP_DTYPES: tuple[np.dtype, ...] = tuple(
+    np.dtype(n)
+    for n in (
+        "float64",
+        "float32",
+        "float16",
+        "complex64",
+        "complex128",
+        "int64",
+        "int32",
+        "int16",
+        "int8",
+        "uint8",
+        "bool",
+    )
+)
+#: Native-order dtypes torch cannot hold.
+FOREIGN_NP_DTYPES: tuple[np.dtype, ...] = tuple(
+    np.dtype(n) for n in ("longdouble", "clongdouble", "U1", "O", "M8[s]", "m8[s]", "V4")
+)
+NUMPY_DTYPES_NO_BF16 = tuple(d for d in ALL_DTYPES if d != torch.bfloat16)
+NP_DIFFERENTIABLE = tuple(d for d in DIFFERENTIABLE if d != torch.bfloat16)
+
+
+def _np_elements(dt: np.dtype) -> st.SearchStrategy:
+    """Finite values for ``dt`` (bounded like the tensor strategies)."""
+    if dt.kind == "f":
+        return hnp.from_dtype(
+            dt, allow_nan=False, allow_infinity=False, min_value=-1e3, max_value=1e3
+        )
+    if dt.kind == "c":
+        return hnp.from_dtype(dt, allow_nan=False, allow_infinity=False, max_magnitude=1e3)
+    return hnp.from_dtype(dt)
+
+
+@dataclass(frozen=True)
+class NdCase:
+    """A base ndarray and the view taken of it: ``base.transpose(perm)[index]``."""
+
+    base: np.ndarray = field(compare=False)
+    perm: tuple[int, ...] | None = None
+    index: tuple[slice, ...] | None = None
+
+    def build(self) -> np.ndarray:
+        """A fresh copy of the base, viewed through ``perm`` then ``index``."""
+        a = self.base.copy()
+        if self.perm is not None:
+            a = a.transpose(self.perm)
+        if self.index is not None:
+            a = a[self.index]
+        return a
+
+
+@st.composite
+def nd_cases(draw, *, dtypes=NP_DTYPES, min_side: int = 0, views: bool = True) -> NdCase:
+    """ndarrays of 0-4 dims of ``dtypes`` (mostly non-empty; zero-size sides only when
+    ``min_side=0``), viewed - when ``views`` - through a non-identity transpose and/or
+    positive-step slices with offsets, so most multi-element draws are non-contiguous."""
+    dt = draw(st.sampled_from(dtypes))
+    shape = draw(
+        st.one_of(
+            hnp.array_shapes(min_dims=0, max_dims=4, min_side=max(1, min_side), max_side=4),
+            hnp.array_shapes(min_dims=2, max_dims=3, min_side=max(2, min_side), max_side=4),
+            hnp.array_shapes(min_dims=1, max_dims=4, min_side=min_side, max_side=4),
+        )
+    )
+    base = draw(hnp.arrays(dt, shape, elements=_np_elements(dt)))
+    perm = index = None
+    kind = draw(st.sampled_from(["transpose+slice", "slice", "transpose", "plain"]))
+    if views and base.ndim >= 2 and "transpose" in kind:
+        perm = tuple(draw(st.permutations(range(base.ndim)).filter(lambda q: list(q) != sorted(q))))
+    if views and base.ndim >= 1 and "slice" in kind:
+        sides = base.transpose(perm).shape if perm else base.shape
+        index = tuple(
+            slice(
+                draw(st.integers(0, max(0, min(1, side - min_side)))),
+                None,
+                draw(st.sampled_from([2, 1, 3])),
+            )
+            for side in sides
+        )
+    return NdCase(base=base, perm=perm, index=index)
+
+
+def _first(x):
+    """Index of the first element of an array or tensor."""
+    return (0,) * x.ndim
+
+
+def _np_addr(a: np.ndarray) -> int:
+    return a.__array_interface__["data"][0]
+
+
+def _strides_match(t: torch.Tensor, a: np.ndarray) -> bool:
+    """Element strides agree on every dim of size > 1 (others carry no information)."""
+    if t.shape != a.shape:
+        return False
+    if not a.size:
+        return True
+    return all(
+        ts == s // a.itemsize
+        for ts, s, n in zip(t.stride(), a.strides, a.shape, strict=True)
+        if n > 1
+    )
+
+
+def _sentinel(a: np.ndarray):
+    """A value representable in ``a``'s dtype that differs from ``a``'s first element."""
+    return sentinel_for(torch.from_numpy(np.ascontiguousarray(a[_first(a)]).copy()))
+
+
+def _array_write_seen_in_tensor(a: np.ndarray, t: torch.Tensor) -> bool:
+    """Write a new value into ``a``'s first element; True when ``t`` reads it too."""
+    a[_first(a)] = _sentinel(a)
+    return t[_first(t)].item() == a[_first(a)].item()
+
+
+def _tensor_write_seen_in_array(t: torch.Tensor, a: np.ndarray) -> bool:
+    """Write a new value into ``t``'s first element; True when ``a`` reads it too."""
+    with torch.no_grad():
+        t[_first(t)] = _sentinel(a)
+    return a[_first(a)].item() == t[_first(t)].item()
+
+
+def _same_values(t: torch.Tensor, a: np.ndarray) -> bool:
+    return t.shape == a.shape and np.array_equal(t.detach().numpy(force=True), a)
+
+
+def _build_tensor(spec, requires_grad=False):
+    return spec.build("cpu", requires_grad=requires_grad and spec.dtype in DIFFERENTIABLE)
+
+
+# ------------------------------------------------------------ ndarray -> tensor
+
+
+@pytest.mark.claim("numpy.tensor-copies-ndarray")
+@given(case=nd_cases(), direction=st.sampled_from(["array-write", "tensor-write"]))
+def test_tensor_of_ndarray_copies(device, case, direction):
+    """Kills: torch.tensor(ndarray) that aliases the array (like from_numpy), changes its
+    dtype or values, or returns a tensor with autograd state."""
+    a = case.build()
+    t = torch.tensor(a)
+    assert t.dtype == NP_TO_TORCH[a.dtype], f"torch.tensor({a.dtype} array) is {t.dtype}"
+    assert _same_values(t, a), "torch.tensor(ndarray) changed the values"
+    assert t.is_leaf and not t.requires_grad, "torch.tensor(ndarray) has autograd state"
+    if a.size:
+        assert t.data_ptr() != _np_addr(a), "torch.tensor(ndarray) shares the array's memory"
+        if direction == "array-write":
+            assert not _array_write_seen_in_tensor(a, t), "array write seen in torch.tensor(a)"
+        else:
+            assert not _tensor_write_seen_in_array(t, a), "torch.tensor(a) write seen in array"
+
+
+@pytest.mark.claim("numpy.tensor-dtype-override")
+@given(
+    case=nd_cases(dtypes=tuple(d for d in NP_DTYPES if d.kind != "c")),
+    target=st.sampled_from(ALL_DTYPES),
+    cap=st.integers(0, 100),
+)
+def test_tensor_of_ndarray_dtype_override(device, case, target, cap):
+    """Kills: a dtype= that is ignored for ndarray input (the array's dtype wins), or a
+    result aliasing the array."""
+    a = case.build()
+    # Values 0..100 convert exactly into every dtype: the claim is the override, not
+    # out-of-range or complex->real conversion rules.
+    a[...] = np.minimum(np.abs(a.astype(np.float64)), cap).astype(a.dtype)
+    t = torch.tensor(a, dtype=target)
+    assert t.dtype == target, f"torch.tensor(a, dtype={target}) gave {t.dtype}"
+    ref = torch.tensor(a.astype(np.float64).tolist(), dtype=torch.float64).to(target)
+    assert t.shape == a.shape and torch.equal(t, ref.reshape(a.shape)), (
+        "torch.tensor(a, dtype=d) values differ from a converted to d"
+    )
+    if a.size:
+        assert t.data_ptr() != _np_addr(a), "torch.tensor(a, dtype=d) shares the array's memory"
+
+
+@pytest.mark.claim("numpy.from-numpy-shares-memory")
+@given(case=nd_cases(), direction=st.sampled_from(["array-write", "tensor-write"]))
+def test_from_numpy_shares_memory_both_ways(device, case, direction):
+    """Kills: from_numpy that copies (always, or for non-contiguous/offset arrays), or
+    changes dtype, shape or strides."""
+    a = case.build()
+    t = torch.from_numpy(a)
+    assert t.dtype == NP_TO_TORCH[a.dtype], f"from_numpy({a.dtype} array) is {t.dtype}"
+    assert _strides_match(t, a), "from_numpy changed shape or strides"
+    assert _same_values(t, a), "from_numpy changed the values"
+    if a.size:  # an empty array has no element to share
+        assert t.data_ptr() == _np_addr(a), "from_numpy result is not at the array's address"
+        if direction == "array-write":
+            assert _array_write_seen_in_tensor(a, t), "array write not seen in from_numpy(a)"
+        else:
+            assert _tensor_write_seen_in_array(t, a), "from_numpy(a) write not seen in array"
+
+
+@pytest.mark.claim("numpy.as-tensor-shares-memory")
+@given(
+    case=nd_cases(),
+    direction=st.sampled_from(["array-write", "tensor-write"]),
+    target=st.one_of(st.none(), st.sampled_from(ALL_DTYPES)),
+)
+def test_as_tensor_of_ndarray_shares_unless_converted(device, case, direction, target):
+    """Kills: as_tensor(ndarray) that copies although nothing needs converting, or that
+    aliases when a dtype conversion was asked for."""
+    a = case.build()
+    same = target is None or target == NP_TO_TORCH[a.dtype]
+    with capture_warnings():  # complex -> real casts warn
+        t = torch.as_tensor(a, dtype=target)
+    want = NP_TO_TORCH[a.dtype] if target is None else target
+    assert t.dtype == want, f"as_tensor(a, dtype={target}) gave {t.dtype}"
+    if not a.size:
+        return
+    if same:
+        assert t.data_ptr() == _np_addr(a), "as_tensor(ndarray) does not share the array's memory"
+        if direction == "array-write":
+            assert _array_write_seen_in_tensor(a, t), "array write not seen in as_tensor(a)"
+        else:
+            assert _tensor_write_seen_in_array(t, a), "as_tensor(a) write not seen in array"
+    else:
+        snapshot = t.clone()
+        a[_first(a)] = _sentinel(a)
+        assert t.data_ptr() != _np_addr(a), "as_tensor(a, dtype=other) shares the array's memory"
+        assert torch.equal(t, snapshot), "as_tensor(a, dtype=other): array write seen in tensor"
+
+
+@pytest.mark.claim("numpy.from-numpy-no-dtype-argument")
+@given(
+    case=nd_cases(views=False),
+    target=st.sampled_from(ALL_DTYPES),
+    how=st.sampled_from(["keyword", "positional"]),
+)
+def test_from_numpy_takes_no_dtype(device, case, target, how):
+    """Kills: a from_numpy that grew a dtype argument (it would then no longer be the
+    always-sharing constructor the tutorial describes)."""
+    a = case.build()
+    with raises_with(TypeError, "from_numpy"):
+        if how == "keyword":
+            torch.from_numpy(a, dtype=target)
+        else:
+            torch.from_numpy(a, target)
+
+
+@pytest.mark.claim("numpy.from-numpy-not-resizable")
+@given(case=nd_cases(), extra=st.integers(1, 16))
+def test_from_numpy_storage_cannot_grow(device, case, extra):
+    """Kills: a from_numpy tensor whose storage can be reallocated (the array would
+    silently stop sharing memory with it)."""
+    a = case.build()
+    t = torch.from_numpy(a)
+    needed = t.untyped_storage().nbytes() // t.element_size() + extra
+    with raises_with(RuntimeError, "Trying to resize storage that is not resizable"):
+        t.resize_(needed)
+
+
+@st.composite
+def _negative_stride_cases(draw):
+    case = draw(nd_cases(min_side=1, views=True).filter(lambda c: c.base.ndim >= 1))
+    a = case.build()
+    axis = draw(st.integers(0, a.ndim - 1))
+    index = [slice(None)] * a.ndim
+    index[axis] = slice(None, None, -1)
+    return case, tuple(index)
+
+
+@pytest.mark.claim("numpy.negative-strides-rejected")
+@given(
+    drawn=_negative_stride_cases(),
+    via=st.sampled_from(["from_numpy", "as_tensor", "asarray", "tensor"]),
+)
+def test_negative_strides_are_rejected(device, drawn, via):
+    """Kills: a constructor that accepts negative strides (silently copying, or building
+    a tensor with a negative stride), or raises something other than ValueError."""
+    case, index = drawn
+    a = case.build()[index]
+    assert any(s < 0 for s in a.strides)
+    fn = {
+        "from_numpy": torch.from_numpy,
+        "as_tensor": torch.as_tensor,
+        "asarray": torch.asarray,
+        "tensor": torch.tensor,
+    }[via]
+    with raises_with(ValueError, "At least one stride in the given numpy array is negative"):
+        fn(a)
+
+
+_READ_ONLY_CODE = textwrap.dedent(
+    """
+    import json, warnings
+    import numpy as np, torch
+    needle = {needle!r}
+    counts = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        def count():
+            return sum(needle in str(w.message) for w in caught)
+        w = np.arange(6.0).reshape(2, 3)
+        torch.from_numpy(w); torch.as_tensor(w); torch.asarray(w)
+        counts.append(count())
+        r = np.arange(6.0).reshape(2, 3)
+        r.flags.writeable = False
+        torch.from_numpy(r)
+        counts.append(count())
+        r2 = np.ones(4, dtype=np.int32)
+        r2.flags.writeable = False
+        torch.from_numpy(r); torch.from_numpy(r2); torch.as_tensor(r2); torch.asarray(r2)
+        counts.append(count())
+        cats = sorted({{w.category.__name__ for w in caught if needle in str(w.message)}})
+    print(json.dumps({{"counts": counts, "categories": cats}}))
+    """
+)
+
+
+@pytest.mark.claim("numpy.read-only-warns-once")
+def test_read_only_array_warns_once_per_process(device):
+    """Kills: a read-only conversion that never warns, warns for writable arrays, or warns
+    on every call. Runs in a fresh interpreter: the warning is once per process."""
+    code = _READ_ONLY_CODE.format(needle="The given NumPy array is not writable")
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert proc.returncode == 0, f"subprocess failed: {proc.stderr[-500:]}"
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    counts = out["counts"]
+    assert counts[0] == 0, "a writable array triggered the read-only warning"
+    assert counts[1] == 1, "from_numpy(read-only array) did not warn"
+    assert counts[2] == 1, "read-only warning fired more than once per process"
+    assert out["categories"] == ["UserWarning"], f"warning category {out['categories']}"
+
+
+@pytest.mark.claim("numpy.from-numpy-documented-dtypes")
+@given(
+    dt=st.sampled_from(
+        DOCUMENTED_NP_DTYPES
+        + tuple(np.dtype(n) for n in ("uint16", "uint32", "uint64"))
+        + FOREIGN_NP_DTYPES
+    ),
+    size=st.integers(0, 3),
+)
+def test_from_numpy_accepts_exactly_the_documented_dtypes(device, dt, size):
+    """The docstring's list as stated (stale since uint16/32/64 arrived in torch 2.3:
+    recorded in expectations). Kills: a from_numpy dropping a documented dtype."""
+    a = np.zeros(size, dtype=dt)
+    try:
+        torch.from_numpy(a)
+        accepted = True
+    except TypeError:
+        accepted = False
+    if dt in DOCUMENTED_NP_DTYPES:
+        assert accepted, f"from_numpy rejected documented dtype {dt}"
+    else:
+        assert not accepted, f"from_numpy accepted {dt}, outside its documented dtype list"
+
+
+@pytest.mark.claim("numpy.from-numpy-dtype-set")
+@given(
+    dt=st.sampled_from(
+        DOCUMENTED_NP_DTYPES
+        + tuple(np.dtype(n) for n in ("uint16", "uint32", "uint64"))
+        + FOREIGN_NP_DTYPES
+    ),
+    swapped=st.booleans(),
+    size=st.integers(0, 3),
+)
+def test_from_numpy_dtype_set(device, dt, swapped, size):
+    """Pins the accepted set and the errors. Kills: from_numpy losing a supported dtype,
+    accepting a foreign one, or accepting a byte-swapped array (it would misread it)."""
+    if swapped:
+        dt = dt.newbyteorder()
+    a = np.zeros(size, dtype=dt)
+    native = dt.isnative
+    supported = np.dtype(dt.newbyteorder("=")) in NP_DTYPES
+    if supported and native:
+        t = torch.from_numpy(a)
+        assert t.dtype == NP_TO_TORCH[np.dtype(dt)], f"from_numpy({dt}) gave {t.dtype}"
+    elif supported:
+        with raises_with(ValueError, "byte order"):
+            torch.from_numpy(a)
+    else:
+        with raises_with(TypeError, "can't convert np.ndarray of type"):
+            torch.from_numpy(a)
+
+
+@pytest.mark.claim("numpy.asarray-ndarray-shares-unless-converted")
+@given(
+    case=nd_cases(min_side=1).filter(lambda c: c.base.ndim >= 1),
+    copy=st.sampled_from([None, False]),
+    explicit=st.booleans(),
+)
+def test_asarray_of_ndarray_shares_by_default(device, case, copy, explicit):
+    """Kills: asarray(ndarray) that copies by default or under copy=False.
+    (0-d arrays are a separate claim: asarray-zero-dim-ndarray.)"""
+    a = case.build()
+    kwargs = {"dtype": NP_TO_TORCH[a.dtype]} if explicit else {}
+    t = torch.asarray(a, copy=copy, **kwargs)
+    assert t.dtype == NP_TO_TORCH[a.dtype], f"asarray gave {t.dtype}"
+    assert t.data_ptr() == _np_addr(a), f"asarray(a, copy={copy}) does not share memory"
+    assert _array_write_seen_in_tensor(a, t), "array write not seen in asarray(a)"
+
+
+@pytest.mark.claim("numpy.asarray-ndarray-shares-unless-converted")
+@given(
+    case=nd_cases(min_side=1).filter(lambda c: c.base.ndim >= 1),
+    copy=st.sampled_from([None, False, True]),
+    target=st.sampled_from(ALL_DTYPES),
+)
+def test_asarray_of_ndarray_copies_when_converting_or_asked(device, case, copy, target):
+    """Kills: asarray(ndarray) that aliases despite copy=True or a dtype change, or that
+    silently copies under copy=False instead of raising."""
+    a = case.build()
+    converts = target != NP_TO_TORCH[a.dtype]
+    if copy is False:
+        if converts:
+            with raises_with(ValueError, "can't alias"):
+                torch.asarray(a, dtype=target, copy=False)
+        return
+    if copy is None and not converts:
+        return  # the sharing case, tested above
+    with capture_warnings():  # complex -> real casts warn
+        t = torch.asarray(a, dtype=target, copy=copy)
+    assert t.dtype == target, f"asarray(a, dtype={target}) gave {t.dtype}"
+    assert t.data_ptr() != _np_addr(a), "asarray(a) shares memory despite copy/conversion"
+    snapshot = t.clone()
+    a[_first(a)] = _sentinel(a)
+    assert torch.equal(t, snapshot), "array write seen in a copying asarray(a)"
+
+
+def _zero_dim_cases():
+    return nd_cases(min_side=1, views=False).map(
+        lambda c: NdCase(base=c.base.reshape(-1)[:1].reshape(()))
+    )
+
+
+@pytest.mark.claim("numpy.asarray-zero-dim-ndarray")
+@given(case=_zero_dim_cases())
+def test_asarray_of_zero_dim_ndarray_shares(device, case):
+    """The ndarray rules applied to 0-d arrays. Deviates: they are handled like NumPy
+    scalars and copied, even under copy=False (recorded in expectations)."""
+    a = case.build()
+    t = torch.asarray(a, copy=False)
+    assert t.dim() == 0 and t.dtype == NP_TO_TORCH[a.dtype], "asarray(0-d array) shape/dtype"
+    assert t.data_ptr() == _np_addr(a), "asarray(0-d array, copy=False) does not share memory"
+
+
+@pytest.mark.claim("numpy.asarray-zero-dim-ndarray-copies")
+@given(
+    case=_zero_dim_cases(),
+    copy=st.sampled_from([None, False, True]),
+    target=st.one_of(st.none(), st.sampled_from(ALL_DTYPES)),
+)
+def test_asarray_of_zero_dim_ndarray_pinned(device, case, copy, target):
+    """Pins what asarray does with a 0-d ndarray: a copy whatever copy= says, and a
+    "can't alias" ValueError when copy is not None and the dtype changes. Kills: any
+    change to that (a fix included, which should then update the claims)."""
+    a = case.build()
+    converts = target is not None and target != NP_TO_TORCH[a.dtype]
+    if copy is not None and converts:
+        with raises_with(ValueError, "can't alias"):
+            torch.asarray(a, dtype=target, copy=copy)
+        return
+    with capture_warnings():
+        t = torch.asarray(a, dtype=target, copy=copy)
+    assert t.dim() == 0 and t.dtype == (target or NP_TO_TORCH[a.dtype]), "0-d asarray dtype"
+    assert t.data_ptr() != _np_addr(a), f"asarray(0-d array, copy={copy}) shares memory"
+
+
+def _numpy_scalars():
+    return nd_cases(min_side=1, views=False).map(lambda c: c.base.reshape(-1)[0])
+
+
+@pytest.mark.claim("numpy.asarray-numpy-scalar-copies")
+@given(
+    s=_numpy_scalars(),
+    copy=st.sampled_from([None, False]),
+    target=st.one_of(st.none(), st.sampled_from(ALL_DTYPES)),
+)
+def test_asarray_of_numpy_scalar(device, s, copy, target):
+    """Kills: asarray(np scalar) that is not 0-d/CPU, ignores dtype=, or pretends to
+    alias under copy=False."""
+    assert isinstance(s, np.generic)
+    if copy is False:
+        with pytest.raises((ValueError, RuntimeError), match="can't alias NumPy scalars"):
+            torch.asarray(s, copy=False)
+        return
+    with capture_warnings():
+        t = torch.asarray(s, dtype=target)
+    want = target or NP_TO_TORCH[np.dtype(type(s))]
+    assert t.dim() == 0 and t.device.type == "cpu", "asarray(np scalar) is not a 0-d CPU tensor"
+    assert t.dtype == want, f"asarray({type(s).__name__}, dtype={target}) is {t.dtype}"
+    if target is None:
+        assert t.item() == s.item(), "asarray(np scalar) changed the value"
+
+
+@pytest.mark.claim("numpy.asarray-numpy-scalar-copies")
+@given(s=_numpy_scalars(), target=st.one_of(st.none(), st.sampled_from(ALL_DTYPES)))
+def test_asarray_of_numpy_scalar_copy_true(device, s, target):
+    """copy=True is what a NumPy scalar gets anyway, so it must also accept dtype=.
+    Deviates: a dtype change raises "can't alias" (recorded in expectations)."""
+    with capture_warnings():
+        t = torch.asarray(s, dtype=target, copy=True)
+    want = target or NP_TO_TORCH[np.dtype(type(s))]
+    assert t.dim() == 0 and t.dtype == want, f"asarray(np scalar, copy=True) is {t.dtype}"
+
+
+# ------------------------------------------------------------ tensor -> ndarray
+
+
+@pytest.mark.claim("numpy.numpy-shares-storage")
+@given(
+    spec=tensor_specs(dtype=NUMPY_DTYPES_NO_BF16),
+    direction=st.sampled_from(["array-write", "tensor-write"]),
+)
+def test_numpy_shares_storage(device, spec, direction):
+    """Kills: Tensor.numpy() that copies (always, or for views with offsets, steps,
+    permutations or stride-0 expands), or changes dtype/strides."""
+    t = spec.build("cpu")
+    a = t.numpy()
+    assert NP_TO_TORCH[a.dtype] == t.dtype, f"{t.dtype}.numpy() is {a.dtype}"
+    assert _strides_match(t, a), "numpy() changed shape or strides"
+    if t.numel():
+        assert _np_addr(a) == t.data_ptr(), "numpy() result is not at the tensor's address"
+        if direction == "array-write":
+            assert _array_write_seen_in_tensor(a, t), "ndarray write not seen in the tensor"
+        else:
+            assert _tensor_write_seen_in_array(t, a), "tensor write not seen in t.numpy()"
+
+
+def _flagged(spec, why: str) -> torch.Tensor:
+    if why == "requires_grad":
+        return spec.build("cpu", requires_grad=True)
+    if why == "conj":
+        return spec.build("cpu").conj()
+    return spec.build("cpu").conj().imag  # a real view with the negative bit set
+
+
+@pytest.mark.claim("numpy.numpy-refuses-grad-conj-dtype")
+@given(spec=tensor_specs(dtype=COMPLEX), why=st.sampled_from(["requires_grad", "conj", "bf16"]))
+def test_numpy_refuses_grad_conj_and_bfloat16(device, spec, why):
+    """Kills: numpy() that silently detaches, silently resolves the conjugate (a copy that
+    breaks the sharing promise), or reinterprets bfloat16 bits."""
+    if why == "bf16":
+        t = spec.build("cpu").real.to(torch.bfloat16)
+        with raises_with(TypeError, "BFloat16"):
+            t.numpy()
+        return
+    t = _flagged(spec, why)
+    needle = "requires grad" if why == "requires_grad" else "conjugate bit set"
+    with torch.enable_grad(), raises_with(RuntimeError, needle):
+        t.numpy()
+
+
+@pytest.mark.claim("numpy.numpy-refuses-neg-bit")
+@given(spec=tensor_specs(dtype=COMPLEX))
+def test_numpy_refuses_neg_bit(device, spec):
+    """Kills: numpy() that ignores the negative bit (an array with the wrong sign)."""
+    t = _flagged(spec, "neg")
+    assert t.is_neg()
+    with raises_with(RuntimeError, "negative bit set"):
+        t.numpy()
+
+
+@pytest.mark.claim("numpy.numpy-refuses-grad-under-no-grad")
+@given(spec=tensor_specs(dtype=NP_DIFFERENTIABLE))
+def test_numpy_refuses_grad_even_under_no_grad(device, spec):
+    """The docstring's condition as stated (no grad-mode exception). Deviates: the check
+    is skipped under no_grad (recorded in expectations). Kills, once fixed: a regression
+    back to the grad-mode-dependent check."""
+    t = spec.build("cpu", requires_grad=True)
+    with torch.no_grad():
+        with raises_with(RuntimeError, "requires grad"):
+            t.numpy()
+
+
+@pytest.mark.claim("numpy.numpy-no-grad-converts")
+@given(spec=tensor_specs(dtype=NP_DIFFERENTIABLE))
+def test_numpy_under_no_grad_converts_and_shares(device, spec):
+    """Pins the no_grad exception. Kills: a change either way (refusing under no_grad, or
+    copying instead of sharing)."""
+    t = spec.build("cpu", requires_grad=True)
+    with torch.no_grad():
+        a = t.numpy()
+    assert a.shape == tuple(t.shape), "numpy() under no_grad changed the shape"
+    if t.numel():
+        assert _np_addr(a) == t.data_ptr(), "numpy() under no_grad does not share storage"
+
+
+@pytest.mark.claim("numpy.numpy-force")
+@given(
+    spec=tensor_specs(dtype=NUMPY_DTYPES_NO_BF16),
+    why=st.sampled_from(["plain", "requires_grad", "conj", "neg"]),
+)
+def test_numpy_force(device, spec, why):
+    """Kills: force=True that still refuses, forgets to resolve the conjugate/negative bit
+    (wrong values), copies a plain or requires-grad CPU tensor, or aliases a tensor whose
+    bit had to be resolved."""
+    if why in ("conj", "neg") and spec.dtype not in COMPLEX:
+        why = "plain"
+    if why == "requires_grad" and spec.dtype not in DIFFERENTIABLE:
+        why = "plain"
+    t = _flagged(spec, why) if why != "plain" else spec.build("cpu")
+    a = t.numpy(force=True)
+    ref = t.detach().cpu().resolve_conj().resolve_neg()
+    assert a.shape == tuple(ref.shape) and np.array_equal(a, ref.numpy()), (
+        "numpy(force=True) values differ from detach().cpu().resolve_conj().resolve_neg()"
+    )
+    if t.numel():
+        if why in ("plain", "requires_grad"):
+            assert _np_addr(a) == t.data_ptr(), f"numpy(force=True) copied a {why} CPU tensor"
+        else:
+            assert not shares_storage(torch.from_numpy(a), t), (
+                f"numpy(force=True) shares storage despite the {why} bit"
+            )
