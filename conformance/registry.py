@@ -43,6 +43,8 @@ KINDS = ("documented", "folklore", "characterization")
 CHECKS = ("property", "measurement")
 _ID_RE = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_-]+)+$")
 SEED_RE = re.compile(r"^\d{3}_[0-9a-f]{16}\.txt$")
+_ROW_RE = re.compile(r"^[A-Z_]+-\d{2}$")
+OUT_OF_SCOPE_FILE = Path(__file__).parent / "out_of_scope.toml"
 
 
 class RegistryError(Exception):
@@ -78,6 +80,7 @@ class Claim:
     note: str | None = None
     devices: tuple[str, ...] = ()
     check: str = "property"
+    catalogue: tuple[str, ...] = ()
     file: str = ""
 
     def to_dict(self) -> dict:
@@ -93,6 +96,8 @@ class Claim:
         if self.devices:
             d["devices"] = list(self.devices)
         d["check"] = self.check
+        if self.catalogue:
+            d["catalogue"] = list(self.catalogue)
         return d
 
 
@@ -166,7 +171,7 @@ def load_file(path: Path) -> tuple[str, str, list[Claim]]:
         if not isinstance(cid, str) or not _ID_RE.match(cid):
             raise RegistryError(f"{where}: bad or missing id {cid!r} (dotted lower-case)")
         where = f"{name}: claim {cid}"
-        unknown = set(raw) - {"id", "statement", "kind", "sources", "note", "devices", "check"}
+        unknown = set(raw) - {"id", "statement", "kind", "sources", "note", "devices", "check", "catalogue"}
         if unknown:
             raise RegistryError(f"{where}: unknown key(s) {sorted(unknown)}")
         statement = raw.get("statement")
@@ -189,6 +194,11 @@ def load_file(path: Path) -> tuple[str, str, list[Claim]]:
         devices = raw.get("devices", [])
         if not isinstance(devices, list) or not all(d in ("cpu", "cuda") for d in devices):
             raise RegistryError(f"{where}: devices must be a list of 'cpu'/'cuda'")
+        catalogue = raw.get("catalogue", [])
+        if not isinstance(catalogue, list) or not all(
+            isinstance(r, str) and _ROW_RE.match(r) for r in catalogue
+        ):
+            raise RegistryError(f"{where}: catalogue must list reference rows like 'CLONE-01'")
         check = raw.get("check", "property")
         if check not in CHECKS:
             raise RegistryError(f"{where}: check must be one of {', '.join(CHECKS)}, got {check!r}")
@@ -202,6 +212,7 @@ def load_file(path: Path) -> tuple[str, str, list[Claim]]:
                 note=" ".join(note.split()) if note else None,
                 devices=tuple(devices),
                 check=check,
+                catalogue=tuple(catalogue),
                 file=name,
             )
         )
@@ -240,3 +251,26 @@ def default_registry() -> Registry:
     """The registry shipped with the suite, or the directory named by the
     ``TORCH_CONFORMANCE_CLAIMS_DIR`` environment variable (cached)."""
     return load_registry(os.environ.get("TORCH_CONFORMANCE_CLAIMS_DIR") or CLAIMS_DIR)
+
+
+def load_out_of_scope(path: Path | str = OUT_OF_SCOPE_FILE) -> list[dict]:
+    """Catalogue rows deliberately not registered, each ``{id, reason}``.
+
+    ``conformance/out_of_scope.toml`` holds ``[[row]]`` tables with ``id``
+    (a row of ``torch-copy-claims-catalogue.md``, e.g. ``COPY-04``) and
+    ``reason``. Raises :class:`RegistryError` (one line) when malformed.
+    """
+    path = Path(path)
+    if not path.exists():
+        return []
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        raise RegistryError(f"{path.name}: cannot parse: {e}") from None
+    rows = data.get("row", [])
+    out = []
+    for i, r in enumerate(rows if isinstance(rows, list) else [None]):
+        if not isinstance(r, dict) or not _ROW_RE.match(str(r.get("id", ""))) or not r.get("reason"):
+            raise RegistryError(f"{path.name}: row #{i + 1} needs an 'id' like 'COPY-04' and a 'reason'")
+        out.append({"id": r["id"], "reason": " ".join(str(r["reason"]).split())})
+    return out

@@ -30,7 +30,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, is_hypothesis_test, settings
 
 from conformance.expectations import EXPECTATIONS_FILE, ExpectationsError, load_expectations
-from conformance.registry import RegistryError, default_registry
+from conformance.registry import RegistryError, default_registry, load_out_of_scope
 
 CONFORMANCE_DIR = Path(__file__).resolve().parent.parent / "conformance"
 DEFAULT_PROFILE = "ci"
@@ -465,6 +465,7 @@ def build_results(config: pytest.Config) -> dict:
         "expectations": {"stale": stale, "all": [d.to_dict() for d in st["deviations"]]},
         "measurements": [],
         "doc_drift": check_docs(claims),
+        "out_of_scope": load_out_of_scope(),
     }
 
 

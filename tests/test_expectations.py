@@ -60,7 +60,10 @@ def test_signature_matching(tmp_path):
     ("text", "needle"),
     [
         ("[[deviation]\n", "malformed TOML"),
-        (ENTRY.replace('claim = "detach.metadata-change-raises"', 'claim = "no.such"'), "unknown claim id"),
+        (
+            ENTRY.replace('claim = "detach.metadata-change-raises"', 'claim = "no.such"'),
+            "unknown claim id",
+        ),
         (ENTRY.replace('match = "DID NOT RAISE"\n', ""), "missing or empty 'match'"),
         (ENTRY + 'torch = "not a spec"\n', "bad torch specifier"),
         (ENTRY + 'devices = ["tpu"]\n', "devices must be"),

@@ -33,7 +33,9 @@ def _verdicts(doc: dict) -> dict[str, set[str]]:
 
 def _run(cli, tmp_path, *extra, env=None):
     out = tmp_path / "out"
-    proc = cli("run", "--no-measure", "-n", "0", "--devices", "cpu", "--out", str(out), *extra, env=env)
+    proc = cli(
+        "run", "--no-measure", "-n", "0", "--devices", "cpu", "--out", str(out), *extra, env=env
+    )
     return proc, out
 
 
@@ -195,10 +197,14 @@ def test_malformed_claim_file_is_exit_2(cli, tmp_path):
 
     d = tmp_path / "claims"
     d.mkdir()
-    (d / "bad.toml").write_text('area = "x"\n[[claim]]\nid = "x.y"\nkind = "rumour"\nstatement = "s"\n')
+    (d / "bad.toml").write_text(
+        'area = "x"\n[[claim]]\nid = "x.y"\nkind = "rumour"\nstatement = "s"\n'
+    )
     env = dict(os.environ, TORCH_CONFORMANCE_CLAIMS_DIR=str(d))
     proc = cli("run", "--out", str(tmp_path / "o"), env=env)
-    assert proc.returncode == 2 and "bad.toml" in proc.stderr and "kind must be one of" in proc.stderr
+    assert (
+        proc.returncode == 2 and "bad.toml" in proc.stderr and "kind must be one of" in proc.stderr
+    )
     assert not (tmp_path / "o").exists()
 
 

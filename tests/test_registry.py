@@ -78,6 +78,7 @@ def test_seed_quotes_are_verbatim():
     marks normalised; '...' separates quoted fragments)."""
     if not SEEDS_DIR.is_dir():
         pytest.skip("../shared/seeds is not beside this checkout")
+
     def norm(text: str) -> str:  # markdown emphasis/code marks are not part of the words
         return " ".join(text.replace("`", "").replace("*", "").split())
 

@@ -89,9 +89,16 @@ def test_fixed_dtype_and_no_views(spec):
     assert t.dtype == torch.float64 and not spec.views and t.is_contiguous()
 
 
-@given(tensors(dtype=torch.float32, shape=shapes(min_dims=4, max_dims=4, min_side=2), channels_last=True))
+@given(
+    tensors(
+        dtype=torch.float32,
+        shape=shapes(min_dims=4, max_dims=4, min_side=2),
+        views=False,
+        channels_last=True,
+    )
+)
 def test_channels_last_is_drawn_when_forced(t):
-    assert layout_kinds(t) >= {"channels_last"} or t.shape[1] == 1 or t.shape[2:] == (1, 1) or t._is_view()
+    assert "channels_last" in layout_kinds(t)
 
 
 def test_dtypes_families():
@@ -109,7 +116,11 @@ def test_dtypes_families():
         (lambda: torch.zeros(3, 4)[:, ::2], False, {"stepped"}),
         (lambda: torch.zeros(3, 4)[1:], True, {"offset"}),
         (lambda: torch.zeros(3, 1).expand(3, 4), False, {"expanded"}),
-        (lambda: torch.zeros(2, 3, 4, 5).contiguous(memory_format=torch.channels_last), True, {"channels_last", "permuted"}),
+        (
+            lambda: torch.zeros(2, 3, 4, 5).contiguous(memory_format=torch.channels_last),
+            True,
+            {"channels_last", "permuted"},
+        ),
         (lambda: torch.zeros(()), True, {"0-d", "contiguous"}),
         (lambda: torch.zeros(0, 3), True, {"zero-size", "contiguous"}),
     ],
