@@ -125,3 +125,26 @@ def test_detach_of_parameter_sees_optimizer_step(device, spec, lr):
     torch.optim.SGD([p], lr=lr).step()
     assume(not torch.equal(p.detach(), before))  # the step changed something representable
     assert torch.equal(w, p.detach()), "detach() of a Parameter did not see the optimizer step"
+
+
+@pytest.mark.claim("detach.drops-forward-ad-tangent")
+# make_dual refuses overlapping (expanded) primals; that is not what the claim is about.
+@given(
+    spec=tensor_specs(dtype=DIFFERENTIABLE, views=NO_EXPAND, shape=shapes(min_side=1)),
+    through_op=st.booleans(),
+)
+def test_detach_drops_forward_ad_tangent(device, spec, through_op):
+    """Kills: a detach that forwards the dual tangent (forward-mode AD history
+    leaking through a detached tensor)."""
+    import torch.autograd.forward_ad as fwad
+
+    primal = spec.build(device)
+    with fwad.dual_level():
+        dual = fwad.make_dual(primal, torch.ones_like(primal))
+        if through_op:
+            dual = dual * 2
+        assert fwad.unpack_dual(dual).tangent is not None, "the dual tensor has no tangent"
+        assert fwad.unpack_dual(dual.detach()).tangent is None, (
+            "detach() kept the forward-AD tangent"
+        )
+        assert fwad.unpack_dual(dual).tangent is not None, "detach() removed the source's tangent"

@@ -139,3 +139,25 @@ def test_duplicate_ids_are_rejected(tmp_path):
 def test_unknown_claim_lookup_raises():
     with pytest.raises(RegistryError, match="unknown claim id"):
         default_registry()["no.such-claim"]
+
+
+CATALOGUE = SEEDS_DIR.parent / "reference" / "torch-copy-claims-catalogue.md"
+
+
+def test_every_catalogue_row_is_a_claim_or_out_of_scope():
+    """Each row of the reference catalogue's summary table is referenced by a
+    claim's ``catalogue`` list or listed in ``out_of_scope.toml`` with a reason."""
+    import re
+
+    from conformance.registry import load_out_of_scope
+
+    if not CATALOGUE.is_file():
+        pytest.skip("../shared/reference is not beside this checkout")
+    rows = set(re.findall(r"^\| ([A-Z_]+-\d{2}) ", CATALOGUE.read_text(encoding="utf-8"), re.M))
+    assert len(rows) >= 90
+    referenced = {r for c in default_registry().claims.values() for r in c.catalogue}
+    out = {o["id"] for o in load_out_of_scope()}
+    assert not (referenced & out), f"rows both claimed and out of scope: {sorted(referenced & out)}"
+    assert not (referenced | out) - rows, f"unknown rows: {sorted((referenced | out) - rows)}"
+    missing = sorted(rows - referenced - out)
+    assert not missing, f"catalogue rows neither registered nor out of scope: {missing}"
