@@ -110,7 +110,6 @@ def pytest_configure(config: pytest.Config) -> None:
         "deviations": deviations,
         "expectations_path": str(exp_path),
         "results": [],
-        "matched_deviations": set(),
         "started": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
     }
     raw = config.getoption("devices")
@@ -229,9 +228,6 @@ def pytest_collection_modifyitems(
             and d.applies(torch_version=version, device=device)
         ]
         item.stash[_expect_key] = hits
-        for d in st["deviations"]:
-            if d.claim in claims and d.matches_test(name):
-                st["matched_deviations"].add(d.index)
         fn = getattr(item, "obj", None)
         if fn is None or not is_hypothesis_test(fn) or id(fn) in wrapped:
             continue
@@ -435,6 +431,16 @@ def environment(config: pytest.Config) -> dict:
     }
 
 
+def _stale(deviations: list, results: list[dict]) -> list:
+    """Entries that match no test that ran (computed from the results, so it
+    is right under pytest-xdist too, where the controller collects nothing)."""
+    return [
+        d
+        for d in deviations
+        if not any(d.claim in r["claims"] and d.matches_test(r["name"]) for r in results)
+    ]
+
+
 def build_results(config: pytest.Config) -> dict:
     """The ``results.json`` document for this session."""
     from reports.results import SCHEMA_VERSION
@@ -447,12 +453,12 @@ def build_results(config: pytest.Config) -> dict:
     claims = {
         cid: c.to_dict() for cid, c in registry.claims.items() if not selected or cid in selected
     }
+    results = sorted(st["results"], key=lambda r: r["nodeid"])
     stale = [
         d.to_dict()
-        for d in st["deviations"]
-        if d.index not in st["matched_deviations"] and (not selected or d.claim in selected)
+        for d in _stale(st["deviations"], results)
+        if not selected or d.claim in selected
     ]
-    results = sorted(st["results"], key=lambda r: r["nodeid"])
     from reports.docdrift import check_docs
 
     return {
@@ -491,7 +497,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     counts: dict[str, int] = {}
     for r in results:
         counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
-    stale = [d for d in st["deviations"] if d.index not in st["matched_deviations"]]
+    stale = _stale(st["deviations"], results)
     terminalreporter.section("conformance verdicts")
     terminalreporter.write_line(
         "  ".join(f"{k}: {v}" for k, v in sorted(counts.items()))
