@@ -80,7 +80,9 @@ def writes_visible(src: torch.Tensor, dst: torch.Tensor) -> bool:
     index = (0,) * src.dim()
     with torch.no_grad():
         src[index] = value
-    return dst[(0,) * dst.dim()].item() == value
+    # Compare with the sentinel as stored in dst's dtype (it may round).
+    expected = torch.tensor(value, dtype=dst.dtype).item()
+    return dst[(0,) * dst.dim()].item() == expected
 
 
 @contextlib.contextmanager
