@@ -7,7 +7,6 @@ What each property kills (the broken torch it would catch) is in its docstring.
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import pytest
 import torch
@@ -21,7 +20,7 @@ from conformance.checks import (
     shares_version_counter,
     writes_visible,
 )
-from strategies import ALL_DTYPES, DIFFERENTIABLE, TensorSpec, shapes, tensor_specs
+from strategies import ALL_DTYPES, DIFFERENTIABLE, TensorSpec, shapes, small_int_specs, tensor_specs
 
 # Views a *destination* may have: an expanded dst is refused by copy_ (see
 # copy.internal-overlap-raises), so the other claims exclude it.
@@ -72,15 +71,6 @@ def broadcast_pairs(draw, dtype=None):
     src_shape = tuple(1 if draw(st.booleans()) else s for s in shape[len(shape) - keep :])
     src = draw(tensor_specs(dtype=dst.dtype, shape=src_shape))
     return dst, src
-
-
-@st.composite
-def small_int_specs(draw, spec_strategy, hi):
-    """Specs whose storage holds integers in [0, hi] (exact in every dtype)."""
-    spec = draw(spec_strategy)
-    n = math.prod(spec.base_shape)
-    values = draw(st.lists(st.integers(0, hi), min_size=n, max_size=n))
-    return dataclasses.replace(spec, storage=tuple(values))
 
 
 @st.composite

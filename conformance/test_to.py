@@ -7,7 +7,6 @@ What each property kills (the broken torch it would catch) is in its docstring.
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import pytest
 import torch
@@ -15,7 +14,15 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from conformance.checks import capture_warnings, shares_storage
-from strategies import ALL_DTYPES, DIFFERENTIABLE, INTEGRAL, is_dense, shapes, tensor_specs
+from strategies import (
+    ALL_DTYPES,
+    DIFFERENTIABLE,
+    INTEGRAL,
+    is_dense,
+    shapes,
+    small_int_specs,
+    tensor_specs,
+)
 
 FOUR_D = shapes(min_dims=4, max_dims=4)
 
@@ -54,15 +61,6 @@ def _non_leaf_grad_warns(t: torch.Tensor) -> tuple[object, bool]:
         for w in caught
     )
     return grad, warned
-
-
-@st.composite
-def small_int_specs(draw, spec_strategy, hi):
-    """Specs whose storage holds integers in [0, hi] (exact in every dtype)."""
-    spec = draw(spec_strategy)
-    n = math.prod(spec.base_shape)
-    values = draw(st.lists(st.integers(0, hi), min_size=n, max_size=n))
-    return dataclasses.replace(spec, storage=tuple(values))
 
 
 @st.composite

@@ -20,6 +20,7 @@ prove that every layout family actually occurs in the draws.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -36,6 +37,7 @@ __all__ = [
     "LAYOUT_KINDS",
     "TensorSpec",
     "shapes",
+    "small_int_specs",
     "tensor_specs",
     "tensors",
     "layout_kinds",
@@ -370,6 +372,19 @@ def tensor_specs(
     return TensorSpec(
         dtype=dt, base_shape=tuple(base_shape), storage=storage, views=ops, channels_last=cl
     )
+
+
+@st.composite
+def small_int_specs(draw, spec_strategy: st.SearchStrategy[TensorSpec], hi: int) -> TensorSpec:
+    """Specs from ``spec_strategy`` whose storage holds integers in ``[0, hi]``.
+
+    Such values are exact in every dtype (``hi=1`` for bool), so conversions
+    between any two dtypes can be checked for exact values.
+    """
+    spec = draw(spec_strategy)
+    n = math.prod(spec.base_shape)
+    values = draw(st.lists(st.integers(0, hi), min_size=n, max_size=n))
+    return dataclasses.replace(spec, storage=tuple(values))
 
 
 def tensors(
