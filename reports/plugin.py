@@ -41,6 +41,9 @@ settings.register_profile(
     deadline=None,
     database=None,
     max_examples=100,
+    # No explain phase: it re-runs a failure hundreds of times under a line
+    # tracer only to annotate the report; a gate wants the shrunk example fast.
+    phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
     print_blob=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.differing_executors],
 )

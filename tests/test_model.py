@@ -1,0 +1,373 @@
+"""Unit tests of the reference model (``conformance/model.py``) on its own.
+
+No torch here: the geometry helpers are checked against hand-computed and
+documented examples and against their defining properties, and the model's
+rules are checked through short scripted sequences.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conformance.model import (
+    CLAIM_IDS,
+    MSG,
+    Model,
+    Raises,
+    broadcast_shapes,
+    channels_last_strides,
+    contiguous_strides,
+    convert,
+    expand_geometry,
+    infer_dense_strides,
+    is_contiguous,
+    is_non_overlapping_and_dense,
+    positions,
+    view_strides,
+)
+from conformance.registry import default_registry
+from tests.conftest import ROOT
+
+# --------------------------------------------------------------------------
+# The model module itself
+# --------------------------------------------------------------------------
+
+
+def test_model_does_not_import_torch():
+    code = "import sys, conformance.model; assert 'torch' not in sys.modules, 'torch imported'"
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_cited_claims_are_exactly_the_registered_sequences_claims():
+    registered = {cid for cid, c in default_registry().claims.items() if c.area == "sequences"}
+    assert set(CLAIM_IDS) == registered
+
+
+def test_raises_matches_type_name_and_any_substring():
+    r = Raises("RuntimeError", "first", "second", claim="sequences.copy-in-place")
+    assert r.matches(RuntimeError("... second ..."))
+    assert not r.matches(ValueError("first"))
+    assert not r.matches(RuntimeError("neither"))
+
+
+# --------------------------------------------------------------------------
+# Geometry
+# --------------------------------------------------------------------------
+
+
+def test_contiguous_and_channels_last_strides():
+    assert contiguous_strides((2, 3, 4)) == (12, 4, 1)
+    assert contiguous_strides(()) == ()
+    assert channels_last_strides((2, 3, 4, 5)) == (60, 1, 15, 3)
+
+
+@pytest.mark.parametrize(
+    ("shape", "strides", "contiguous", "dense"),
+    [
+        ((2, 3), (3, 1), True, True),
+        ((3, 2), (1, 3), False, True),  # a transpose
+        ((2, 3), (6, 2), False, False),  # a stepped slice
+        ((2, 3), (0, 1), False, False),  # an expand
+        ((3, 1), (1, 7), True, True),  # size-1 strides do not matter
+        ((), (), True, True),
+    ],
+)
+def test_contiguity_and_density(shape, strides, contiguous, dense):
+    assert is_contiguous(shape, strides) is contiguous
+    assert is_non_overlapping_and_dense(shape, strides) is dense
+
+
+def test_infer_dense_strides_keeps_stride_order():
+    # torch.randn(10, 8).t()[::2, ::2] has strides (2, 16); PyTorch's own
+    # test_clone_not_memory_dense pins its clone's strides (1, 4).
+    assert infer_dense_strides((4, 5), (2, 16)) == (1, 4)
+    # expanded (stride 0) dims keep their row-major place
+    assert infer_dense_strides((2, 3), (0, 1)) == (3, 1)
+    assert infer_dense_strides((2, 3), (3, 0)) == (3, 1)
+    assert infer_dense_strides((5,), (3,)) == (1,)
+
+
+@st.composite
+def geometries(draw):
+    n = draw(st.integers(0, 4))
+    shape = tuple(draw(st.lists(st.integers(1, 3), min_size=n, max_size=n)))
+    strides = tuple(draw(st.lists(st.integers(0, 12), min_size=n, max_size=n)))
+    return shape, strides
+
+
+@given(geometries())
+def test_infer_dense_strides_is_dense_and_order_preserving(geometry):
+    """Kills: a stride inference that is not dense or reorders distinct strides."""
+    shape, strides = geometry
+    out = infer_dense_strides(shape, strides)
+    assert is_non_overlapping_and_dense(shape, out)
+    sized = [d for d in range(len(shape)) if shape[d] > 1 and strides[d] != 0]
+    for a, b in itertools.combinations(sized, 2):
+        if strides[a] < strides[b]:
+            assert out[a] < out[b]
+
+
+@given(geometries(), st.data())
+def test_view_strides_address_the_same_elements_in_row_major_order(geometry, data):
+    """The defining property of view(): when it succeeds, the view visits the
+    same memory positions as the input, in row-major order.
+
+    Kills: a view rule that accepts an incompatible shape or computes wrong strides."""
+    shape, strides = geometry
+    n = math.prod(shape)
+    targets = [s for k in range(4) for s in itertools.product(range(1, n + 1), repeat=k)]
+    target = data.draw(st.sampled_from([s for s in targets if math.prod(s) == n]))
+    out = view_strides(shape, strides, target)
+    if out is not None:
+        before = positions(0, shape, strides).reshape(-1)
+        after = positions(0, target, out).reshape(-1)
+        assert before.tolist() == after.tolist()
+    if is_contiguous(shape, strides):
+        assert out is not None and is_contiguous(target, out)
+
+
+def test_view_strides_documented_cases():
+    assert view_strides((2, 3), (3, 1), (3, 2)) == (2, 1)
+    assert view_strides((3, 2), (1, 3), (6,)) is None  # a transpose cannot be flattened
+    assert view_strides((2, 3), (6, 2), (2, 3, 1)) == (6, 2, 2)
+    assert view_strides((), (), (1, 1)) == (1, 1)
+
+
+def test_expand_geometry():
+    assert expand_geometry((3, 1), (1, 1), (3, 4)) == ((3, 4), (1, 0))
+    assert expand_geometry((3, 1), (1, 1), (-1, 4)) == ((3, 4), (1, 0))
+    assert expand_geometry((3,), (1,), (2, 3)) == ((2, 3), (0, 1))
+    assert expand_geometry((), (), (2, 3)) == ((2, 3), (0, 0))
+    assert MSG["expand"] in expand_geometry((3, 2), (2, 1), (3, 4))
+    assert "leading, non-existing dimension" in expand_geometry((3,), (1,), (-1, 3))
+
+
+def test_broadcast_shapes():
+    assert broadcast_shapes((2, 3), (3,)) == (2, 3)
+    assert broadcast_shapes((2, 1), (1, 4)) == (2, 4)
+    assert broadcast_shapes((2, 3), (4,)) is None
+
+
+def test_convert_follows_cpp_casts():
+    assert convert(np.array([-1.5, 2.5]), "int64").tolist() == [-1, 2]
+    assert convert(np.array([1 + 2j]), "float32").tolist() == [1.0]
+    assert convert(np.array([0j, 1j]), "bool").tolist() == [False, True]
+    assert convert(np.array([0.0, -0.5]), "bool").tolist() == [False, True]
+
+
+# --------------------------------------------------------------------------
+# Aliasing, writes and version counters
+# --------------------------------------------------------------------------
+
+
+def _fresh(m, shape=(2, 3), dtype="float32", rg=False):
+    n = math.prod(shape)
+    return m.fresh(dtype, shape, [float(i) for i in range(n)], requires_grad=rg)
+
+
+def test_writes_through_any_alias_are_seen_by_every_alias():
+    m = Model()
+    t = _fresh(m)
+    v = m.transpose(t, 0, 1)
+    d = m.detach(v)
+    e = m.expand(m.select(t, 1, 0), (4, 2))  # column 0, expanded
+    a = m.numpy(m.data(t))
+    m.setitem(d, 0, 7.0)  # d[0] is column 0 of t
+    assert m.values(t).tolist() == [[7.0, 1.0, 2.0], [7.0, 4.0, 5.0]]
+    assert m.values(e).tolist() == [[7.0, 7.0]] * 4
+    m.np_write(a, 1, -1.0)
+    assert m.values(v).tolist() == [[7.0, -1.0], [1.0, -1.0], [2.0, -1.0]]
+
+
+def test_version_counters_shared_by_views_and_detach_not_by_copies():
+    m = Model()
+    t = _fresh(m)
+    view, det, data, clone = m.slice(t, 1, 0, 2), m.detach(t), m.data(t), m.clone(t)
+    m.inplace(view, "add_", 1)
+    assert [x.counter.version for x in (t, view, det, data, clone)] == [1, 1, 1, 0, 0]
+    assert t.counter is det.counter and data.counter is not t.counter
+    m.np_write(m.numpy(t), None, 0.0)  # NumPy writes bump nothing
+    assert t.counter.version == 1
+
+
+def test_identity_results():
+    m = Model()
+    t = _fresh(m)
+    assert m.to(t, "float32") is t
+    assert m.to(t, "float32", copy=True) is not t
+    assert m.contiguous(t) is t
+    assert m.contiguous(m.transpose(t, 0, 1)).storage is not t.storage
+    assert m.as_tensor(t) is t and m.asarray(t) is t and m.asarray(t, copy=False) is t
+    with pytest.raises(Raises, match="can't alias tensor with dtype"):
+        m.asarray(t, copy=False, dtype="int64")
+
+
+def test_clone_strides_observed_and_documented():
+    for docs, expected in ((False, (1, 4)), (True, (5, 1))):
+        m = Model(docs=docs)
+        t = _fresh(m, (10, 8))
+        s = m.slice(m.slice(m.transpose(t, 0, 1), 0, 0, 2), 1, 0, 2)
+        assert (s.shape, s.strides) == ((4, 5), (2, 16))
+        assert m.clone(s).strides == expected
+    with pytest.raises(Raises, match="required rank 4"):
+        Model().clone(_fresh(Model()), "channels_last")
+
+
+def test_detach_observed_untracked_documented_view():
+    m = Model()
+    t = _fresh(m)
+    v = m.slice(t, 0, 1, 1)
+    assert m.detach(v).base is None
+    m.docs = True
+    assert m.detach(v).base is t
+
+
+def test_copy_overlap_and_broadcast_errors():
+    m = Model()
+    t = _fresh(m)
+    e = m.expand(m.select(t, 1, 0), (2, 2))
+    with pytest.raises(Raises, match="more than one element"):
+        m.copy_(e, t)
+    flat = m.view(t, (6,))
+    with pytest.raises(Raises, match="some elements of the input tensor"):
+        m.copy_(m.slice(flat, 0, 1, 1), flat)  # checked before the shapes
+    with pytest.raises(Raises, match="must match the size"):
+        m.copy_(t, _fresh(m, (4,)))
+    with pytest.raises(Raises, match="doesn't match the broadcast shape"):
+        m.copy_(_fresh(m, (3,)), t)
+    before = t.counter.version
+    assert m.copy_(e, m.detach(e)) is e  # identical layouts of one storage: allowed
+    assert t.counter.version == before + 1
+
+
+def test_order_dependent_self_copy_is_left_unspecified():
+    m = Model()
+    t = _fresh(m, (6,))
+    evens = m.slice(t, 0, 0, 2)  # positions 0, 2, 4 (not dense: no overlap error)
+    m.copy_(evens, m.expand(m.select(t, 0, 1), (3,)))  # all read position 1
+    assert m.unspecified == []
+    t = _fresh(m, (6,))  # 0, 1, ..., 5
+    evens = m.slice(t, 0, 0, 2)
+    m.copy_(evens, m.select(m.view(t, (2, 3)), 0, 0))  # read positions 0, 1, 2
+    # element 2 reads position 2, which element 1 writes: torch's element-wise
+    # order decides what lands in position 4
+    ((owner, unspecified),) = m.unspecified
+    assert owner is evens and unspecified == frozenset({4})
+
+
+# --------------------------------------------------------------------------
+# Autograd
+# --------------------------------------------------------------------------
+
+
+def test_leaf_and_view_of_leaf_inplace_raise_before_writing():
+    m = Model()
+    x = _fresh(m, rg=True)
+    with pytest.raises(Raises, match="a leaf Variable that requires grad") as e:
+        m.inplace(x, "mul_", 2)
+    assert e.value.claim == "sequences.leaf-inplace-raises"
+    with pytest.raises(Raises, match="a view of a leaf Variable"):
+        m.setitem(x, 0, 1.0)
+    assert m.values(x).tolist() == [[0, 1, 2], [3, 4, 5]] and x.counter.version == 0
+    m.inplace(x, "mul_", 2, grad=False)  # allowed under no_grad, still a leaf
+    assert m.is_leaf(x) and m.requires_grad(x) and x.counter.version == 1
+
+
+def test_copy_of_requiring_grad_src_into_a_view_rebases_the_base():
+    m = Model()
+    b = _fresh(m)
+    v = m.slice(b, 1, 1, 1)
+    w = m.select(b, 0, 0)  # another view, made before
+    src = _fresh(m, (), rg=True)
+    m.copy_(v, src)
+    assert m.requires_grad(b) and not m.is_leaf(b)
+    assert not m.is_leaf(v)
+    assert m.requires_grad(w) and not m.grad_fn_is_none(w)  # rebuilt: the counter moved
+
+
+def test_view_grad_fn_is_rebuilt_lazily_after_a_bump():
+    m = Model()
+    b = _fresh(m)
+    v = m.select(b, 0, 1)
+    m.requires_grad_(b, True)
+    assert m.requires_grad(v) and m.is_leaf(v)  # no bump yet
+    m.bump(b.counter)
+    assert not m.is_leaf(v)
+    m.detach_(b)
+    assert m.requires_grad(v)  # its history stays
+    with pytest.raises(Raises, match="Can't detach views in-place"):
+        m.detach_(v)
+
+
+def test_requires_grad_flag_rules():
+    m = Model()
+    with pytest.raises(Raises, match="can require gradients"):
+        m.requires_grad_(_fresh(m, dtype="int64"), True)
+    x = _fresh(m, rg=True)
+    y = m.clone(x)
+    with pytest.raises(Raises, match="only change requires_grad flags of leaf"):
+        m.requires_grad_(y, False)
+    assert m.requires_grad_(y, True) is y
+    assert not m.requires_grad(m.to(x, "int64")) and m.requires_grad(m.to(x, "float64"))
+    assert not m.requires_grad(m.clone(x, grad=False))
+
+
+def test_saved_tensor_check_and_freed_graph():
+    m = Model()
+    x = _fresh(m, rg=True)
+    y = m.square(x)
+    m.backward(y)
+    with pytest.raises(Raises, match="second time"):
+        m.backward(y)
+    y2 = m.square(x)
+    m.inplace(m.data(x), "add_", 1)  # .data: unnoticed
+    z = m.square(x)
+    m.inplace(m.detach(x), "add_", 1)  # detach shares the counter: noticed
+    with pytest.raises(Raises, match="modified by an inplace operation"):
+        m.backward(z)
+    with pytest.raises(Raises, match="modified by an inplace operation"):
+        m.backward(y2)
+    c = m.clone(x)
+    m.backward(c)
+    m.backward(c)  # no saved tensors: can run again
+    with pytest.raises(Raises, match="does not require grad"):
+        m.backward(_fresh(m))
+
+
+def test_pinned_counters_protect_pending_saves():
+    m = Model()
+    x = _fresh(m, rg=True)
+    y = m.square(x)
+    assert m.pinned_counters() == {x.counter.id}
+    m.backward(y)
+    assert m.pinned_counters() == set()
+
+
+# --------------------------------------------------------------------------
+# NumPy
+# --------------------------------------------------------------------------
+
+
+def test_numpy_interop():
+    m = Model()
+    a = m.make_array("float64", (2, 3), list(range(6)))
+    t = m.from_numpy(a)
+    assert t.buffer is a.buffer and t.counter.version == 0
+    with pytest.raises(Raises, match="negative"):
+        m.from_numpy(m.np_flip(a))
+    assert m.tensor_of_array(m.np_transpose(a)).strides == (1, 3)
+    zero_d = m.make_array("float32", (), [1.5])
+    assert m.asarray_array(zero_d, copy=False).buffer is not zero_d.buffer  # observed
+    m.docs = True
+    assert m.asarray_array(zero_d, copy=False).buffer is zero_d.buffer  # documented
+    with pytest.raises(Raises, match="requires grad"):
+        m.numpy(_fresh(m, rg=True))

@@ -1,0 +1,73 @@
+"""The sequences state machine catches mutants that only chains of operations
+expose (issue 4): each mutant from :mod:`tests.mutants.sequences` is installed
+in a ``torch-conformance run`` restricted to the claims the state machine
+checks, so no single-operation property runs - the machine alone must fail,
+under the claim of the rule that exposes the mutant, with a shrunk program.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conformance import test_copy_sequences
+from tests.mutants import MUTANTS, mutant_env
+from tests.mutants.sequences import SEQUENCE_MUTANTS
+
+MUTANTS.update(SEQUENCE_MUTANTS)
+
+#: The machine's claims that no other test of the module carries: selecting
+#: them runs the state machine and nothing else.
+OTHER_TESTS_CLAIMS = {
+    c
+    for name, fn in vars(test_copy_sequences).items()
+    if name.startswith("test_") and name != "test_copy_sequences"
+    for mark in getattr(fn, "pytestmark", [])
+    if mark.name == "claim"
+    for c in mark.args
+}
+MACHINE_ONLY = [c for c in test_copy_sequences.MACHINE_CLAIMS if c not in OTHER_TESTS_CLAIMS]
+
+
+
+@pytest.mark.parametrize(
+    ("mutant", "claims"),
+    [
+        ("seq-contiguous-always-copies", {"sequences.contiguous-self-or-copy"}),
+        ("seq-to-copies-when-unchanged", {"sequences.to-self-or-copy"}),
+        ("seq-transpose-copies-3d", {"sequences.views-alias-base"}),
+        ("seq-expand-materialises", {"sequences.expand-geometry"}),
+        (
+            "seq-copy-into-view-loses-graph",
+            {
+                "sequences.leaf-inplace-raises",
+                "sequences.inplace-records-history",
+                "sequences.copy-in-place",
+            },
+        ),
+    ],
+)
+def test_state_machine_catches_sequence_mutant(cli, tmp_path, read_results, mutant, claims):
+    """A torch broken only in some situations fails the gate through the state
+    machine alone; the failure names a claim of the rule that exposed it and
+    prints a shrunk, runnable program."""
+    env = mutant_env(mutant, tmp_path / "mutant")
+    out = tmp_path / "out"
+    proc = cli(
+        "run", "--no-measure", "-n", "0", "--devices", "cpu", "--out", str(out),
+        "--claims", ",".join(MACHINE_ONLY), env=env,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    doc = read_results(out)
+    ran = [t for t in doc["tests"] if t["verdict"] != "skipped"]
+    assert [t["name"] for t in ran] == ["test_copy_sequences"], "only the state machine may run"
+    (result,) = ran
+    assert result["verdict"] == "regression"
+    message = result["failure"]["message"]
+    cited = message[1 : message.index("]")]
+    assert cited in claims, message[:300]
+    # Hypothesis prints the shrunk program one step per note after "Falsifying example:"
+    failure = result["failure"]
+    program = f"{failure['falsifying_example']}\n{failure['notes']}"
+    assert "Falsifying example" in program
+    assert "state = CopySequences()" in program and "state.teardown()" in program
+    assert "--- the program as torch calls ---" in message
