@@ -129,6 +129,8 @@ def claim_verdicts(doc: dict) -> dict[str, dict[str, dict]]:
     for t in doc["tests"]:
         targets = devices if t.get("device") == "any" else [t.get("device", "cpu")]
         for cid in t.get("claims", []):
+            if cid not in doc["claims"]:
+                continue  # a co-claim outside the selected claims (--claims)
             for d in targets:
                 cell = out.setdefault(cid, {}).setdefault(
                     d, {"verdict": "not run", "tests": [], "examples": 0, "reasons": []}

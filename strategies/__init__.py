@@ -5,6 +5,8 @@ Importable as a library::
     from strategies import tensor_specs, tensors, dtypes, shapes, layout_kinds
 
 - :mod:`strategies.dtypes`: every dtype torch has, grouped in families.
+- :mod:`strategies.graphs`: small autograd programs (leaves, ops, in-place
+  mutations, no_grad/inference_mode regions) whose repr is runnable Python.
 - :mod:`strategies.tensors`: strided tensors (views with offsets, steps,
   permutes, expands, unsqueeze/select, channels_last, 0-d and zero-size) as
   reproducible :class:`TensorSpec` recipes.
@@ -21,6 +23,17 @@ from strategies.dtypes import (
     dtypes,
     is_differentiable,
 )
+from strategies.graphs import (
+    Graph,
+    GraphModel,
+    Leaf,
+    Mutation,
+    Op,
+    analyze,
+    graphs,
+    scalar_loss,
+    silent_graphs,
+)
 from strategies.tensors import (
     GRID_LAYOUTS,
     LAYOUT_KINDS,
@@ -32,11 +45,21 @@ from strategies.tensors import (
     layout_kinds,
     numpy_dtype,
     shapes,
+    small_int_specs,
     tensor_specs,
     tensors,
 )
 
 __all__ = [
+    "Graph",
+    "GraphModel",
+    "Leaf",
+    "Mutation",
+    "Op",
+    "analyze",
+    "graphs",
+    "scalar_loss",
+    "silent_graphs",
     "ALL_DTYPES",
     "ARITHMETIC",
     "COMPLEX",
@@ -56,6 +79,7 @@ __all__ = [
     "layout_kinds",
     "numpy_dtype",
     "shapes",
+    "small_int_specs",
     "tensor_specs",
     "tensors",
 ]

@@ -1,0 +1,787 @@
+"""Properties of generated autograd graphs (claims in ``claims/graphs.toml``).
+
+Each property draws a :class:`~strategies.graphs.Graph` - a short program of
+leaves, ops, no_grad/inference_mode regions, in-place ops and (for some
+properties) a post-forward mutation through an alias - runs it on real torch,
+and compares against an oracle that does not use the behaviour under test:
+
+- requires_grad / is_leaf / inference: the static model
+  :func:`~strategies.graphs.analyze`, computed from the description alone;
+- ``.grad`` population: reachability in the modelled backward graph;
+- gradient values: central finite differences on a float64 replay of the
+  graph (no autograd), with the reads autograd treats as constant frozen;
+- the version-counter error: which tensors are saved and read by backward is
+  learnt from a twin pass under ``saved_tensors_hooks`` (whose unpack hook
+  hands the tensor back, bypassing torch's own check); whether a later write
+  shares their version counter follows the documented rules, statically;
+- silent wrong gradients after ``.data`` writes: the chain rule over the
+  derivatives.yaml formulas, evaluated at the values each op saved.
+
+Every test notes the graph as a runnable program (``hypothesis.note``), so a
+falsifying example reads as a script.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+from hypothesis import assume, example, find, given, note, settings
+from hypothesis import strategies as st
+
+from conformance.checks import capture_warnings, raises_with
+from strategies import TensorSpec
+from strategies.graphs import (
+    SAVES_INPUT,
+    SAVES_RESULT,
+    VIEW_OPS,
+    Graph,
+    GraphModel,
+    Leaf,
+    Op,
+    analyze,
+    graphs,
+    promote_dtype,
+    silent_graphs,
+)
+
+NONLEAF_WARNING = "is not a leaf Tensor is being accessed"
+VERSION_ERROR = "modified by an inplace operation"
+NO_GRAD_VIEW_ERROR = "its base or another view of its base has been modified inplace"
+SECOND_BACKWARD = "Trying to backward through the graph a second time"
+NO_GRAD_FN = "does not require grad and does not have a grad_fn"
+
+# Relative tolerances (max-norm, relative to max(|reference|, 1)) of an
+# autograd gradient against float64 finite differences, by the least precise
+# floating dtype in the graph: roughly the dtype's epsilon times the error
+# growth of a dozen ops.
+RTOL = {
+    torch.float64: 1e-6,
+    torch.complex128: 1e-6,
+    torch.float32: 2e-3,
+    torch.complex64: 2e-3,
+    torch.float16: 5e-2,
+    torch.bfloat16: 2e-1,
+}
+_PRECISION = [torch.bfloat16, torch.float16, torch.float32, torch.float64]
+
+
+def _program(graph: Graph, device: str) -> None:
+    note(graph.to_program(device))
+
+
+def _least_precise(graph: Graph, model: GraphModel) -> torch.dtype:
+    real = set()
+    for i in range(graph.n_nodes):
+        d = model.state(i).dtype
+        if d.is_complex:
+            real.add(torch.float32 if d == torch.complex64 else torch.float64)
+        elif d.is_floating_point:
+            real.add(d)
+    return min(real, key=_PRECISION.index) if real else torch.float64
+
+
+# --------------------------------------------------------------------------- twin pass
+
+
+@dataclasses.dataclass
+class Saved:
+    step: int  # op index during which it was saved (len(ops): the loss)
+    node: int | None  # the graph node it is (or views); None: a private tensor
+    vc: int | None  # modelled version-counter class of that node
+    used: bool  # read by the backward pass
+
+
+def learn_saved(graph: Graph, model: GraphModel, device: str) -> list[Saved]:
+    """Run a twin of ``graph`` under ``saved_tensors_hooks`` (forward, mutation,
+    backward) and return every tensor saved for backward, with the op step
+    that saved it, its modelled version-counter class and whether backward
+    read it. The unpack hook hands the tensor back, so torch's own version
+    check never runs here."""
+    step = [0]
+    packed: list[tuple[int, torch.Tensor]] = []
+    used: set[int] = set()
+
+    def pack(t):
+        packed.append((step[0], t))
+        return len(packed) - 1
+
+    def unpack(i):
+        used.add(i)
+        return packed[i][1]
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
+        run = graph.run(device, on_step=lambda s: step.__setitem__(0, s))
+    run.mutate()
+    if model.out_rg:
+        run.loss.backward()
+    index = {id(t): i for i, t in enumerate(run.nodes)}
+    for i, h in enumerate(run.hidden):
+        if h is not None:
+            index[id(h)] = i
+    out = []
+    for k, (s, t) in enumerate(packed):
+        node = index.get(id(t))
+        if node is None and t._base is not None:
+            node = index.get(id(t._base))
+        vc = model.state(node).vc if node is not None else None
+        out.append(Saved(s, node, vc, k in used))
+    del run
+    return out
+
+
+def stale_saved(model: GraphModel, saved: list[Saved]) -> list[Saved]:
+    """The saved tensors backward reads whose version counter was bumped after
+    they were saved (by a forward in-place op or the post-forward mutation)."""
+    after = len(model.graph.ops) + 1
+    alias_vc = model.alias_vc()
+    out = []
+    for s in saved:
+        if not s.used or s.vc is None:
+            continue
+        if any(b > s.step for b in model.bumps.get(s.vc, [])) or (
+            model.graph.mutation is not None and alias_vc == s.vc and after > s.step
+        ):
+            out.append(s)
+    return out
+
+
+def predicts_version_error(model: GraphModel, saved: list[Saved]) -> bool:
+    return bool(stale_saved(model, saved))
+
+
+def _has_disabled_view(model: GraphModel, vc: int) -> bool:
+    """Does a view made under no_grad/inference_mode (or a view of one) share
+    version counter ``vc``? Unpacking a saved tensor that is (a view of) such
+    a view after its base changed raises the no_grad-view error instead of
+    the version-counter one."""
+    return any(
+        model.state(i).vc == vc and model.state(i).is_view and not model.state(i).view_ok
+        for i in range(model.graph.n_nodes)
+    )
+
+
+# --------------------------------------------------------------------------- finite differences
+
+
+def _kink_distance(op: Op, args: list[torch.Tensor]) -> float:
+    """How far the op's inputs are from a point where it is not differentiable
+    (relu/abs at 0, maximum at ties, amax at ties, div by ~0); inf if smooth."""
+    k = op.kind
+    if k in ("relu", "abs"):
+        return args[0].abs().min().item() if args[0].numel() else float("inf")
+    if k == "maximum":
+        return (args[0] - args[1]).abs().min().item()
+    if k == "div":
+        return args[1].abs().min().item() * 100
+    if k == "amax":
+        x = args[0].real if args[0].is_complex() else args[0]
+        x = x.reshape(-1) if op.params[0] is None else x.movedim(op.params[0], -1)
+        if x.dim() == 0 or x.shape[-1] < 2:
+            return float("inf")
+        top = x.sort(dim=-1, descending=True).values
+        return (top[..., 0] - top[..., 1]).min().item()
+    return float("inf")
+
+
+def finite_differences(graph: Graph, model: GraphModel, device: str, h: float = 1e-6):
+    """Float64 central differences of the loss w.r.t. every real leaf, on a
+    replay of ``graph`` (no autograd) with fresh leaves built from the specs.
+    Reads of values autograd treats as constant are frozen at the unperturbed
+    replay's values. Returns ``{leaf: (grad, uncertainty)}``, or None when the
+    replay is not finite, passes within reach of a kink, or the differences
+    do not converge."""
+    specs = [
+        dataclasses.replace(lf.spec, dtype=promote_dtype(lf.spec.dtype)) for lf in graph.leaves
+    ]
+    base = [s.build(device).clone(memory_format=torch.contiguous_format) for s in specs]
+    recorded: dict[tuple[int, int], torch.Tensor] = {}
+    kink = [float("inf")]
+
+    def record(step, pos, t):
+        recorded[(step, pos)] = t.clone()
+        return t
+
+    def on_step(step):
+        if step > 0:
+            prev = graph.ops[step - 1]
+            if prev.kind in ("relu", "abs", "maximum", "amax", "div"):
+                args = [recorded.get((step - 1, p)) for p in range(len(prev.args))]
+                if all(a is not None for a in args) and any(
+                    model.reads.get((step - 1, p), False) for p in range(len(args))
+                ):
+                    kink[0] = min(kink[0], _kink_distance(prev, args))
+
+    run0 = graph.run(
+        device, dtype_map=promote_dtype, leaf_values=[b.clone() for b in base], replay=True,
+        read=record, on_step=on_step,
+    )  # fmt: skip
+    if not torch.isfinite(run0.loss).item() or kink[0] < 1e-3:
+        return None
+    for t in recorded.values():
+        if t.is_floating_point() or t.is_complex():
+            if not torch.isfinite(t).all():
+                return None
+
+    def frozen(step, pos, t):
+        return t if model.reads[(step, pos)] else recorded[(step, pos)]
+
+    def loss(values) -> float:
+        r = graph.run(device, dtype_map=promote_dtype, leaf_values=values, replay=True, read=frozen)
+        return r.loss.item()
+
+    grads = {}
+    for i in model.real_leaves():
+        g = torch.zeros_like(base[i])
+        flat = g.view(-1)
+        uncertainty = 0.0
+        parts = (1, 1j) if base[i].is_complex() else (1,)
+        for e in range(base[i].numel()):
+            for unit in parts:
+                d = []
+                for step in (h, 2 * h):
+                    vals = []
+                    for sign in (1, -1):
+                        v = [b.clone() for b in base]
+                        v[i].view(-1)[e] += sign * step * unit
+                        vals.append(loss(v))
+                    d.append((vals[0] - vals[1]) / (2 * step))
+                flat[e] += d[0] * unit
+                # Central differences err by ~C h^2: D(2h) - D(h) ~ 3 C h^2
+                # bounds the error of D(h) (highly curved graphs: exp(exp(x))).
+                uncertainty = max(uncertainty, abs(d[1] - d[0]))
+        if uncertainty > 1e-3 * max(g.abs().max().item(), 1.0):
+            return None  # differences do not converge (e.g. sin of a huge exp)
+        grads[i] = (g, uncertainty)
+    return grads
+
+
+def _ill_conditioned(run, promoted_run, fd: dict, dtype: torch.dtype) -> str | None:
+    """Why the graph cannot be computed meaningfully in ``dtype`` (None if it can):
+    a value overflows, or a node's forward value already differs from its
+    float64 counterpart by more than the tolerance (e.g. sin of a large exp in
+    float16), so no gradient computed in ``dtype`` could match."""
+    big = torch.finfo(dtype).max / 16
+    if any(ref.abs().max().item() >= big for ref, _ in fd.values()):
+        return "a gradient overflows"
+    for i, (t, ref) in enumerate(zip(run.nodes, promoted_run.nodes, strict=True)):
+        if not (t.is_floating_point() or t.is_complex()):
+            continue
+        t = t.detach()
+        if not bool(torch.isfinite(t).all()):
+            return f"n{i} overflows"
+        ref = ref.detach()
+        err = (t.to(ref.dtype) - ref).abs().max().item() if t.numel() else 0.0
+        if err > RTOL[dtype] / 4 * max(ref.abs().max().item() if t.numel() else 0.0, 1.0):
+            return f"n{i} is off by {err:.2e} in the forward pass"
+    return None
+
+
+def _max_rel_err(got: torch.Tensor, ref: torch.Tensor) -> float:
+    ref = ref.to(promote_dtype(ref.dtype))
+    got = got.to(ref.dtype)
+    return ((got - ref).abs().max() / max(ref.abs().max().item(), 1.0)).item()
+
+
+# --------------------------------------------------------------------------- properties
+
+
+_NO_GRAD_VIEW = Graph(
+    leaves=(
+        Leaf(TensorSpec(dtype=torch.float32, base_shape=(3,), storage=[0.5, -1.25, 1.5]),
+             requires_grad=True),
+    ),
+    ops=(Op("slice", (0,), (0, 0, 2), mode="no_grad"), Op("exp", (1,))),
+    output=2,
+)  # fmt: skip
+
+
+@pytest.mark.claim(
+    "graphs.requires-grad-propagation",
+    "graphs.leaf-rules",
+    "graphs.disabled-mode-views",
+    "graphs.inference-tensors",
+)
+@example(graph=_NO_GRAD_VIEW)
+@given(graph=graphs())
+def test_graph_requires_grad_leaf_and_inference_follow_the_model(device, graph):
+    """Kills: a result that requires grad without a grad-requiring input (or
+    not with one), a detach/.data/int cast that keeps requires_grad, an
+    in-place op that does not make its base (or sibling views) require grad,
+    a non-leaf without grad_fn, inference tensors outside the documented rule,
+    and a change of the no_grad-view quirk in either direction."""
+    _program(graph, device)
+    model = analyze(graph)
+    nodes = graph.build(device)
+    for i, t in enumerate(nodes):
+        s = model.state(i)
+        assert t.requires_grad == s.rg, f"n{i}.requires_grad is {t.requires_grad}, expected {s.rg}"
+        assert t.is_leaf == s.is_leaf, f"n{i}.is_leaf is {t.is_leaf}, expected {s.is_leaf}"
+        assert (t.grad_fn is None) == s.is_leaf, (
+            f"n{i} is_leaf={s.is_leaf} with grad_fn {t.grad_fn}"
+        )
+        assert t.is_inference() == s.inference, f"n{i}.is_inference() is {t.is_inference()}"
+
+
+@pytest.mark.claim("graphs.disabled-mode-results-not-require-grad")
+@example(graph=_NO_GRAD_VIEW)
+@given(graph=graphs())
+def test_results_computed_with_grad_disabled_do_not_require_grad(device, graph):
+    """The docstring's rule as stated, views included. Non-view results are
+    checked first (a failure there is a regression); views made under
+    no_grad/inference_mode of a tensor requiring grad keep requires_grad=True
+    (issue #11390), recorded as a known deviation.
+
+    Kills: a no_grad/inference_mode that lets results record requires_grad."""
+    _program(graph, device)
+    nodes = graph.build(device)
+    n = len(graph.leaves)
+    region = [(n + k, op) for k, op in enumerate(graph.ops) if op.mode != "grad"]
+    for i, op in region:
+        if op.kind not in VIEW_OPS:
+            assert not nodes[i].requires_grad, (
+                f"non-view result n{i} ({op.kind}) computed under {op.mode} requires grad"
+            )
+    for i, op in region:
+        assert not nodes[i].requires_grad, (
+            f"a view made with grad disabled requires grad (n{i} = {op.kind} under {op.mode})"
+        )
+
+
+@pytest.mark.claim("graphs.grad-populated-exactly", "graphs.nonleaf-grad-warns")
+@given(graph=graphs())
+def test_grad_populated_exactly_on_reached_leaves_and_retained(device, graph):
+    """Kills: backward populating .grad on non-leaves, on unreached leaves or
+    through detach/no_grad cuts, missing a reached leaf or a retained
+    non-leaf, a grad of the wrong shape/dtype, and a .grad getter that warns
+    for leaves/retained tensors or not for plain non-leaves."""
+    _program(graph, device)
+    model = analyze(graph)
+    assume(model.out_rg)
+    saved = learn_saved(graph, model, device)
+    assume(not predicts_version_error(model, saved))
+    run = graph.run(device)
+    run.loss.backward()
+    expected = model.grad_expected()
+    for i, t in enumerate(run.nodes):
+        s = model.state(i)
+        with capture_warnings() as caught:
+            g = t.grad
+        warned = any(NONLEAF_WARNING in str(w.message) for w in caught)
+        assert (g is not None) == expected[i], (
+            f"n{i}.grad is {'set' if g is not None else 'None'}, expected {'set' if expected[i] else 'None'}"
+        )
+        if g is not None:
+            assert g.shape == t.shape and g.dtype == t.dtype, (
+                f"n{i}.grad has shape {tuple(g.shape)} {g.dtype}"
+            )
+        should_warn = not s.is_leaf and not model.retains(i)
+        assert warned == should_warn, (
+            f"reading n{i}.grad {'warned' if warned else 'did not warn'} (non-leaf={not s.is_leaf})"
+        )
+
+
+@pytest.mark.claim("graphs.backward-needs-grad")
+@given(graph=graphs(requires_grad=False, inplace=True))
+def test_backward_of_a_loss_that_does_not_require_grad_raises(device, graph):
+    """Kills: a backward() that silently returns (or invents a graph) when
+    nothing requires grad."""
+    _program(graph, device)
+    run = graph.run(device)
+    with raises_with(RuntimeError, NO_GRAD_FN):
+        run.loss.backward()
+
+
+@pytest.mark.claim("graphs.gradient-values")
+@given(graph=graphs(max_leaves=2))
+def test_gradient_values_match_finite_differences(device, graph):
+    """Kills: wrong backward formulas, wrong broadcasting/view/in-place
+    (CopySlices) backward, gradients leaking through detach/.data/no_grad,
+    and backward nodes that read a value other than the one they saved."""
+    _program(graph, device)
+    model = analyze(graph)
+    assume(model.out_rg and model.real_leaves())
+    saved = learn_saved(graph, model, device)
+    assume(not predicts_version_error(model, saved))
+    fd = finite_differences(graph, model, device)
+    assume(fd is not None)
+    lowest = _least_precise(graph, model)
+    runs = {}
+    for g in ([graph.promoted()] if lowest != torch.float64 else []) + [graph]:
+        run = g.run(device)
+        run.loss.backward()
+        runs[g is graph] = run
+        if g is graph and lowest != torch.float64:
+            reason = _ill_conditioned(run, runs[False], fd, lowest)
+            if reason:
+                note(f"in {lowest} {reason}: only the float64 promotion is compared")
+                continue
+        rtol = RTOL[lowest] if g is graph else RTOL[torch.float64]
+        for i, (ref, uncertainty) in fd.items():
+            got = run.nodes[i].grad
+            if got is None:
+                assert ref.abs().max().item() <= uncertainty, (
+                    f"n{i}.grad is None but finite differences are not 0"
+                )
+                continue
+            scale = max(ref.abs().max().item(), 1.0)
+            tol = rtol + uncertainty / scale
+            err = _max_rel_err(got, ref)
+            note(
+                f"n{i}: autograd ({got.dtype}) {got.tolist()} vs finite differences {ref.tolist()}"
+            )
+            assert err <= tol, (
+                f"n{i}.grad differs from finite differences (rel. error {err:.2e} > {tol:.1e})"
+            )
+
+
+def _check_backward_after_mutation(graph: Graph, device: str) -> None:
+    model = analyze(graph)
+    saved = learn_saved(graph, model, device)
+    stale = stale_saved(model, saved)
+    note(f"saved: {saved}; mutation bumps version class {model.alias_vc()}; stale: {stale}")
+    run = graph.run(device)
+    run.mutate()
+    if stale:
+        with pytest.raises(RuntimeError) as err:
+            run.loss.backward()
+        msg = str(err.value)
+        ok = VERSION_ERROR in msg or (
+            NO_GRAD_VIEW_ERROR in msg and any(_has_disabled_view(model, s.vc) for s in stale)
+        )
+        assert ok, f"backward raised another error than the version-counter one: {msg[:200]}"
+        return
+    try:
+        run.loss.backward()
+    except RuntimeError as e:
+        if graph.mutation.alias == "data":
+            raise AssertionError(f"a write through .data made backward raise: {e}") from None
+        raise AssertionError(
+            f"backward raised although no saved tensor was modified: {e}"
+        ) from None
+
+
+def _mutated(m: GraphModel) -> bool:
+    return m.out_rg and m.graph.mutation is not None
+
+
+@pytest.mark.claim("graphs.version-error-predicted")
+@given(graph=graphs(mutation=True, aliases=("detach", "view", "self"), need=_mutated))
+def test_version_counter_error_is_predicted_exactly(device, graph):
+    """A write after the forward pass through detach(), a view or the tensor
+    itself (under no_grad), on top of the graph's own in-place ops.
+
+    Kills: a detach() or view that does not share the version counter (the
+    write goes unnoticed: a silent wrong gradient), in-place ops that do not
+    bump it, and saved tensors that are not checked (or checked spuriously)."""
+    _program(graph, device)
+    _check_backward_after_mutation(graph, device)
+
+
+@pytest.mark.claim("graphs.data-mutation-untracked")
+@given(graph=graphs(mutation=True, aliases=("data",), need=_mutated))
+def test_data_write_never_raises_the_version_error(device, graph):
+    """A write through .data after the forward pass: backward raises only if
+    the graph's own forward in-place ops invalidated a saved tensor.
+
+    Kills: a .data that shares the version counter (backward would raise)."""
+    _program(graph, device)
+    _check_backward_after_mutation(graph, device)
+
+
+# --------------------------------------------------------------------------- silent wrong gradients
+
+
+def _local(kind: str, saved: torch.Tensor) -> torch.Tensor:
+    """d f / d x of a unary op from the value its backward formula reads
+    (derivatives.yaml), before conjugation."""
+    if kind == "exp":
+        return saved
+    if kind == "tanh":
+        return 1 - saved * saved
+    if kind == "sigmoid":
+        return saved * (1 - saved)
+    if kind == "relu":
+        return (saved > 0).to(saved.dtype)
+    if kind == "sin":
+        return torch.cos(saved)
+    if kind == "abs":  # a real function of z: grad * sgn(z), already "conjugated"
+        return torch.sgn(saved).conj()
+    if kind == "square":
+        return 2 * saved
+    if kind == "neg":
+        return -torch.ones_like(saved)
+    raise ValueError(kind)
+
+
+def chain_gradient(graph: Graph, values: list[torch.Tensor]) -> torch.Tensor:
+    """The leaf's gradient by the chain rule over a unary chain, each op's
+    derivative evaluated at the node values given (complex: conjugated, the
+    convention for a real loss). The largest partial product is in ``.peak``."""
+    out = values[-1]
+    if graph.weighted:
+        n = out.numel()
+        g = (torch.arange(n, device=out.device) % 3 + 1).to(torch.float64).reshape(out.shape)
+    else:
+        g = torch.ones(out.shape, dtype=torch.float64, device=out.device)
+    g = g.to(out.dtype)
+    peak = g.abs().max().item()
+    for k in range(len(graph.ops) - 1, -1, -1):
+        kind = graph.ops[k].kind
+        saved = values[k + 1] if kind in SAVES_RESULT else values[k]
+        g = g * _local(kind, saved).conj()
+        peak = max(peak, g.abs().max().item())
+    return g, peak
+
+
+def silent_run(graph: Graph, device: str):
+    """Run a silent graph. Returns (returned grad, oracle at the mutated saved
+    values, true gradient, whether every partial product of the chain rule is
+    representable in the leaf's dtype)."""
+    run = graph.run(device)
+    before = [t.detach().to(promote_dtype(t.dtype)).clone() for t in run.nodes]
+    run.mutate()
+    after = [t.detach().to(promote_dtype(t.dtype)).clone() for t in run.nodes]
+    run.loss.backward()
+    stale, peak_stale = chain_gradient(graph, after)
+    true, peak_true = chain_gradient(graph, before)
+    leaf = run.nodes[0]
+    big = torch.finfo(leaf.real.dtype if leaf.is_complex() else leaf.dtype).max / 16
+    return leaf.grad, stale, true, max(peak_stale, peak_true) < big
+
+
+def _finite(*ts: torch.Tensor) -> bool:
+    return all(bool(torch.isfinite(t).all()) for t in ts)
+
+
+@pytest.mark.claim("graphs.data-silent-wrong-gradient")
+@given(graph=silent_graphs())
+def test_data_write_gives_the_gradient_of_the_mutated_saved_values(device, graph):
+    """Kills: a .data that shares the version counter (backward would raise),
+    and backward formulas that read something other than what they saved
+    (e.g. sigmoid's backward recomputing from its input's current value)."""
+    _program(graph, device)
+    got, stale, true, representable = silent_run(graph, device)
+    assume(representable and _finite(stale, true))
+    rtol = RTOL[_least_precise(graph, analyze(graph))]
+    note(
+        f"returned {got.tolist()}; oracle at mutated saved values {stale.tolist()}; true {true.tolist()}"
+    )
+    err = _max_rel_err(got, stale)
+    assert err <= rtol, (
+        f"gradient after a .data write differs from the chain rule at the saved values (rel. error {err:.2e})"
+    )
+    kinds = [op.kind for op in graph.ops]
+    m = graph.mutation.node
+    reads_mutated = (m < len(kinds) and kinds[m] in SAVES_INPUT) or (
+        m > 0 and kinds[m - 1] in SAVES_RESULT
+    )
+    if not reads_mutated:
+        assert _max_rel_err(got, true) <= rtol, (
+            "gradient changed although no op saved the written node"
+        )
+
+
+def _silent_and_wrong(graph: Graph) -> bool:
+    got, stale, true, representable = silent_run(graph, "cpu")
+    return representable and _finite(stale, true) and _max_rel_err(stale, true) > 1e-2
+
+
+@pytest.mark.claim("graphs.data-silent-example")
+def test_data_write_silent_wrong_gradient_example(device):
+    """Characterization: find (and shrink) a generated chain in which a .data
+    write makes backward return a wrong gradient without any error; the
+    true and the returned gradient are noted side by side.
+
+    Kills: nothing by itself (a torch that made .data writes raise would
+    fail graphs.data-silent-wrong-gradient); it keeps a worked example in
+    the report."""
+    graph = find(
+        silent_graphs(dtypes=(torch.float64,)),
+        _silent_and_wrong,
+        settings=settings(derandomize=True, database=None, max_examples=200),
+    )
+    got, stale, true, _ = silent_run(graph, device)
+    print(graph.to_program(device))
+    print(f"# true gradient {true.tolist()}; returned (silently) {got.tolist()}")
+    assert _max_rel_err(got, stale) <= 1e-6, (
+        "returned gradient is not the chain rule at the saved values"
+    )
+    assert _max_rel_err(got, true) > 1e-2, "the shrunk example is not wrong"
+    # The shrunk example quoted in the claim statement.
+    x = torch.tensor(0.5, dtype=torch.float64, device=device, requires_grad=True)
+    n1 = torch.exp(x)
+    loss = n1.sum()
+    n1.data.mul_(2.0)
+    loss.backward()
+    assert torch.allclose(x.grad, 2 * torch.exp(x.detach())), "the pinned .data example changed"
+
+
+# --------------------------------------------------------------------------- inference tensors
+
+
+def _inference_nodes(model: GraphModel) -> list[int]:
+    return [
+        i
+        for i in range(model.graph.n_nodes)
+        if model.state(i).inference
+        and model.state(i).dtype
+        in (
+            torch.float32,
+            torch.float64,
+            torch.complex64,
+            torch.complex128,
+            torch.float16,
+            torch.bfloat16,
+        )
+    ]
+
+
+_with_inference = graphs(need=lambda m: bool(_inference_nodes(m)))
+
+
+@pytest.mark.claim("graphs.inference-not-saved")
+@given(graph=_with_inference, pick=st.integers(0, 20))
+def test_inference_tensor_cannot_be_saved_but_can_be_added(device, graph, pick):
+    """Kills: inference tensors silently saved for backward (they have no
+    version counter to check), or refused by ops that save nothing."""
+    _program(graph, device)
+    model = analyze(graph)
+    cands = _inference_nodes(model)
+    i = cands[pick % len(cands)]
+    nodes = graph.build(device)
+    t = nodes[i]
+    note(f"inference node n{i}")
+    other = torch.ones(t.shape, dtype=t.dtype, device=device, requires_grad=True)
+    s = torch.add(t, other)
+    assert s.requires_grad and not s.is_inference(), (
+        "inference + requires-grad tensor does not require grad"
+    )
+    with raises_with(RuntimeError, "Inference tensors cannot be saved for backward"):
+        torch.mul(t, other)
+
+
+def _alias_made_outside(graph: Graph, model: GraphModel, i: int) -> bool:
+    """Is node ``i`` a detach()/.data of an inference tensor taken outside inference_mode?"""
+    op = graph.op_of(i)
+    return (
+        op is not None
+        and op.kind in ("detach", "data")
+        and op.mode != "inference"
+        and model.state(op.args[0]).inference
+    )
+
+
+_INFERENCE_ALIAS = Graph(
+    leaves=(Leaf(TensorSpec(dtype=torch.float32, base_shape=(3,), storage=[0.5, -1.25, 1.5])),),
+    ops=(Op("exp", (0,), mode="inference"), Op("detach", (1,))),
+    output=2,
+)
+
+
+@pytest.mark.claim("graphs.inference-immutable-outside")
+@example(graph=_INFERENCE_ALIAS, no_grad=False)
+@given(graph=_with_inference, no_grad=st.booleans())
+def test_inference_tensors_are_immutable_outside_inference_mode(device, graph, no_grad):
+    """The C++ note's rule as stated, for every (non-overlapping) inference
+    node. Inference tensors made in inference_mode and their views are checked
+    first (a failure there is a regression); detach()/.data aliases of them
+    taken outside inference_mode are inference tensors that accept writes,
+    recorded as a known deviation (pinned by graphs.inference-alias-mutable).
+
+    Kills: in-place writes to inference tensors accepted outside inference mode."""
+    _program(graph, device)
+    model = analyze(graph)
+    nodes = graph.build(device)
+    cands = [i for i in _inference_nodes(model) if not model.state(i).overlap]
+    plain = [i for i in cands if not _alias_made_outside(graph, model, i)]
+    aliases = [i for i in cands if _alias_made_outside(graph, model, i)]
+    note(
+        f"inference nodes {plain}, aliases made outside inference_mode {aliases}, no_grad={no_grad}"
+    )
+    with torch.no_grad() if no_grad else torch.enable_grad():
+        for i in plain:
+            with raises_with(
+                RuntimeError, "Inplace update to inference tensor outside InferenceMode"
+            ):
+                nodes[i].mul_(2)
+        for i in aliases:
+            try:
+                nodes[i].mul_(2)
+            except RuntimeError:
+                continue
+            raise AssertionError(
+                f"an inference tensor made by {graph.op_of(i).kind} outside inference_mode accepted an in-place write (n{i})"
+            )
+
+
+@pytest.mark.claim("graphs.inference-alias-mutable")
+@given(graph=_with_inference, pick=st.integers(0, 20), alias=st.sampled_from(["detach", "data"]))
+def test_detach_of_inference_tensor_outside_is_a_mutable_inference_tensor(
+    device, graph, pick, alias
+):
+    """Characterization: x.detach() / x.data of an inference tensor x taken
+    outside inference_mode reports is_inference() but has a version counter
+    and accepts in-place writes, which x sees; views of it stay immutable.
+
+    Kills: a change of this quirk in either direction."""
+    _program(graph, device)
+    model = analyze(graph)
+    cands = [i for i in _inference_nodes(model) if not model.state(i).overlap]
+    assume(cands)
+    i = cands[pick % len(cands)]
+    x = graph.build(device)[i]
+    a = x.detach() if alias == "detach" else x.data
+    note(f"n{i}.{alias}")
+    assert a.is_inference(), f"{alias} of an inference tensor is not an inference tensor"
+    before = a._version
+    a.fill_(3)
+    assert a._version > before, f"{alias} of an inference tensor has no working version counter"
+    assert bool((x == 3).all()), f"a write through {alias} is not seen by the inference tensor"
+    if a.dim() > 0:
+        with raises_with(RuntimeError, "Inplace update to inference tensor outside InferenceMode"):
+            a[:1].mul_(2)
+
+
+# --------------------------------------------------------------------------- backward twice
+
+
+@pytest.mark.claim("graphs.second-backward-raises-iff-saved")
+@given(graph=graphs(need=lambda m: m.out_rg))
+def test_second_backward_raises_iff_saved_tensors_were_read(device, graph):
+    """Kills: a backward that keeps saved tensors alive without retain_graph,
+    or that refuses to re-run a graph that saved nothing."""
+    _program(graph, device)
+    model = analyze(graph)
+    saved = learn_saved(graph, model, device)
+    assume(not predicts_version_error(model, saved))
+    # Also freed: CopySlices' wrapped function, Python scalars saved by mul_.
+    reads = any(s.used for s in saved) or model.frees_unhooked()
+    run = graph.run(device)
+    run.loss.backward()
+    if reads:
+        with raises_with(RuntimeError, SECOND_BACKWARD):
+            run.loss.backward()
+    else:
+        run.loss.backward()
+
+
+@pytest.mark.claim("graphs.retain-graph-accumulates")
+@given(graph=graphs(need=lambda m: m.out_rg))
+def test_backward_twice_with_retain_graph_doubles_grad(device, graph):
+    """Kills: a backward that overwrites .grad instead of accumulating, or
+    that frees the graph despite retain_graph=True."""
+    _program(graph, device)
+    model = analyze(graph)
+    saved = learn_saved(graph, model, device)
+    assume(not predicts_version_error(model, saved))
+    run = graph.run(device)
+    run.loss.backward(retain_graph=True)
+    first = {i: t.grad.clone() for i, t in enumerate(run.nodes) if model.grad_expected()[i]}
+    run.loss.backward()
+    for i, g1 in first.items():
+        g2 = run.nodes[i].grad
+        assert torch.allclose(g2, 2 * g1, rtol=1e-3, atol=0, equal_nan=True), (
+            f"n{i}.grad after a second backward is not twice the first"
+        )
