@@ -171,7 +171,16 @@ def load_file(path: Path) -> tuple[str, str, list[Claim]]:
         if not isinstance(cid, str) or not _ID_RE.match(cid):
             raise RegistryError(f"{where}: bad or missing id {cid!r} (dotted lower-case)")
         where = f"{name}: claim {cid}"
-        unknown = set(raw) - {"id", "statement", "kind", "sources", "note", "devices", "check", "catalogue"}
+        unknown = set(raw) - {
+            "id",
+            "statement",
+            "kind",
+            "sources",
+            "note",
+            "devices",
+            "check",
+            "catalogue",
+        }
         if unknown:
             raise RegistryError(f"{where}: unknown key(s) {sorted(unknown)}")
         statement = raw.get("statement")
@@ -270,7 +279,13 @@ def load_out_of_scope(path: Path | str = OUT_OF_SCOPE_FILE) -> list[dict]:
     rows = data.get("row", [])
     out = []
     for i, r in enumerate(rows if isinstance(rows, list) else [None]):
-        if not isinstance(r, dict) or not _ROW_RE.match(str(r.get("id", ""))) or not r.get("reason"):
-            raise RegistryError(f"{path.name}: row #{i + 1} needs an 'id' like 'COPY-04' and a 'reason'")
+        if (
+            not isinstance(r, dict)
+            or not _ROW_RE.match(str(r.get("id", "")))
+            or not r.get("reason")
+        ):
+            raise RegistryError(
+                f"{path.name}: row #{i + 1} needs an 'id' like 'COPY-04' and a 'reason'"
+            )
         out.append({"id": r["id"], "reason": " ".join(str(r["reason"]).split())})
     return out
