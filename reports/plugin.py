@@ -514,3 +514,36 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     if os.environ.get("CONFORMANCE_SHOW_STALE"):
         for d in stale:
             terminalreporter.write_line(f"stale expectation: {d.key}")
+
+
+def _torch_global_state() -> dict:
+    import torch
+
+    return {
+        "grad_enabled": torch.is_grad_enabled(),
+        "inference_mode": torch.is_inference_mode_enabled(),
+        "default_dtype": torch.get_default_dtype(),
+        "anomaly_enabled": torch.is_anomaly_enabled(),
+        "deterministic_algorithms": torch.are_deterministic_algorithms_enabled(),
+    }
+
+
+@pytest.fixture(autouse=True)
+def _torch_global_state_guard():
+    """Fail any test that leaves global torch state changed (grad mode,
+    inference mode, default dtype, anomaly mode, deterministic algorithms),
+    after restoring what can be restored: a leak would silently change the
+    inputs and verdicts of every later test in the process."""
+    before = _torch_global_state()
+    yield
+    after = _torch_global_state()
+    if after == before:
+        return
+    import torch
+
+    torch.set_grad_enabled(before["grad_enabled"])
+    torch.set_default_dtype(before["default_dtype"])
+    torch.autograd.set_detect_anomaly(before["anomaly_enabled"])
+    torch.use_deterministic_algorithms(before["deterministic_algorithms"])
+    changed = {k: (before[k], after[k]) for k in before if before[k] != after[k]}
+    pytest.fail(f"the test leaked global torch state (before, after): {changed}", pytrace=False)
