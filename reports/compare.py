@@ -13,10 +13,18 @@ from reports.results import claim_verdicts
 _BAD = ("FAILED", "unexpected pass")
 
 
+def _test_signature(t: dict) -> str:
+    """The signature a test failed with: for an expected deviation, the
+    recorded one it matched (raw messages may differ between pytest or torch
+    versions while still matching it); otherwise the observed first line."""
+    exp = t.get("expectation")
+    if t.get("verdict") == "expected-deviation" and exp:
+        return f"{exp['exception']}: ...{exp['match']}... (as recorded)"
+    return (t.get("failure") or {}).get("signature") or ""
+
+
 def _signature(cell: dict) -> str | None:
-    sigs = sorted(
-        {(t.get("failure") or {}).get("signature") or "" for t in cell.get("tests", [])} - {""}
-    )
+    sigs = sorted({_test_signature(t) for t in cell.get("tests", [])} - {""})
     return " | ".join(sigs) or None
 
 
