@@ -23,6 +23,7 @@ import datetime as _dt
 import functools
 import json
 import os
+import re
 import time
 from pathlib import Path
 
@@ -370,6 +371,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         return report
     if "failure" in record:
         record["failure"].pop("_excs", None)
+        if len(claims) > 1:
+            # A test checking many claims (the state machine) names the claim
+            # each failing step checks; only those claims failed.
+            cited = [c for c in claims if re.search(rf"(?<![\w.-]){re.escape(c)}(?![\w-])",
+                                                    record["failure"]["message"])]  # fmt: skip
+            if cited:
+                record["failed_claims"] = cited
     record.update(
         {
             "nodeid": item.nodeid,

@@ -128,14 +128,21 @@ def claim_verdicts(doc: dict) -> dict[str, dict[str, dict]]:
         }
     for t in doc["tests"]:
         targets = devices if t.get("device") == "any" else [t.get("device", "cpu")]
+        failed = t.get("failed_claims")
         for cid in t.get("claims", []):
             if cid not in doc["claims"]:
                 continue  # a co-claim outside the selected claims (--claims)
+            view = t
+            if failed and cid not in failed:
+                # The test stopped at another claim's failure: this one was not
+                # established either way by it.
+                view = {**t, "verdict": "skipped",
+                        "skip_reason": f"not reached: the test failed on {', '.join(failed)}"}  # fmt: skip
             for d in targets:
                 cell = out.setdefault(cid, {}).setdefault(
                     d, {"verdict": "not run", "tests": [], "examples": 0, "reasons": []}
                 )
-                cell["tests"].append(t)
+                cell["tests"].append(view)
                 cell["examples"] += t.get("examples") or 0
     for _cid, per_dev in out.items():
         for cell in per_dev.values():

@@ -268,3 +268,17 @@ def test_doc_drift_finds_present_and_vanished_quotes():
     }
     status = {r["claim"]: r["status"] for r in check_docs(claims)}
     assert status == {"a.present": "present", "a.gone": "missing", "a.nowhere": "unresolvable"}
+
+
+def test_multi_claim_failure_counts_only_for_the_cited_claims():
+    doc = _doc()
+    doc["tests"][3] = {
+        **doc["tests"][3],
+        "claims": ["b.fail", "a.held"],
+        "failed_claims": ["b.fail"],
+    }
+    doc["tests"] = [doc["tests"][3]]
+    cv = claim_verdicts(doc)
+    assert cv["b.fail"]["cpu"]["verdict"] == "FAILED"
+    assert cv["a.held"]["cpu"]["verdict"] == "skipped"
+    assert "not reached" in cv["a.held"]["cpu"]["reasons"][0]
