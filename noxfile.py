@@ -46,3 +46,17 @@ def matrix(session: nox.Session) -> None:
         name = f"compare-{Path(results[0]).parent.name}-{Path(r).parent.name}.html"
         session.run("torch-conformance", "compare", results[0], r, "-o", str(OUT / name),
                     external=True, success_codes=[0, 1])  # fmt: skip
+
+
+@nox.session(python=False)
+def mutate(session: nox.Session) -> None:
+    """Full mutation sweep of the installed torch: the suite's detection power.
+
+    Writes ``mutation-out/results.json`` and ``report.html`` with the
+    detection-power section, and ``mutation-out/mutants.json``.
+    """
+    out = Path("mutation-out")
+    session.run("torch-conformance", "run", "--no-measure", "--out", str(out), external=True,
+                success_codes=[0, 1])  # fmt: skip
+    session.run("torch-conformance", "mutate", "-n", "2", "--out", str(out), *session.posargs,
+                external=True)  # fmt: skip

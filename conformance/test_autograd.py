@@ -560,12 +560,13 @@ def test_requires_grad_on_copy_starts_graph(device, spec, k):
 @pytest.mark.claim("autograd.grad-setter-validates")
 @given(
     spec=tensor_specs(requires_grad=True),
-    case=st.sampled_from(["same", "none", "shape", "dtype", "non-tensor"]),
+    case=st.sampled_from(["same", "none", "shape", "same-numel", "dtype", "non-tensor"]),
     other=st.sampled_from(DIFFERENTIABLE),
 )
 def test_grad_setter_validates(device, spec, case, other):
-    """Kills: a .grad setter that stores a gradient of the wrong shape or
-    dtype (optimizers would then fail far away), or copies a valid one."""
+    """Kills: a .grad setter that stores a gradient of the wrong shape (also
+    one with the same number of elements, silently reshaped) or dtype
+    (optimizers would then fail far away), or copies a valid one."""
     x = spec.build(device, requires_grad=True, leaf=True)
     if case == "same":
         g = torch.ones_like(x)
@@ -578,6 +579,11 @@ def test_grad_setter_validates(device, spec, case, other):
     elif case == "shape":
         with raises_with(RuntimeError, "attempting to assign a gradient"):
             x.grad = torch.ones((*x.shape, 2), dtype=x.dtype, device=device)
+        assert x.grad is None, "a refused .grad assignment was stored"
+    elif case == "same-numel":
+        wrong = (x.numel(),) if x.dim() != 1 else (1, x.numel())
+        with raises_with(RuntimeError, "attempting to assign a gradient"):
+            x.grad = torch.ones(wrong, dtype=x.dtype, device=device)
         assert x.grad is None, "a refused .grad assignment was stored"
     elif case == "dtype":
         if other == x.dtype:

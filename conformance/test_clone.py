@@ -223,15 +223,17 @@ def test_clone_preserve_format_non_dense_keeps_stride_order(device, spec):
     spec=tensor_specs(),
     fmt=st.sampled_from(["contiguous_format", "channels_last"]),
     requires_grad=st.booleans(),
+    call=st.sampled_from(["method", "function"]),
 )
-def test_clone_explicit_memory_format(device, spec, fmt, requires_grad):
+def test_clone_explicit_memory_format(device, spec, fmt, requires_grad, call):
     """Kills: a clone that ignores an explicit memory_format (e.g. keeps
-    the input's strides) or loses values while re-laying them out."""
+    the input's strides), in either calling convention (``t.clone(...)`` or
+    ``torch.clone(t, ...)``), or loses values while re-laying them out."""
     if fmt == "channels_last":
         assume(len(spec.shape) == 4)
     t = spec.build(device, requires_grad=requires_grad and spec.dtype in DIFFERENTIABLE)
     mf = getattr(torch, fmt)
-    c = t.clone(memory_format=mf)
+    c = t.clone(memory_format=mf) if call == "method" else torch.clone(t, memory_format=mf)
     assert c.is_contiguous(memory_format=mf), f"clone(memory_format={fmt}) is not in that format"
     assert torch.equal(c.detach(), spec.build(device)), f"clone(memory_format={fmt}) changed values"
     assert c.requires_grad == t.requires_grad, f"clone(memory_format={fmt}) changed requires_grad"

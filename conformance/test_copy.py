@@ -175,12 +175,15 @@ def test_copy_src_cannot_grow_self(device, pair):
 @given(pair=conversion_pairs())
 def test_copy_converts_dtype(device, pair):
     """Kills: a copy_ that refuses mixed dtypes, reinterprets bits instead of
-    converting, or mangles values for some dtype pair or layout."""
+    converting, mangles values for some dtype pair or layout, or converts into
+    fresh memory and rebinds dst to it (dst's base would never see the values)."""
     dst_spec, src_spec = pair
     dst, src = dst_spec.build(device), src_spec.build(device)
+    address = dst.data_ptr()
     with capture_warnings():  # complex -> real warns about the (zero) imaginary part
         out = dst.copy_(src)
     assert out is dst and dst.dtype == dst_spec.dtype, "copy_() changed dst's dtype"
+    assert dst.data_ptr() == address, "copy_() rebound dst to new memory instead of writing into it"
     expected = dataclasses.replace(src_spec, dtype=dst_spec.dtype).build(device)
     assert torch.equal(dst, expected), f"copy_() {src.dtype} -> {dst.dtype} changed the values"
 

@@ -19,12 +19,17 @@ NO_EXPAND = ("offset", "slice", "permute", "unsqueeze", "select")
 
 
 @pytest.mark.claim("detach.shares-storage")
-@grid_examples(requires_grad=True)
-@given(spec=tensor_specs(), requires_grad=st.booleans())
-def test_detach_shares_storage(device, spec, requires_grad):
-    """Kills: a detach that copies (always, or for some layout/dtype/autograd state)."""
+@grid_examples(requires_grad=True, form="method")
+@given(
+    spec=tensor_specs(),
+    requires_grad=st.booleans(),
+    form=st.sampled_from(["method", "function"]),
+)
+def test_detach_shares_storage(device, spec, requires_grad, form):
+    """Kills: a detach that copies (always, or for some layout/dtype/autograd
+    state, or in one calling convention: ``t.detach()`` vs ``torch.detach(t)``)."""
     t = spec.build(device, requires_grad=requires_grad and spec.dtype in DIFFERENTIABLE)
-    d = t.detach()
+    d = t.detach() if form == "method" else torch.detach(t)
     assert shares_storage(d, t), "detach() result does not share storage with its input"
     assert d.data_ptr() == t.data_ptr(), "detach() result starts at a different address"
     assert (d.shape, d.stride(), d.storage_offset()) == (t.shape, t.stride(), t.storage_offset()), (

@@ -115,6 +115,48 @@ def nd_cases(draw, *, dtypes=NP_DTYPES, min_side: int = 0, views: bool = True) -
     return NdCase(base=base, perm=perm, index=index)
 
 
+def _grid_array(dt: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
+    """Distinct small values (alternating for bool) in ``dt``, shaped ``shape``."""
+    n = int(np.prod(shape, dtype=np.int64))
+    values = np.arange(1, n + 1).reshape(shape)
+    if dt.kind == "b":
+        values = values % 2
+    elif dt.kind == "c":
+        values = values + 1j * values
+    return np.asarray(values).astype(dt)  # asarray: 0-d arithmetic gives a NumPy scalar
+
+
+#: Layout families of :func:`nd_grid_examples`: (base shape, perm, index).
+ND_GRID_LAYOUTS: tuple[tuple[tuple[int, ...], tuple | None, tuple | None], ...] = (
+    ((2, 3), None, None),  # C-contiguous
+    ((3, 2), (1, 0), None),  # transposed (Fortran order)
+    ((2, 5), None, (slice(0, None, 1), slice(1, None, 2))),  # offset + step
+    ((), None, None),  # 0-d
+    ((0, 3), None, None),  # zero-size
+)
+
+
+def nd_grid_examples(param: str = "case", dtypes=NP_DTYPES, **fixed):
+    """One explicit ``@example`` per (NumPy dtype, layout of :data:`ND_GRID_LAYOUTS`).
+
+    The ndarray counterpart of :func:`strategies.grid_examples`: 100 random
+    draws cover dtype x layout unevenly (a C-contiguous float32 array may never
+    come up), so a torch that is wrong for one dtype on one layout - a fast
+    path gone wrong - could slip through. ``fixed`` gives the test's other
+    ``@given`` arguments. Place it above ``@given``.
+    """
+    from hypothesis import example
+
+    def decorate(fn):
+        for dt in dtypes:
+            for shape, perm, index in ND_GRID_LAYOUTS:
+                case = NdCase(base=_grid_array(dt, shape), perm=perm, index=index)
+                fn = example(**{param: case}, **fixed)(fn)
+        return fn
+
+    return decorate
+
+
 def _first(x):
     """Index of the first element of an array or tensor."""
     return (0,) * x.ndim
@@ -167,10 +209,12 @@ def _build_tensor(spec, requires_grad=False):
 
 
 @pytest.mark.claim("numpy.tensor-copies-ndarray")
+@nd_grid_examples(direction="array-write")
 @given(case=nd_cases(), direction=st.sampled_from(["array-write", "tensor-write"]))
 def test_tensor_of_ndarray_copies(device, case, direction):
-    """Kills: torch.tensor(ndarray) that aliases the array (like from_numpy), changes its
-    dtype or values, or returns a tensor with autograd state."""
+    """Kills: torch.tensor(ndarray) that aliases the array (like from_numpy, maybe only
+    for one dtype or layout), changes its dtype or values, or returns a tensor with
+    autograd state."""
     a = case.build()
     t = torch.tensor(a)
     assert t.dtype == NP_TO_TORCH[a.dtype], f"torch.tensor({a.dtype} array) is {t.dtype}"

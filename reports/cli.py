@@ -255,6 +255,91 @@ def cmd_claims(args) -> int:
     return EXIT_OK
 
 
+def cmd_mutate(args) -> int:
+    """Run the suite once per semantic mutant of torch; print the kill matrix.
+
+    Writes ``OUT/mutants.json``; embeds the result into ``OUT/results.json``
+    and re-renders ``OUT/report.html`` when a result file is there. Exit 1
+    when a mutant survived (or broke the run) or the control run failed.
+    """
+    from conformance.mutants import all_mutants
+
+    catalogue = all_mutants()
+    if args.list:
+        for m in catalogue:
+            print(m.name)
+        return EXIT_OK
+    by_name = {m.name: m for m in catalogue}
+    if args.mutants:
+        names = [n.strip() for n in args.mutants.split(",") if n.strip()]
+        unknown = [n for n in names if n not in by_name]
+        if unknown or not names:
+            return _err(
+                f"--mutants: unknown mutant(s) {', '.join(unknown) or '(none)'}; "
+                "see torch-conformance mutate --list"
+            )
+        chosen = [by_name[n] for n in dict.fromkeys(names)]
+    else:
+        chosen = catalogue
+    devs = [d.strip() for d in args.devices.split(",") if d.strip()]
+    if not devs or any(d not in ("cpu", "cuda") for d in devs):
+        return _err(f"--devices: unknown device(s) in {args.devices!r}; use cpu and/or cuda")
+    try:
+        workers = int(args.n)
+    except ValueError:
+        return _err(f"-n: expected a number of parallel runs, got {args.n!r}")
+    from conformance.mutants import runner
+    from reports.mutation import embed_mutation
+    from reports.results import ResultsError, write_json_atomic
+
+    out = Path(args.out)
+    console = _console()
+    if not console.is_terminal:  # logs: room for the kill matrix
+        from rich.console import Console
+
+        console = Console(highlight=False, width=160)
+    total = len(chosen) + (0 if args.no_control else 1)
+    done = {"n": 0}
+
+    def progress(rec: dict) -> None:
+        done["n"] += 1
+        what = ", ".join(rec["claims"][:3]) or rec["reason"] or ""
+        colour = {"killed": "green", "survived": "red", "error": "yellow"}[rec["status"]]
+        if rec["name"] == "control":
+            colour = "green" if rec["status"] == "survived" else "red"
+        console.print(
+            f"[{done['n']}/{total}] {rec['name']}: [{colour}]{rec['status']}[/] "
+            f"in {rec['time_s']:.1f} s {what}"
+        )
+
+    doc = runner.sweep(
+        chosen,
+        out,
+        workers=max(1, workers),
+        profile=args.profile,
+        devices=",".join(devs),
+        stop_first=not args.keep_going,
+        control=not args.no_control,
+        timeout=args.timeout,
+        progress=progress,
+        hints=None if args.cold else runner.previous_kills(out / "mutants.json"),
+        shrink=args.shrink,
+    )
+    write_json_atomic(out / "mutants.json", doc)
+    console.print(runner.kill_matrix_table(doc))
+    for line in runner.summary_lines(doc):
+        print(line)
+    print(f"mutants: {out / 'mutants.json'}")
+    try:
+        report = embed_mutation(out, doc)
+    except ResultsError as e:
+        print(f"not embedded in the report: {e}")
+        report = None
+    if report is not None:
+        print(f"report:  {report} (detection power section)")
+    return EXIT_OK if runner.gate_ok(doc) else EXIT_FAIL
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="torch-conformance",
@@ -307,6 +392,30 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("claims", help="list the registered claims")
     c.add_argument("--area", default=None)
     c.set_defaults(func=cmd_claims)
+    mu = sub.add_parser(
+        "mutate", help="run the suite once per semantic mutant of torch (kill matrix)"
+    )
+    mu.add_argument("--list", action="store_true", help="print the mutant names, one per line")
+    mu.add_argument("--mutants", default=None, help="only these mutants (comma-separated names)")
+    mu.add_argument("-n", default=str(os.cpu_count() or 1),
+                    help="mutants run in parallel (default: CPU count)")  # fmt: skip
+    mu.add_argument(
+        "--out", default="conformance-out", help="output directory (default conformance-out)"
+    )
+    mu.add_argument(
+        "--profile", default="ci", choices=["ci", "dev", "thorough"], help="Hypothesis profile"
+    )
+    mu.add_argument("--devices", default="cpu", help="devices to run on (default cpu)")
+    mu.add_argument("--no-control", action="store_true",
+                    help="skip the control run without a mutant")  # fmt: skip
+    mu.add_argument("--keep-going", action="store_true",
+                    help="run every test instead of stopping at the first failure (full matrix, slower)")  # fmt: skip
+    mu.add_argument("--timeout", type=float, default=1200, help="seconds per mutant (default 1200)")
+    mu.add_argument("--shrink", action="store_true",
+                    help="let Hypothesis shrink each killing example (readable, slower kills)")  # fmt: skip
+    mu.add_argument("--cold", action="store_true",
+                    help="ignore OUT/mutants.json from an earlier sweep (whose killing tests otherwise run first)")  # fmt: skip
+    mu.set_defaults(func=cmd_mutate)
     return p
 
 

@@ -123,6 +123,7 @@ def render_report(doc: dict, title: str | None = None) -> str:
         out_of_scope=doc.get("out_of_scope", []),
         doc_drift=doc.get("doc_drift", []),
         escape=html.escape,
+        mutation=doc.get("mutation"),
     )
 
 

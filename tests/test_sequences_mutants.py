@@ -28,7 +28,6 @@ OTHER_TESTS_CLAIMS = {
 MACHINE_ONLY = [c for c in test_copy_sequences.MACHINE_CLAIMS if c not in OTHER_TESTS_CLAIMS]
 
 
-
 @pytest.mark.parametrize(
     ("mutant", "claims"),
     [

@@ -1,44 +1,41 @@
-"""Semantic mutants of torch, installed through a generated ``sitecustomize``.
+"""Semantic mutants of torch for the suite's own tests (a thin re-export).
 
-Each mutant is Python source that patches torch at interpreter start-up, so a
-conformance run in a subprocess with :func:`mutant_env` sees a broken torch
-while the suite itself is untouched.
+The catalogue lives in :mod:`conformance.mutants` (documented
+:class:`~conformance.mutants.Mutant` objects with kind, targets and witness).
+This module keeps the legacy interface: :data:`MUTANTS` maps a name to
+``(description, source)``, :func:`write_sitecustomize` and :func:`mutant_env`
+install a mutant through a generated ``sitecustomize.py`` on ``PYTHONPATH``.
+
+Mutants contributed in the legacy format by ``tests/mutants/graphs.py``
+(``GRAPH_MUTANTS``) and ``tests/mutants/sequences.py`` (``SEQUENCE_MUTANTS``)
+are merged in when those modules exist.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import textwrap
 from pathlib import Path
 
+from conformance.mutants import CATALOGUE
+from conformance.mutants import get as _get_mutant
+
+__all__ = ["MUTANTS", "write_sitecustomize", "mutant_env"]
+
 #: name -> (description, source patched into torch at start-up)
-MUTANTS: dict[str, tuple[str, str]] = {
-    "detach-copies-noncontig-f64": (
-        "detach() copies, but only for non-contiguous float64 inputs",
-        """
-        import torch
-        _orig = torch.Tensor.detach
-        def _detach(self):
-            out = _orig(self)
-            if self.dtype == torch.float64 and not self.is_contiguous():
-                out = out.clone()
-            return out
-        torch.Tensor.detach = _detach
-        torch.detach = _detach
-        """,
-    ),
-    "clone-shares-storage": (
-        "clone() returns an alias (detach-like view) instead of a copy",
-        """
-        import torch
-        _view_as = torch.Tensor.view_as
-        def _clone(self, *args, **kwargs):
-            return _view_as(self, self)
-        torch.Tensor.clone = _clone
-        torch.clone = _clone
-        """,
-    ),
-}
+MUTANTS: dict[str, tuple[str, str]] = {m.name: (m.description, m.source) for m in CATALOGUE}
+
+for _module, _attr in (("graphs", "GRAPH_MUTANTS"), ("sequences", "SEQUENCE_MUTANTS")):
+    try:
+        _extra = getattr(importlib.import_module(f"{__name__}.{_module}"), _attr, {})
+    except ImportError:
+        continue
+    for _name, _value in _extra.items():
+        if hasattr(_value, "source"):  # a conformance.mutants.Mutant
+            MUTANTS.setdefault(_name, (_value.description, _value.source))
+        else:
+            MUTANTS.setdefault(_name, (_value[0], _value[1]))
 
 
 def write_sitecustomize(name: str, directory: Path) -> Path:
@@ -46,7 +43,8 @@ def write_sitecustomize(name: str, directory: Path) -> Path:
 
     Raises ``KeyError`` for an unknown mutant.
     """
-    _, source = MUTANTS[name]
+    source = MUTANTS[name][1] if name in MUTANTS else _get_mutant(name).source
+    directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / "sitecustomize.py"
     path.write_text(textwrap.dedent(source), encoding="utf-8")

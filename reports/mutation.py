@@ -1,0 +1,34 @@
+"""Mutation results in the report: embed ``mutants.json`` into ``results.json``.
+
+``torch-conformance mutate --out DIR`` writes ``DIR/mutants.json``; when
+``DIR/results.json`` (from ``torch-conformance run --out DIR``) exists, the
+compact form of the mutation document is stored under its ``mutation`` key
+and ``DIR/report.html`` is re-rendered with a "detection power" section
+(mutants x areas kill matrix).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def embed_mutation(out_dir: Path | str, mutation: dict) -> Path | None:
+    """Add ``mutation`` to ``OUT/results.json`` and re-render ``OUT/report.html``.
+
+    Returns the report path, or ``None`` when there is no result file to
+    embed into. Raises :class:`reports.results.ResultsError` for a corrupt one.
+    """
+    from conformance.mutants.runner import for_report
+    from reports.html import render_report
+    from reports.results import load_results, write_json_atomic, write_text_atomic
+
+    out_dir = Path(out_dir)
+    results = out_dir / "results.json"
+    if not results.exists():
+        return None
+    doc = load_results(results)
+    doc["mutation"] = for_report(mutation)
+    page = render_report(doc)  # render first: a failure leaves the old files intact
+    write_json_atomic(results, doc)
+    write_text_atomic(out_dir / "report.html", page)
+    return out_dir / "report.html"

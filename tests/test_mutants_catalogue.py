@@ -1,0 +1,307 @@
+"""The mutant catalogue is sound: every mutant changes observable behaviour
+(its witness), real torch passes every witness (no false kills), and the
+runner's bookkeeping (ordering, kill attribution, report) is right."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conformance.mutants import (
+    CATALOGUE,
+    CONTROL,
+    FAMILIES,
+    MUTANTS,
+    Mutant,
+    all_mutants,
+    get,
+    mutant_env,
+    runner,
+    write_sitecustomize,
+)
+from tests.conftest import ROOT
+
+NAME = re.compile(r"^[a-z0-9_]+(-[a-z0-9_]+)*$")
+
+
+def test_catalogue_has_both_kinds_and_every_family():
+    assert len(CATALOGUE) >= 40
+    names = [m.name for m in CATALOGUE]
+    assert len(set(names)) == len(names), "duplicate mutant names"
+    assert all(NAME.match(n) for n in names), [n for n in names if not NAME.match(n)]
+    kinds = {k: [m for m in CATALOGUE if m.kind == k] for k in ("always", "partial")}
+    assert len(kinds["always"]) >= 10 and len(kinds["partial"]) >= 20
+    families = {m.family for m in kinds["partial"]}
+    # A partial mutant is wrong for one layout, dtype family, autograd state,
+    # calling convention, argument relation or tensor subclass.
+    for family in ("layout", "dtype", "autograd", "convention", "relation", "subclass"):
+        assert family in families, f"no partial mutant for the {family} family"
+    assert families <= set(FAMILIES)
+
+
+@pytest.mark.parametrize("mutant", CATALOGUE, ids=lambda m: m.name)
+def test_mutant_is_documented_and_compiles(mutant: Mutant):
+    from conformance.registry import default_registry
+
+    assert mutant.description and mutant.targets and mutant.witness.strip()
+    areas = set(runner.all_areas())
+    assert set(runner.target_areas(mutant)) <= areas, f"{mutant.name}: a target area has no tests"
+    registry = default_registry()
+    unknown = [c for c in runner.target_claims(mutant) if c not in registry]
+    assert not unknown, f"{mutant.name}: unregistered target claims {unknown}"
+    compile(mutant.source, f"<mutant {mutant.name}>", "exec")
+    compile(mutant.witness, f"<witness {mutant.name}>", "exec")
+    assert "import torch" in mutant.source
+
+
+def test_method_and_function_forms_are_patched_together():
+    """A mutant of ``Tensor.X`` also patches ``torch.X`` where torch has one,
+    unless it is deliberately wrong for one calling convention only."""
+    import torch
+
+    for m in CATALOGUE:
+        if m.family == "convention":
+            continue
+        for name in re.findall(r"^torch\.Tensor\.(\w+) = ", m.source, flags=re.M):
+            if callable(getattr(torch, name, None)) and not name.startswith("__"):
+                assert re.search(rf"^torch\.{name} = ", m.source, flags=re.M), (
+                    f"{m.name} patches Tensor.{name} but not torch.{name}"
+                )
+
+
+def test_every_witness_holds_on_real_torch_and_fails_under_its_mutant():
+    """The self-check of the catalogue: each witness passes on real torch (no
+    false kill) and fails with an AssertionError under its mutant (the
+    mutant changes observable behaviour), and no mutant breaks the
+    strategies the suite builds its inputs with."""
+    results = runner.check_witnesses(CATALOGUE)
+    assert set(results) == {m.name for m in CATALOGUE}
+    real_fail = {n: r["real"] for n, r in results.items() if r["real"]["status"] != "pass"}
+    assert not real_fail, f"witnesses failing on real torch: {real_fail}"
+    unseen = {n: r["mutated"] for n, r in results.items() if r["mutated"]["status"] != "assertion"}
+    assert not unseen, f"mutants whose witness did not catch them: {unseen}"
+
+
+@pytest.mark.parametrize("name", ["detach-copies-noncontig-f64", "numpy-no-grad-refuses"])
+def test_witness_through_sitecustomize(name):
+    """The real installation path (a sitecustomize on PYTHONPATH, fresh
+    interpreter) agrees with the witness check: control passes, mutant fails."""
+    m = get(name)
+    real = runner.run_witness(m, mutated=False)
+    assert real.returncode == 0, real.stderr
+    mutated = runner.run_witness(m, mutated=True)
+    assert mutated.returncode != 0 and "AssertionError" in mutated.stderr, mutated.stderr
+
+
+def test_control_mutant_leaves_torch_alone(tmp_path):
+    env = runner.mutated_env(CONTROL, tmp_path / "site")
+    code = (
+        "import sitecustomize, torch\n"
+        "assert 'control run' in open(sitecustomize.__file__).read()\n"
+        "assert torch.Tensor.clone is torch._C.TensorBase.clone\n"
+        "assert torch.Tensor.data is torch._C.TensorBase.data\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_legacy_interface(tmp_path):
+    """``tests.mutants`` keeps MUTANTS / write_sitecustomize / mutant_env."""
+    import tests.mutants as legacy
+
+    assert {m.name for m in CATALOGUE} <= set(legacy.MUTANTS)
+    assert set(MUTANTS) == {m.name for m in CATALOGUE}
+    description, source = legacy.MUTANTS["clone-shares-storage"]
+    assert "alias" in description and "torch.clone" in source
+    path = legacy.write_sitecustomize("clone-shares-storage", tmp_path / "a")
+    assert path.name == "sitecustomize.py" and "torch.clone" in path.read_text()
+    env = legacy.mutant_env("detach-copies", tmp_path / "b")
+    assert env["PYTHONPATH"].split(":")[0] == str(tmp_path / "b")
+    env2 = mutant_env("detach-copies", tmp_path / "c")
+    assert (tmp_path / "c" / "sitecustomize.py").exists() and env2["PYTHONPATH"]
+    assert write_sitecustomize(get("detach-copies"), tmp_path / "d").exists()
+    with pytest.raises(KeyError):
+        legacy.write_sitecustomize("no-such-mutant", tmp_path / "e")
+    with pytest.raises(KeyError):
+        get("no-such-mutant")
+    assert {m.name for m in all_mutants(include_extra=False)} == {m.name for m in CATALOGUE}
+
+
+def test_cli_lists_the_catalogue_and_rejects_unknown_names(cli):
+    proc = cli("mutate", "--list")
+    assert proc.returncode == 0, proc.stderr
+    listed = proc.stdout.split()
+    assert listed == [m.name for m in all_mutants()]
+    proc = cli("mutate", "--mutants", "detach-copies,no-such-mutant")
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "no-such-mutant" in lines[0]
+
+
+def test_target_modules_run_first_and_every_module_runs():
+    mods = runner.module_areas()
+    m = Mutant("x", "d", "always", ("clone", "detach"), "import torch\n", "pass")
+    order = runner.ordered_modules(m)
+    assert sorted(order) == sorted(mods), "every conformance module runs exactly once"
+    assert "clone" in mods[order[0]]
+    cmd = runner.pytest_command(m, ROOT / "r.json")
+    assert "-x" in cmd and cmd[cmd.index("--hypothesis-profile") + 1] == "ci"
+    listed = [a for a in cmd if a.startswith("conformance/")]
+    assert listed == [str(p.relative_to(ROOT)) for p in order]
+
+
+def test_order_plugin_runs_target_claims_first(tmp_path):
+    """Only the order changes: the target claim's test first, every test kept."""
+    from conformance.mutants.order import ENV
+
+    mods = ["conformance/test_clone.py", "conformance/test_detach.py"]
+    base = [sys.executable, "-m", "pytest", *mods, "--collect-only", "-q", "-p", "no:cacheprovider",
+            "--devices", "cpu", "-p", "conformance.mutants.order"]  # fmt: skip
+
+    def collect(first: str) -> list[str]:
+        env = runner.mutated_env(CONTROL, tmp_path / "site")
+        env[ENV] = first
+        out = subprocess.run(base, cwd=str(ROOT), env=env, capture_output=True, text=True)
+        assert out.returncode == 0, out.stdout + out.stderr
+        return [ln for ln in out.stdout.splitlines() if "::" in ln]
+
+    plain = collect("")
+    ordered = collect("detach.is-leaf,clone.own-version-counter")
+    assert sorted(plain) == sorted(ordered) and plain[0].startswith("conformance/test_clone.py")
+    assert "test_detach_never_requires_grad_and_is_leaf" in ordered[0]
+    assert "test_clone_own_version_counter" in ordered[1]
+
+
+def _test(nodeid, claims, verdict):
+    return {"nodeid": nodeid, "claims": claims, "verdict": verdict, "duration_s": 0.5}
+
+
+def test_kill_attribution_and_score():
+    areas = {"clone.new-storage": "clone", "detach.shares-storage": "detach"}
+    doc = {
+        "tests": [
+            _test("conformance/test_detach.py::t[cpu]", ["detach.shares-storage"], "held"),
+            _test("conformance/test_clone.py::t[cpu]", ["clone.new-storage"], "regression"),
+        ]
+    }
+    facts = runner.analyse(doc, ["clone", "detach", "views"], areas)
+    assert facts["claims"] == ["clone.new-storage"]
+    assert facts["areas"] == {"clone": "killed", "detach": "held", "views": "not run"}
+    assert facts["tests_run"] == 2
+    machine = {"tests": [{**_test("conformance/test_s.py::m[cpu]", ["s.a", "s.b"], "regression"),
+                          "failure": {"signature": "AssertionError: [s.b] t1 is not t0"}}]}  # fmt: skip
+    assert runner.analyse(machine, ["s"], {})["claims"] == ["s.b"], "the cited claim caught it"
+    survived = runner.analyse({"tests": [doc["tests"][0]]}, ["detach"], areas)
+    assert survived["killed_by"] == [] and survived["areas"] == {"detach": "held"}
+
+    def rec(name, kind, status, t):
+        return {"name": name, "kind": kind, "status": status, "time_s": t}
+
+    s = runner.score(
+        [rec("a", "always", "killed", 4.0), rec("b", "partial", "killed", 8.0),
+         rec("c", "partial", "survived", 100.0)]
+    )  # fmt: skip
+    assert (s["killed"], s["survived"], s["total"]) == (2, 1, 3)
+    assert s["median_time_to_kill_s"] == 6.0 and s["percent"] == 66.7
+    assert s["by_kind"]["partial"] == {"total": 2, "killed": 1}
+
+
+def test_kill_by_a_test_failing_without_mutant_is_not_a_kill():
+    control = {"killed_by": [{"nodeid": "conformance/test_x.py::broken[cpu]"}]}
+    recs = [
+        {"status": "killed", "reason": "", "killed_by": [{"nodeid": "conformance/test_x.py::broken[cpu]"}]},
+        {"status": "killed", "reason": "", "killed_by": [{"nodeid": "conformance/test_y.py::ok[cpu]"}]},
+    ]  # fmt: skip
+    runner.discount_false_kills(recs, control)
+    assert recs[0]["status"] == "error" and "without a mutant" in recs[0]["reason"]
+    assert recs[1]["status"] == "killed"
+
+
+def _results_doc() -> dict:
+    return {
+        "schema_version": 1,
+        "suite": {"name": "s", "version": "0", "commit": "c", "dirty": False},
+        "environment": {
+            "torch": "2.13.0",
+            "torch_cuda": None,
+            "python": "3.11",
+            "hypothesis": "h",
+            "numpy": "n",
+            "profile": "ci",
+            "devices": ["cpu"],
+            "started": "s",
+            "finished": "f",
+            "wall_s": 1.0,
+            "cuda_device": None,
+        },  # fmt: skip
+        "areas": {"clone": "Clone"},
+        "claims": {
+            "clone.new-storage": {
+                "id": "clone.new-storage",
+                "area": "clone",
+                "statement": "s",
+                "kind": "characterization",
+                "note": "n",
+                "sources": [],
+            },  # fmt: skip
+        },
+        "tests": [_test("conformance/test_clone.py::t[cpu]", ["clone.new-storage"], "held")],
+        "expectations": {"stale": [], "all": []},
+        "measurements": [],
+        "doc_drift": [],
+    }
+
+
+def _mutation_doc() -> dict:
+    recs = [
+        {**get("clone-shares-storage").to_dict(), "status": "killed", "time_s": 5.5, "rc": 1,
+         "reason": "", "claims": ["clone.new-storage"], "claim_areas": ["clone"],
+         "areas": {"clone": "killed"}, "tests_run": 1, "session_s": 2.0, "log_tail": "",
+         "killed_by": [{"nodeid": "n", "claims": ["clone.new-storage"], "verdict": "regression",
+                        "signature": "AssertionError: x", "falsifying_example": "ex",
+                        "duration_s": 1.0}]},
+        {**get("clone-shares-0d").to_dict(), "status": "survived", "time_s": 50.0, "rc": 0,
+         "reason": "", "claims": [], "claim_areas": [], "areas": {"clone": "held"},
+         "tests_run": 9, "session_s": 40.0, "log_tail": "", "killed_by": []},
+    ]  # fmt: skip
+    return {
+        "schema": 1, "torch": "2.13.0", "profile": "ci", "devices": "cpu",
+        "stop_at_first_failure": True, "workers": 2, "started": "s", "wall_s": 60.0,
+        "areas": ["clone"], "score": runner.score(recs), "mutants": recs,
+        "control": {"status": "survived", "passed": True, "time_s": 50.0, "tests_run": 9,
+                    "false_kills": [], "reason": ""},
+    }  # fmt: skip
+
+
+def test_report_has_detection_power_section_only_with_mutation(tmp_path):
+    import json
+
+    from reports.html import render_report
+    from reports.mutation import embed_mutation
+
+    plain = render_report(_results_doc())
+    assert "Detection power" not in plain
+    mutation = _mutation_doc()
+    assert runner.gate_ok(mutation) is False
+    assert any("survivors: clone-shares-0d" in ln for ln in runner.summary_lines(mutation))
+    assert embed_mutation(tmp_path, mutation) is None  # no results.json there
+    (tmp_path / "results.json").write_text(json.dumps(_results_doc()))
+    report = embed_mutation(tmp_path, mutation)
+    html = report.read_text()
+    assert "Detection power" in html and "clone-shares-0d" in html and "survived" in html
+    assert "1/2 mutants killed" in html
+    stored = json.loads((tmp_path / "results.json").read_text())
+    assert stored["mutation"]["score"]["killed"] == 1
+    assert "falsifying_example" not in stored["mutation"]["mutants"][0]["killed_by"][0]
+
+
+def test_kill_matrix_table_renders():
+    from rich.console import Console
+
+    console = Console(width=200, record=True)
+    console.print(runner.kill_matrix_table(_mutation_doc()))
+    text = console.export_text()
+    assert "clone-shares-storage" in text and "killed" in text and "survived" in text
