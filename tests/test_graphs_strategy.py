@@ -70,9 +70,11 @@ def test_inplace_ops_on_views_occur():
         assert any(kinds[(k, view)] for k in INPLACE_OPS), f"in-place through {view} never drawn"
     # copy_ into a slice, and an in-place op on a node that is itself a view
     assert kinds[("copy_", "slice")] > 0
+    # The rarest combination (a few per hundred graphs): look in a larger
+    # sample so the meta-test does not hinge on one derandomized sequence.
     assert any(
         op.kind in INPLACE_OPS and analyze(g).state(op.args[0]).is_view
-        for g in _graphs()
+        for g in (*_graphs(), *_draw_many(graphs(), 1000))
         for op in g.ops
     ), "no in-place op on a view node"
 
