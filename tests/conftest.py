@@ -37,3 +37,23 @@ def read_results():
         return json.loads((Path(out_dir) / "results.json").read_text())
 
     return _read
+
+
+def cpu_verdicts(doc: dict) -> dict[str, set[str]]:
+    """Claim id -> the set of test verdicts recorded for it on CPU (or any device)."""
+    out: dict[str, set[str]] = {}
+    for t in doc["tests"]:
+        if t["device"] in ("cpu", "any"):
+            for c in t["claims"]:
+                out.setdefault(c, set()).add(t["verdict"])
+    return out
+
+
+def run_gate(cli, tmp_path, *extra, env=None):
+    """``torch-conformance run`` on CPU in one process, without timings;
+    returns ``(completed process, output dir)``."""
+    out = tmp_path / "out"
+    proc = cli(
+        "run", "--no-measure", "-n", "0", "--devices", "cpu", "--out", str(out), *extra, env=env
+    )
+    return proc, out

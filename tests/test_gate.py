@@ -10,6 +10,7 @@ import textwrap
 
 import pytest
 
+from tests.conftest import cpu_verdicts, run_gate
 from tests.mutants import MUTANTS, mutant_env
 
 SHARES = "detach.shares-storage"
@@ -22,27 +23,10 @@ def _expectations(tmp_path, body: str):
     return str(path)
 
 
-def _verdicts(doc: dict) -> dict[str, set[str]]:
-    out: dict[str, set[str]] = {}
-    for t in doc["tests"]:
-        if t["device"] in ("cpu", "any"):
-            for c in t["claims"]:
-                out.setdefault(c, set()).add(t["verdict"])
-    return out
-
-
-def _run(cli, tmp_path, *extra, env=None):
-    out = tmp_path / "out"
-    proc = cli(
-        "run", "--no-measure", "-n", "0", "--devices", "cpu", "--out", str(out), *extra, env=env
-    )
-    return proc, out
-
-
 def test_held_and_expected_deviation_pass_the_gate(cli, tmp_path, read_results):
-    proc, out = _run(cli, tmp_path, "--claims", f"{SHARES},{STALE}")
+    proc, out = run_gate(cli, tmp_path, "--claims", f"{SHARES},{STALE}")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    v = _verdicts(read_results(out))
+    v = cpu_verdicts(read_results(out))
     assert v[SHARES] == {"held"}
     assert v[STALE] == {"expected-deviation"}
     html = (out / "report.html").read_text()
@@ -52,10 +36,10 @@ def test_held_and_expected_deviation_pass_the_gate(cli, tmp_path, read_results):
 
 def test_new_failure_is_a_regression(cli, tmp_path, read_results):
     exp = _expectations(tmp_path, "# no known deviations\n")
-    proc, out = _run(cli, tmp_path, "--claims", STALE, "--expectations", exp)
+    proc, out = run_gate(cli, tmp_path, "--claims", STALE, "--expectations", exp)
     assert proc.returncode == 1
     doc = read_results(out)
-    assert _verdicts(doc)[STALE] == {"regression"}
+    assert cpu_verdicts(doc)[STALE] == {"regression"}
     failure = next(t["failure"] for t in doc["tests"] if t["verdict"] == "regression")
     assert failure["exception"] == "Failed" and "DID NOT RAISE" in failure["message"]
     assert "Falsifying example" in failure["falsifying_example"]
@@ -75,7 +59,7 @@ def test_changed_failure_is_a_regression(cli, tmp_path, read_results):
         link = "https://github.com/pytorch/pytorch/pull/83590"
         """,
     )
-    proc, out = _run(cli, tmp_path, "--claims", STALE, "--expectations", exp)
+    proc, out = run_gate(cli, tmp_path, "--claims", STALE, "--expectations", exp)
     assert proc.returncode == 1
     doc = read_results(out)
     reg = [t for t in doc["tests"] if t["verdict"] == "regression"]
@@ -94,9 +78,9 @@ def test_unexpected_pass_fails_the_gate(cli, tmp_path, read_results):
         link = "https://docs.pytorch.org/docs/stable/generated/torch.Tensor.detach.html"
         """,
     )
-    proc, out = _run(cli, tmp_path, "--claims", SHARES, "--expectations", exp)
+    proc, out = run_gate(cli, tmp_path, "--claims", SHARES, "--expectations", exp)
     assert proc.returncode == 1
-    assert _verdicts(read_results(out))[SHARES] == {"unexpected-pass"}
+    assert cpu_verdicts(read_results(out))[SHARES] == {"unexpected-pass"}
 
 
 def test_version_condition_limits_an_expectation(cli, tmp_path, read_results):
@@ -113,9 +97,9 @@ def test_version_condition_limits_an_expectation(cli, tmp_path, read_results):
         link = "https://github.com/pytorch/pytorch/pull/83590"
         """,
     )
-    proc, out = _run(cli, tmp_path, "--claims", STALE, "--expectations", exp)
+    proc, out = run_gate(cli, tmp_path, "--claims", STALE, "--expectations", exp)
     assert proc.returncode == 1
-    assert _verdicts(read_results(out))[STALE] == {"regression"}
+    assert cpu_verdicts(read_results(out))[STALE] == {"regression"}
 
 
 @pytest.mark.parametrize(
@@ -134,10 +118,10 @@ def test_mutant_is_caught_and_named(cli, tmp_path, read_results, mutant, claims,
     results name exactly the claims it breaks among those run."""
     assert mutant in MUTANTS
     env = mutant_env(mutant, tmp_path / "mutant")
-    proc, out = _run(cli, tmp_path, "--claims", claims, env=env)
+    proc, out = run_gate(cli, tmp_path, "--claims", claims, env=env)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     doc = read_results(out)
-    failed = {c for c, vs in _verdicts(doc).items() if "regression" in vs}
+    failed = {c for c, vs in cpu_verdicts(doc).items() if "regression" in vs}
     assert failed == broken
     for t in doc["tests"]:
         if t["verdict"] == "regression":

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.conftest import cpu_verdicts, run_gate
 from tests.mutants import MUTANTS, mutant_env
 from tests.mutants.graphs import GRAPH_MUTANTS
 
@@ -17,23 +18,6 @@ MUTANTS.update(GRAPH_MUTANTS)  # until the lead merges them into MUTANTS
 #: A claim no mutant here touches: it must keep holding (the gate names
 #: exactly the broken claims, not everything it ran).
 CONTROL = "graphs.requires-grad-propagation"
-
-
-def _verdicts(doc: dict) -> dict[str, set[str]]:
-    out: dict[str, set[str]] = {}
-    for t in doc["tests"]:
-        if t["device"] in ("cpu", "any"):
-            for c in t["claims"]:
-                out.setdefault(c, set()).add(t["verdict"])
-    return out
-
-
-def _run(cli, tmp_path, *extra, env=None):
-    out = tmp_path / "out"
-    proc = cli(
-        "run", "--no-measure", "-n", "0", "--devices", "cpu", "--out", str(out), *extra, env=env
-    )
-    return proc, out
 
 
 @pytest.mark.parametrize(
@@ -67,10 +51,10 @@ def test_graph_mutant_is_caught_and_named(cli, tmp_path, read_results, mutant, c
     example is a graph."""
     assert mutant in MUTANTS
     env = mutant_env(mutant, tmp_path / "mutant")
-    proc, out = _run(cli, tmp_path, "--claims", f"{claims},{CONTROL}", env=env)
+    proc, out = run_gate(cli, tmp_path, "--claims", f"{claims},{CONTROL}", env=env)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     doc = read_results(out)
-    verdicts = _verdicts(doc)
+    verdicts = cpu_verdicts(doc)
     failed = {c for c, vs in verdicts.items() if "regression" in vs}
     assert failed == broken
     assert verdicts[CONTROL] == {"held"}
