@@ -25,6 +25,7 @@ __all__ = [
     "grad_mode_restored",
     "capture_warnings",
     "raises_with",
+    "run_fresh_interpreter",
 ]
 
 
@@ -116,3 +117,22 @@ def raises_with(exc_type: type[BaseException], substring: str):
     import pytest
 
     return pytest.raises(exc_type, match=re.escape(substring))
+
+
+def run_fresh_interpreter(code: str, timeout: float = 120) -> dict:
+    """Run ``code`` in a new Python process and return the JSON object it
+    prints on its last stdout line.
+
+    For behaviour that happens once per process (warnings torch emits only
+    the first time), which an already-warm test process cannot observe.
+    Raises ``AssertionError`` (with the tail of stderr) if the process fails.
+    """
+    import json
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout, check=False
+    )
+    assert proc.returncode == 0, f"subprocess failed: {proc.stderr[-500:]}"
+    return json.loads(proc.stdout.strip().splitlines()[-1])

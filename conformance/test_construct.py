@@ -7,9 +7,6 @@ What each property kills (the broken torch it would catch) is in its docstring.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import textwrap
 
 import pytest
@@ -22,6 +19,7 @@ from conformance.checks import (
     capture_warnings,
     grad_mode_restored,
     raises_with,
+    run_fresh_interpreter,
     shares_storage,
     writes_visible,
 )
@@ -360,11 +358,7 @@ def test_asarray_default_requires_grad_warns_once_per_process(device):
     requiring grad, or fires on every call. Runs in a fresh interpreter because the
     warning is once per process."""
     code = _WARN_ONCE_CODE.format(device=device, needle=ASARRAY_WARNING)
-    proc = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
-    )
-    assert proc.returncode == 0, f"subprocess failed: {proc.stderr[-500:]}"
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    out = run_fresh_interpreter(code)
     counts = out["counts"]
     assert counts[0] == 0, "asarray warned for explicit requires_grad or a non-grad input"
     assert counts[1] == 1, "asarray(t requiring grad) did not warn about the new default"

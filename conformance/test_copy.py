@@ -20,11 +20,18 @@ from conformance.checks import (
     shares_version_counter,
     writes_visible,
 )
-from strategies import ALL_DTYPES, DIFFERENTIABLE, TensorSpec, shapes, small_int_specs, tensor_specs
+from strategies import (
+    ALL_DTYPES,
+    DIFFERENTIABLE,
+    NON_OVERLAPPING_VIEWS,
+    TensorSpec,
+    shapes,
+    small_int_specs,
+    tensor_specs,
+)
 
 # Views a *destination* may have: an expanded dst is refused by copy_ (see
 # copy.internal-overlap-raises), so the other claims exclude it.
-NO_EXPAND = ("offset", "slice", "permute", "unsqueeze", "select")
 
 
 def _overlaps_itself(t: torch.Tensor) -> bool:
@@ -58,14 +65,14 @@ def _sum_to(g: torch.Tensor, shape: tuple[int, ...]) -> torch.Tensor:
 def same_shape_pairs(draw, dtype=None, src_requires_grad=False):
     """(dst_spec, src_spec): same dtype and shape, independent layouts."""
     src = draw(tensor_specs(dtype=dtype, requires_grad=src_requires_grad))
-    dst = draw(tensor_specs(dtype=src.dtype, shape=src.shape, views=NO_EXPAND))
+    dst = draw(tensor_specs(dtype=src.dtype, shape=src.shape, views=NON_OVERLAPPING_VIEWS))
     return dst, src
 
 
 @st.composite
 def broadcast_pairs(draw, dtype=None):
     """(dst_spec, src_spec) where src's shape broadcasts to dst's shape."""
-    dst = draw(tensor_specs(dtype=dtype, views=NO_EXPAND))
+    dst = draw(tensor_specs(dtype=dtype, views=NON_OVERLAPPING_VIEWS))
     shape = dst.shape
     keep = draw(st.integers(0, len(shape)))
     src_shape = tuple(1 if draw(st.booleans()) else s for s in shape[len(shape) - keep :])
@@ -80,7 +87,7 @@ def conversion_pairs(draw):
     dst_dtype = draw(st.sampled_from([d for d in ALL_DTYPES if d != src_dtype]))
     hi = 1 if torch.bool in (src_dtype, dst_dtype) else 100
     src = draw(small_int_specs(tensor_specs(dtype=src_dtype), hi))
-    dst = draw(tensor_specs(dtype=dst_dtype, shape=src.shape, views=NO_EXPAND))
+    dst = draw(tensor_specs(dtype=dst_dtype, shape=src.shape, views=NON_OVERLAPPING_VIEWS))
     return dst, src
 
 
@@ -116,7 +123,7 @@ def test_copy_broadcasts_src(device, pair):
 @st.composite
 def mismatched_pairs(draw):
     """(dst_spec, src_spec): some trailing-aligned dim differs and neither is 1."""
-    dst = draw(tensor_specs(views=NO_EXPAND, shape=shapes(min_dims=1, max_side=5)))
+    dst = draw(tensor_specs(views=NON_OVERLAPPING_VIEWS, shape=shapes(min_dims=1, max_side=5)))
     shape = dst.shape
     keep = draw(st.integers(1, len(shape)))
     src_shape = list(shape[len(shape) - keep :])
@@ -153,7 +160,7 @@ def growing_pairs(draw):
         i = draw(st.integers(0, len(dst_shape) - 1))
         dst_shape[i] = 1
         src_shape[i] = draw(st.sampled_from([0, 2, 3]))
-    dst = draw(tensor_specs(views=NO_EXPAND, shape=tuple(dst_shape)))
+    dst = draw(tensor_specs(views=NON_OVERLAPPING_VIEWS, shape=tuple(dst_shape)))
     src = draw(tensor_specs(dtype=dst.dtype, shape=tuple(src_shape)))
     return dst, src
 
@@ -235,7 +242,7 @@ def test_copy_bumps_version(device, pair):
 
 
 @pytest.mark.claim("copy.bumps-version")
-@given(spec=tensor_specs(dtype=DIFFERENTIABLE, views=NO_EXPAND, requires_grad=True))
+@given(spec=tensor_specs(dtype=DIFFERENTIABLE, views=NON_OVERLAPPING_VIEWS, requires_grad=True))
 def test_copy_over_saved_tensor_fails_backward(device, spec):
     """Kills: a copy_ over a tensor saved for backward that goes unnoticed,
     so backward silently uses the overwritten values."""
@@ -311,7 +318,7 @@ def test_copy_differentiable_wrt_src(device, pair):
 def expanded_specs(draw):
     """Non-empty specs whose last view is an expand giving some dimension of
     size > 1 stride 0 (expanding size-1 dims and/or adding leading dims)."""
-    spec = draw(tensor_specs(views=NO_EXPAND, shape=shapes(max_dims=3, min_side=1)))
+    spec = draw(tensor_specs(views=NON_OVERLAPPING_VIEWS, shape=shapes(max_dims=3, min_side=1)))
     target = [draw(st.integers(2, 3)) if s == 1 and draw(st.booleans()) else s for s in spec.shape]
     if target == list(spec.shape) or draw(st.booleans()):
         target = [draw(st.integers(2, 3))] + target

@@ -9,9 +9,6 @@ What each property kills (the broken torch it would catch) is in its docstring.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import textwrap
 from dataclasses import dataclass, field
 
@@ -22,7 +19,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from conformance.checks import capture_warnings, raises_with, sentinel_for, shares_storage
+from conformance.checks import (
+    capture_warnings,
+    raises_with,
+    run_fresh_interpreter,
+    sentinel_for,
+    shares_storage,
+)
 from strategies import ALL_DTYPES, COMPLEX, DIFFERENTIABLE, numpy_dtype, tensor_specs
 
 #: NumPy dtype -> torch dtype, for every torch dtype NumPy can hold (not bfloat16).
@@ -391,11 +394,7 @@ def test_read_only_array_warns_once_per_process(device):
     """Kills: a read-only conversion that never warns, warns for writable arrays, or warns
     on every call. Runs in a fresh interpreter: the warning is once per process."""
     code = _READ_ONLY_CODE.format(needle="The given NumPy array is not writable")
-    proc = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
-    )
-    assert proc.returncode == 0, f"subprocess failed: {proc.stderr[-500:]}"
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    out = run_fresh_interpreter(code)
     counts = out["counts"]
     assert counts[0] == 0, "a writable array triggered the read-only warning"
     assert counts[1] == 1, "from_numpy(read-only array) did not warn"

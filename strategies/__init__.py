@@ -37,6 +37,7 @@ from strategies.graphs import (
 from strategies.tensors import (
     GRID_LAYOUTS,
     LAYOUT_KINDS,
+    NON_OVERLAPPING_VIEWS,
     VIEW_KINDS,
     TensorSpec,
     grid_examples,
@@ -67,6 +68,7 @@ __all__ = [
     "FLOATING",
     "INTEGRAL",
     "LAYOUT_KINDS",
+    "NON_OVERLAPPING_VIEWS",
     "VIEW_KINDS",
     "GRID_LAYOUTS",
     "TensorSpec",

@@ -34,6 +34,7 @@ from strategies.dtypes import ALL_DTYPES, DIFFERENTIABLE, dtype_name
 
 __all__ = [
     "VIEW_KINDS",
+    "NON_OVERLAPPING_VIEWS",
     "LAYOUT_KINDS",
     "TensorSpec",
     "shapes",
@@ -47,6 +48,11 @@ __all__ = [
 
 #: View operations a spec may apply to its base, in the order they are applied.
 VIEW_KINDS: tuple[str, ...] = ("offset", "slice", "permute", "expand", "unsqueeze", "select")
+
+#: View kinds that never make several elements share one memory location
+#: (everything but ``expand``): for claims about in-place writes, which torch
+#: refuses on overlapping tensors.
+NON_OVERLAPPING_VIEWS: tuple[str, ...] = tuple(k for k in VIEW_KINDS if k != "expand")
 
 #: Layout families reported by :func:`layout_kinds`.
 LAYOUT_KINDS: tuple[str, ...] = (
