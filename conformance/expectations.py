@@ -13,6 +13,23 @@ deviation::
     match = "DID NOT RAISE"                      # ... and a stable message substring
     reason = "Metadata changes are allowed since PR #83590 (torch 1.13)."
     link = "https://github.com/pytorch/pytorch/pull/83590"
+    region = { op = ["resize_", "set_"] }        # optional: where torch deviates
+
+**Regions.** ``region`` names the part of the input space where torch
+deviates, as a predicate over the *features* of a generated example (see
+:mod:`conformance.evidence`: ``dtype``, ``layout``, ``ndim``, the test's own
+arguments, and what the test declares with ``evidence.features``). It is a
+table (every key must match) or an array of tables (any table may match).
+A key's value is a scalar (the feature equals it, or - for a set-valued
+feature such as ``layout`` - contains it), an array (any of these), or a
+table ``{ not = [...] }`` (none of these) / ``{ all = [...] }`` (a set-valued
+feature contains all of these). Inside the region every example must fail
+with the recorded signature (an example that holds there is a change,
+reported as an unexpected pass); outside it the claim itself is asserted
+(a failure there is a regression). The test runs its full example count
+either way, and the verdict says how many examples fell on each side.
+An entry without ``region`` covers the whole test, as before, and is flagged
+in the report as a *whole-test deviation*.
 
 A test of that claim that fails with exactly this signature is an *expected
 deviation*; one that fails differently is a *regression* (changed failure);
@@ -33,7 +50,10 @@ from packaging.version import InvalidVersion, Version
 from conformance.registry import Registry
 
 EXPECTATIONS_FILE = Path(__file__).parent / "expectations.toml"
-_KEYS = {"claim", "test", "torch", "devices", "python", "exception", "match", "reason", "link"}
+_KEYS = {
+    "claim", "test", "torch", "devices", "python", "exception", "match", "reason", "link", "region",
+}  # fmt: skip
+_SCALARS = (str, bool, int)
 
 
 class ExpectationsError(Exception):
@@ -54,6 +74,47 @@ class Deviation:
     torch: str | None = None
     devices: tuple[str, ...] = ()
     python: str | None = None
+    #: Alternatives (any may match) of conjunctions (every key must match);
+    #: ``None`` for a whole-test deviation.
+    region: tuple[dict, ...] | None = None
+
+    @property
+    def whole_test(self) -> bool:
+        """True for an entry without a region (it covers every example)."""
+        return self.region is None
+
+    def region_keys(self) -> set[str]:
+        """The feature names the region reads."""
+        return {k for alt in self.region or () for k in alt}
+
+    def in_region(self, features: dict) -> bool:
+        """True when an example with ``features`` lies in this entry's region
+        (always true for a whole-test deviation).
+
+        Raises ``KeyError`` naming a feature the region reads that the
+        example did not report (a defect of the suite, not of torch).
+        """
+        if self.region is None:
+            return True
+        for alt in self.region:
+            missing = [k for k in alt if k not in features]
+            if missing:
+                raise KeyError(missing[0])
+        return any(all(_matches(features[k], v) for k, v in alt.items()) for alt in self.region)
+
+    @property
+    def region_text(self) -> str:
+        """The region as a reader-friendly predicate, e.g. ``target in {none}``."""
+        if self.region is None:
+            return "every example (whole-test deviation)"
+        if self.region == ({"everywhere": True},):
+            return "every example of the test (each must deviate)"
+        return " or ".join(
+            "(" + " and ".join(_describe(k, v) for k, v in alt.items()) + ")"
+            if len(self.region) > 1
+            else " and ".join(_describe(k, v) for k, v in alt.items())
+            for alt in self.region
+        )
 
     @property
     def key(self) -> str:
@@ -94,7 +155,68 @@ class Deviation:
         d = {k: v for k, v in self.__dict__.items() if v not in (None, ())}
         d["devices"] = list(self.devices)
         d["key"] = self.key
+        if self.region is not None:
+            d["region"] = [dict(alt) for alt in self.region]
+        d["region_text"] = self.region_text
+        d["whole_test"] = self.whole_test
         return d
+
+
+def _as_set(value) -> set | None:
+    return set(value) if isinstance(value, set | frozenset | list | tuple) else None
+
+
+def _matches(feature, spec) -> bool:
+    """Does one feature value satisfy one region key's ``spec``?"""
+    fset = _as_set(feature)
+    if isinstance(spec, dict):
+        if "not" in spec:
+            bad = set(spec["not"])
+            return not (fset & bad) if fset is not None else feature not in bad
+        need = set(spec["all"])
+        return need <= fset if fset is not None else need <= {feature}
+    options = spec if isinstance(spec, list) else [spec]
+    if fset is not None:
+        return bool(fset & set(options))
+    # bool is an int: compare types too, so True never matches 1.
+    return any(feature == o and type(feature) is type(o) for o in options)
+
+
+def _describe(key: str, spec) -> str:
+    def fmt(vals):
+        return "{" + ", ".join(str(v) for v in vals) + "}"
+
+    if isinstance(spec, dict):
+        if "not" in spec:
+            return f"{key} not in {fmt(spec['not'])}"
+        return f"{key} has all of {fmt(spec['all'])}"
+    if isinstance(spec, list):
+        return f"{key} in {fmt(spec)}"
+    return f"{key} = {spec}"
+
+
+def _parse_region(raw, where: str) -> tuple[dict, ...]:
+    alts = raw if isinstance(raw, list) else [raw]
+    if not alts or not all(isinstance(a, dict) and a for a in alts):
+        raise ExpectationsError(f"{where}: 'region' must be a non-empty table or array of tables")
+    for alt in alts:
+        for key, spec in alt.items():
+            ok = isinstance(spec, _SCALARS) or (
+                isinstance(spec, list) and spec and all(isinstance(v, _SCALARS) for v in spec)
+            )
+            if isinstance(spec, dict):
+                ok = (
+                    len(spec) == 1
+                    and next(iter(spec)) in ("not", "all")
+                    and isinstance(next(iter(spec.values())), list)
+                    and all(isinstance(v, _SCALARS) for v in next(iter(spec.values())))
+                )
+            if not ok:
+                raise ExpectationsError(
+                    f"{where}: region key {key!r} must be a value, a list of values, "
+                    "or a table {not = [...]} / {all = [...]}"
+                )
+    return tuple(dict(a) for a in alts)
 
 
 def _contains(spec: str, version: str) -> bool:
@@ -169,6 +291,7 @@ def load_expectations(
                 torch=raw.get("torch"),
                 devices=tuple(devices),
                 python=raw.get("python"),
+                region=_parse_region(raw["region"], where) if "region" in raw else None,
             )
         )
     return out

@@ -10,6 +10,7 @@ import torch
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from conformance import evidence
 from conformance.checks import (
     capture_warnings,
     raises_with,
@@ -17,6 +18,7 @@ from conformance.checks import (
     shares_version_counter,
     writes_visible,
 )
+from conformance.model import Model, is_contiguous
 from strategies import ARITHMETIC, DIFFERENTIABLE, is_dense, shapes, tensor_specs
 
 # Non-dense inputs are about a quarter of the default draws; this branch adds
@@ -195,6 +197,11 @@ def test_clone_preserve_format_non_dense_contiguous(device, spec):
     Kills: a clone that returns non-contiguous output for non-dense input."""
     t = spec.build(device)
     assume(not is_dense(t))
+    evidence.features(
+        observed_rule_row_major=is_contiguous(
+            tuple(t.shape), Model().preserve_format_strides(tuple(t.shape), t.stride())
+        )
+    )
     c = t.clone()
     assert torch.equal(c, t), "clone() of a non-dense input changed the values"
     assert c.is_contiguous(), (

@@ -19,6 +19,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conformance import evidence
 from conformance.checks import grad_mode_restored, raises_with
 from strategies import (
     ALL_DTYPES,
@@ -60,6 +61,23 @@ NONVIEW_OPS = {
 # ... and differentiable ones for floating/complex inputs.
 NONVIEW_DIFF_OPS = {**NONVIEW_OPS, "exp": torch.exp, "neg": torch.neg, "add": lambda t: t + 1}
 ALL_DIFF_OPS = {**NONVIEW_DIFF_OPS, **VIEW_OPS}
+
+
+def _root(t: torch.Tensor) -> torch.Tensor:
+    """The root base of a view (``t`` itself when it is not a view)."""
+    return t._base if t._base is not None else t
+
+
+def _same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Same shape, dtype and raw bytes of every element (so -0.0 != 0.0, NaN == NaN)."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    flat = []
+    for x in (a, b):
+        fresh = torch.empty(x.numel(), dtype=x.dtype)  # dense, stride 1
+        fresh.copy_(x.detach().cpu().reshape(-1))
+        flat.append(fresh.view(torch.uint8).tolist())
+    return flat[0] == flat[1]
 
 
 def _set_all(t: torch.Tensor) -> None:
@@ -129,6 +147,7 @@ def test_no_grad_every_result_not_requiring_grad(device, spec, leaf, op):
     Kills: a no_grad that lets a computation require grad.
     """
     x = spec.build(device, requires_grad=True, leaf=leaf)
+    evidence.features(view_of_grad_root=op in VIEW_OPS and _root(x).requires_grad)
     with torch.no_grad():
         r = ALL_DIFF_OPS[op](x)
     assert r.requires_grad is False, "a result computed under no_grad requires grad"
@@ -148,6 +167,7 @@ def test_disabled_modes_override_requires_grad(device, spec, mode, op):
     Kills: a no-grad or inference mode that lets a result require grad.
     """
     x = spec.build(device, requires_grad=True, leaf=True)
+    evidence.features(view_of_grad_root=op in VIEW_OPS and _root(x).requires_grad)
     with DISABLED_MODES[mode]():
         r = ALL_DIFF_OPS[op](x)
     assert r.requires_grad is False, "a result computed with grad disabled requires grad"
@@ -548,6 +568,9 @@ def test_inference_immutable_outside(device, case, where):
     op, spec = case
     t = build_inference(spec, device)
     before = t.clone()
+    probe = spec.build(device)
+    INPLACE[op](probe)
+    evidence.features(op_changes_values=not _same_bits(probe, before))
     ctx = torch.no_grad() if where == "no_grad" else contextlib.nullcontext()
     with ctx, raises_with(RuntimeError, "Inplace update to inference tensor outside InferenceMode"):
         INPLACE[op](t)

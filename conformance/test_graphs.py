@@ -30,6 +30,7 @@ import torch
 from hypothesis import assume, example, find, given, note, settings
 from hypothesis import strategies as st
 
+from conformance import evidence
 from conformance.checks import capture_warnings, raises_with
 from strategies import TensorSpec
 from strategies.graphs import (
@@ -338,6 +339,12 @@ def test_results_computed_with_grad_disabled_do_not_require_grad(device, graph):
     nodes = graph.build(device)
     n = len(graph.leaves)
     region = [(n + k, op) for k, op in enumerate(graph.ops) if op.mode != "grad"]
+    model = analyze(graph)
+    evidence.features(
+        disabled_view_requires_grad=any(
+            op.kind in VIEW_OPS and model.state(i).rg for i, op in region
+        )
+    )
     for i, op in region:
         if op.kind not in VIEW_OPS:
             assert not nodes[i].requires_grad, (
@@ -697,6 +704,7 @@ def test_inference_tensors_are_immutable_outside_inference_mode(device, graph, n
     cands = [i for i in _inference_nodes(model) if not model.state(i).overlap]
     plain = [i for i in cands if not _alias_made_outside(graph, model, i)]
     aliases = [i for i in cands if _alias_made_outside(graph, model, i)]
+    evidence.features(alias_made_outside=bool(aliases))
     note(
         f"inference nodes {plain}, aliases made outside inference_mode {aliases}, no_grad={no_grad}"
     )

@@ -13,6 +13,7 @@ import torch
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from conformance import evidence
 from conformance.checks import capture_warnings, shares_storage
 from strategies import (
     ALL_DTYPES,
@@ -261,6 +262,30 @@ def test_to_preserve_format_keeps_strides(device, spec, target, explicit):
     )
 
 
+def suggested_memory_format(t: torch.Tensor) -> torch.memory_format:
+    """The memory format c10 infers from ``t``'s strides (``suggest_memory_format()``,
+    which ``to()`` consults to decide whether it may return ``self``).
+
+    A re-statement of ``c10::is_channels_last_strides_2d_s4`` (c10/core/MemoryFormat.h):
+    a 4-D tensor whose strides, visited in channels_last order (C, W, H, N), never
+    decrease - with NCHW the default for ambiguous size-1 and zero-size cases - is
+    ``channels_last``; everything else (other ranks included) is ``contiguous_format``.
+    """
+    if t.dim() != 4:
+        return torch.contiguous_format
+    sizes, strides = t.shape, t.stride()
+    if strides[1] == 0:
+        return torch.contiguous_format
+    lo = 0
+    for d in (1, 3, 2, 0):
+        if sizes[d] == 0 or strides[d] < lo:
+            return torch.contiguous_format
+        if d == 0 and lo == strides[1]:
+            return torch.contiguous_format
+        lo = strides[d] * (sizes[d] if sizes[d] > 1 else 1)
+    return torch.channels_last
+
+
 @pytest.mark.claim("to.memory-format-honoured")
 @given(
     spec=tensor_specs(),
@@ -277,6 +302,11 @@ def test_to_memory_format_honoured(device, spec, fmt, target):
         assume(len(spec.shape) == 4)
     t = spec.build(device)
     mf = getattr(torch, fmt)
+    evidence.features(
+        dtype_change=target not in (None, spec.dtype),
+        suggests_requested=suggested_memory_format(t) == mf,
+        already_in_format=t.is_contiguous(memory_format=mf),
+    )
     with capture_warnings():
         y = t.to(memory_format=mf) if target is None else t.to(target, memory_format=mf)
     assert y.is_contiguous(memory_format=mf), (

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from reports.results import claim_verdicts
 
-_BAD = ("FAILED", "unexpected pass")
+_BAD = ("ERROR", "FAILED", "unexpected pass")
 
 
 def _test_signature(t: dict) -> str:
@@ -21,7 +21,8 @@ def _test_signature(t: dict) -> str:
     if t.get("verdict") not in ("regression", "expected-deviation"):
         return ""  # held, skipped, or not reached (another claim's failure)
     if t.get("verdict") == "expected-deviation" and exp:
-        return f"{exp['exception']}: ...{exp['match']}... (as recorded)"
+        where = f" on {exp['region_text']}" if not exp.get("whole_test", True) else ""
+        return f"{exp['exception']}: ...{exp['match']}... (as recorded{where})"
     return (t.get("failure") or {}).get("signature") or ""
 
 

@@ -12,6 +12,8 @@ from reports.results import CLAIM_VERDICTS, MEASURED, claim_verdicts, overall_ve
 _CSS_CLASS = {
     "held": "v-held",
     "expected deviation": "v-dev",
+    "region not reached": "v-skip",
+    "ERROR": "v-fail",
     "FAILED": "v-fail",
     "unexpected pass": "v-unexp",
     "skipped": "v-skip",
@@ -47,7 +49,16 @@ def reproducer(test: dict) -> str:
 
 
 _SOURCE_KEYS = ("doc", "url", "seed", "quote")
-_TEST_KEYS = ("skip_reason", "expectation", "changed_failure", "failure")
+_TEST_KEYS = (
+    "skip_reason", "expectation", "changed_failure", "failure", "region", "tallies",
+    "failed_claims", "claim_examples", "muted_violations",
+)  # fmt: skip
+#: CSS class of a test verdict.
+TEST_CLASS = {
+    "held": "v-held", "expected-deviation": "v-dev", "region-not-reached": "v-skip",
+    "regression": "v-fail", "unexpected-pass": "v-unexp", "suite-error": "v-fail",
+    "skipped": "v-skip",
+}  # fmt: skip
 _FAILURE_KEYS = ("signature", "message", "falsifying_example", "notes", "reproduce")
 
 
@@ -104,7 +115,9 @@ def render_report(doc: dict, title: str | None = None) -> str:
                 "measurements": [m for m in doc.get("measurements", []) if m.get("claim") == cid],
             }
         )
-    deviations = [t for t in doc["tests"] if t["verdict"] == "expected-deviation"]
+    deviations = [
+        t for t in doc["tests"] if t["verdict"] in ("expected-deviation", "region-not-reached")
+    ]
     tpl = _env().from_string(_template_text("report.html.j2"))
     return tpl.render(
         title=title or f"torch {doc['environment'].get('torch')} conformance",
@@ -124,6 +137,7 @@ def render_report(doc: dict, title: str | None = None) -> str:
         doc_drift=doc.get("doc_drift", []),
         escape=html.escape,
         mutation=doc.get("mutation"),
+        test_class=TEST_CLASS,
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from reports.results import claim_verdicts
 
-_BAD = ("FAILED", "unexpected pass")
+_BAD = ("ERROR", "FAILED", "unexpected pass")
 
 
 def build_matrix(docs: list[dict]) -> dict:

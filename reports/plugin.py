@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import functools
+import inspect
 import json
 import os
 import re
@@ -239,19 +240,230 @@ def pytest_collection_modifyitems(
         inner = fn.hypothesis.inner_test
 
         @functools.wraps(inner)
-        def counted(*args, __inner=inner, **kwargs):
-            _count["n"] += 1
-            return __inner(*args, **kwargs)
+        def per_example(*args, __inner=inner, **kwargs):
+            return _run_example(__inner, args, kwargs)
 
-        fn.hypothesis.inner_test = counted
-        if hits:
-            # A known deviation fails fast: no shrinking, the first falsifying
-            # example is enough to compare signatures.
+        fn.hypothesis.inner_test = per_example
+        if any(d.whole_test for d in hits):
+            # A whole-test deviation fails fast: no shrinking, the first
+            # falsifying example is enough to compare signatures.
             item.obj = settings(phases=[Phase.explicit, Phase.reuse, Phase.generate])(fn)
+
+
+#: The item whose test is running: its applicable deviations.
+_RUN: dict = {"hits": []}
+
+
+class DeviationRegionHeld(AssertionError):
+    """The claim held on an example inside a recorded deviation region: torch
+    no longer deviates there (a fix, or a region recorded too wide)."""
+
+
+class RegionFeatureMissing(Exception):
+    """A deviation region reads a feature the test does not report (a defect
+    of the suite or of the expectations file, never a verdict on torch)."""
+
+
+def _passthrough(e: BaseException) -> bool:
+    """Exceptions that are control flow, not a verdict of the example."""
+    from hypothesis.errors import HypothesisException
+
+    if isinstance(e, pytest.fail.Exception):
+        return False
+    return not isinstance(e, Exception) or isinstance(e, HypothesisException)
+
+
+def _run_example(fn, args: tuple, kwargs: dict):
+    """Run one example of a conformance test under an evidence frame.
+
+    Applies the regions of the test's known deviations: inside a region the
+    example must fail with the recorded signature (it is then counted and the
+    search goes on), outside every region the claim is asserted as usual.
+    """
+    from conformance import evidence
+
+    _count["n"] += 1
+    led = evidence.current_ledger()
+    regional = [d for d in _RUN["hits"] if not d.whole_test]
+    with evidence.example_frame(evidence.auto_features(kwargs)) as ex:
+        try:
+            fn(*args, **kwargs)
+            error = None
+        except BaseException as e:
+            if _passthrough(e):
+                if led is not None and ex.checked:
+                    led.finish_example(ex, passed=True)  # what it checked before rejecting
+                raise
+            error = e
+        if not regional:
+            if error is not None:
+                raise error
+            if led is not None:
+                led.finish_example(ex, passed=True)
+            return None
+        try:
+            inside = [d for d in regional if d.in_region(ex.features)]
+        except KeyError as k:
+            if error is not None:
+                # The example failed before it reported its features: the
+                # failure is not in a known region, so it stands as it is.
+                error.add_note(f"(failed before reporting feature {k.args[0]!r} of its region)")
+                raise error from None
+            raise RegionFeatureMissing(
+                f"a deviation region of {regional[0].key} reads feature {k.args[0]!r}, which this "
+                f"test does not report (features: {', '.join(sorted(ex.features))})"
+            ) from None
+        stats = led.region if led is not None else {}
+        for d in regional:
+            stats.setdefault(d.key, {"inside": 0, "outside": 0})
+        if not inside:
+            for d in regional:
+                stats[d.key]["outside"] += 1
+            if error is not None:
+                error.add_note(
+                    f"(outside the recorded deviation region: {regional[0].region_text})"
+                )
+                raise error
+            if led is not None:
+                led.finish_example(ex, passed=True)
+            return None
+        if error is None:
+            d = inside[0]
+            raise DeviationRegionHeld(
+                f"claim {d.claim} held inside the recorded deviation region of {d.key} "
+                f"({d.region_text}): torch no longer deviates there"
+            )
+        pairs = [(type(e).__name__, str(e)) for e in _flatten(error)]
+        matched = next((d for d in inside if all(d.matches_failure(t, m) for t, m in pairs)), None)
+        if matched is None:
+            d = inside[0]
+            error.add_note(
+                f"(inside the deviation region of {d.key}, where {d.exception}: {d.match!r} "
+                "was recorded)"
+            )
+            raise error
+        for d in regional:
+            stats[d.key]["inside" if d is matched else "outside"] += 1
+        if "example" not in stats[matched.key]:
+            shown = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
+            stats[matched.key]["example"] = (
+                f"{shown[:1500]}\n-> {pairs[0][0]}: {pairs[0][1].splitlines()[0][:300]}"
+            )
+        if led is not None:
+            led.finish_example(ex, passed=False)
+        return None
+
+
+#: Exception types that are defects of the suite, never verdicts on torch.
+_SUITE_ERRORS = {
+    "FailedHealthCheck", "RegionFeatureMissing", "InvalidArgument", "Unsatisfiable",
+    "FlakyStrategyDefinition", "InvalidDefinition",
+}  # fmt: skip
+
+
+def _region_record(d, stats: dict) -> dict:
+    """What a run saw of deviation ``d``'s region: examples on each side."""
+    st = stats.get(d.key, {})
+    return {
+        "key": d.key,
+        "text": d.region_text,
+        "inside": st.get("inside", 0),
+        "outside": st.get("outside", 0),
+        "example": st.get("example"),
+    }
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
     _count["n"] = 0
+
+
+_ledger_key = pytest.StashKey[dict]()
+
+
+def _cited_claims(e: BaseException, claims: tuple[str, ...]) -> list[str]:
+    """The claims a failure names: a :class:`ClaimViolation`'s claim, or the
+    claim ids cited in its message (the state machine's steps cite theirs)."""
+    from conformance.evidence import ClaimViolation
+
+    out: list[str] = []
+    for x in _flatten(e):
+        if isinstance(x, ClaimViolation) and x.claim in claims:
+            out.append(x.claim)
+            continue
+        text = str(x)
+        out.extend(c for c in claims if re.search(rf"(?<![\w.-]){re.escape(c)}(?![\w-])", text))
+    return list(dict.fromkeys(out))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function):
+    """Run a conformance test under an evidence ledger.
+
+    A test that checks several claims is re-run after a failure with the
+    failed claims muted, until it passes or every claim failed, so one
+    claim's failure never hides another's verdict. Each failure is kept for
+    the claims it names; the first one is raised at the end.
+    """
+    claims = pyfuncitem.stash.get(_claims_key, ())
+    if not claims or not _in_conformance(pyfuncitem):
+        return None
+    from conformance import evidence
+
+    fn = pyfuncitem.obj
+    names = inspect.signature(fn).parameters
+    kwargs = {n: pyfuncitem.funcargs[n] for n in names if n in pyfuncitem.funcargs}
+    hyp = is_hypothesis_test(fn)
+    _RUN["hits"] = pyfuncitem.stash.get(_expect_key, [])
+    failures: dict[str, dict] = {}
+    first: BaseException | None = None
+    passes = 0
+    with evidence.ledger(claims) as led:
+        try:
+            while True:
+                passes += 1
+                led.reset_counts()
+                _count["n"] = 0
+                try:
+                    if hyp:
+                        fn(**kwargs)
+                    else:
+                        _run_example(fn, (), kwargs)
+                    break
+                except BaseException as e:
+                    if _passthrough(e) and not isinstance(e, Exception):
+                        raise
+                    cited = _cited_claims(e, claims) if len(claims) > 1 else list(claims)
+                    new = [c for c in cited if c not in led.muted]
+                    info = _failure_info_from(e)
+                    for c in new or [c for c in claims if c not in led.muted]:
+                        failures.setdefault(c, info)
+                    if first is None:
+                        first = e
+                    if not new or len(claims) == 1:
+                        break  # nothing attributable left to mute: stop here
+                    led.muted.update(new)
+                    if led.muted >= set(claims):
+                        break
+        finally:
+            _RUN["hits"] = []
+            pyfuncitem.stash[_ledger_key] = {
+                "claim_examples": dict(led.claim_examples),
+                "tallies": dict(led.tallies),
+                "muted_counts": dict(led.muted_counts),
+                "region": {k: dict(v) for k, v in led.region.items()},
+                "failures": failures,
+                "passes": passes,
+                "examples": _count["n"],
+            }
+    if first is not None:
+        raise first
+    return True
+
+
+def _failure_info_from(e: BaseException) -> dict:
+    info = _failure_info(pytest.ExceptionInfo.from_exception(e))
+    info.pop("_excs", None)
+    return info
 
 
 def _flatten(exc: BaseException) -> list[BaseException]:
@@ -323,8 +535,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
                 "skip_reason": reason.removeprefix("Skipped: "),
             }
         elif report.passed:
-            if hits:
-                d = hits[0]
+            led = item.stash.get(_ledger_key, {})
+            whole = [d for d in hits if d.whole_test]
+            regional = [d for d in hits if not d.whole_test]
+            stats = led.get("region", {})
+            reached = [d for d in regional if stats.get(d.key, {}).get("inside", 0) > 0]
+            if whole:
+                d = whole[0]
                 report.outcome = "failed"
                 report.longrepr = (
                     f"UNEXPECTED PASS: claim {d.claim} held, but expectation {d.key} says it "
@@ -336,16 +553,56 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
                     "outcome": "passed",
                     "expectation": d.to_dict(),
                 }
+            elif reached:
+                d = reached[0]
+                region = _region_record(d, stats)
+                report.outcome = "skipped"
+                report.wasxfail = (
+                    f"expected deviation {d.key}: deviates as recorded on {d.region_text} "
+                    f"({region['inside']} examples); held elsewhere ({region['outside']} examples)"
+                )
+                record = {
+                    "verdict": "expected-deviation",
+                    "outcome": "passed",
+                    "expectation": d.to_dict(),
+                    "region": region,
+                }
+            elif regional:
+                d = regional[0]
+                record = {
+                    "verdict": "region-not-reached",
+                    "outcome": "passed",
+                    "expectation": d.to_dict(),
+                    "region": _region_record(d, stats),
+                }
             else:
                 record = {"verdict": "held", "outcome": "passed"}
         elif report.failed and call.excinfo is not None:
             info = _failure_info(call.excinfo)
             pairs = info.pop("_excs")
+            led = item.stash.get(_ledger_key, {})
+            whole = [d for d in hits if d.whole_test]
+            regional = [d for d in hits if not d.whole_test]
             match = next(
-                (d for d in hits if all(d.matches_failure(t, m) for t, m in pairs)),
+                (d for d in whole if all(d.matches_failure(t, m) for t, m in pairs)),
                 None,
             )
-            if match is not None:
+            kinds = {type(e).__name__ for e in _flatten(call.excinfo.value)}
+            if kinds & _SUITE_ERRORS:
+                record = {"verdict": "suite-error", "outcome": "failed", "failure": info}
+                report.sections.append(
+                    ("conformance", "SUITE ERROR: a defect of the suite, not a verdict on torch")
+                )
+            elif "DeviationRegionHeld" in kinds:
+                d = regional[0] if regional else hits[0]
+                record = {
+                    "verdict": "unexpected-pass",
+                    "outcome": "failed",
+                    "failure": info,
+                    "expectation": d.to_dict(),
+                    "region": _region_record(d, led.get("region", {})),
+                }
+            elif match is not None:
                 report.outcome = "skipped"
                 report.wasxfail = f"expected deviation {match.key}: {match.reason}"
                 record = {
@@ -360,6 +617,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
                     d = hits[0]
                     record["expectation"] = d.to_dict()
                     record["changed_failure"] = True
+                    if not d.whole_test:
+                        record["region"] = _region_record(d, led.get("region", {}))
                     report.sections.append(
                         (
                             "conformance",
@@ -371,13 +630,20 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         return report
     if "failure" in record:
         record["failure"].pop("_excs", None)
-        if len(claims) > 1:
-            # A test checking many claims (the state machine) names the claim
-            # each failing step checks; only those claims failed.
-            cited = [c for c in claims if re.search(rf"(?<![\w.-]){re.escape(c)}(?![\w-])",
-                                                    record["failure"]["message"])]  # fmt: skip
-            if cited:
-                record["failed_claims"] = cited
+    led = item.stash.get(_ledger_key, {}) if call.when == "call" else {}
+    if led:
+        failures = led.get("failures", {})
+        if len(claims) > 1 and failures and record["verdict"] in ("regression", "suite-error"):
+            # Each failure is attributed to the claims it names; the test was
+            # re-run with those muted, so the others have verdicts of their own.
+            record["failed_claims"] = [c for c in claims if c in failures]
+            record["claim_failures"] = {c: failures[c] for c in record["failed_claims"]}
+        record["claim_examples"] = led.get("claim_examples", {})
+        if led.get("tallies"):
+            record["tallies"] = led["tallies"]
+        if led.get("muted_counts"):
+            record["muted_violations"] = led["muted_counts"]
+        record["passes"] = led.get("passes", 1)
     record.update(
         {
             "nodeid": item.nodeid,
@@ -385,7 +651,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
             "claims": list(claims),
             "device": _item_device(item),
             "duration_s": round(getattr(report, "duration", 0.0), 4),
-            "examples": _count["n"] if call.when == "call" else 0,
+            "examples": (led.get("examples", _count["n"]) if led else _count["n"])
+            if call.when == "call"
+            else 0,
         }
     )
     report.user_properties.append(("conformance", json.dumps(record, default=str)))

@@ -201,3 +201,100 @@ def test_corrupt_results_file_is_exit_2(cli, tmp_path):
     bad.write_text(json.dumps({"schema_version": 99}))
     proc = cli("report", str(bad))
     assert proc.returncode == 2 and "schema_version 99" in proc.stderr
+
+
+# ---------------------------------------------------------------- regions
+
+
+def _region_entry(claim: str, region: str, exception: str, match: str) -> str:
+    return f"""
+        [[deviation]]
+        claim = "{claim}"
+        exception = "{exception}"
+        match = "{match}"
+        region = {region}
+        reason = "a test region"
+        link = "https://docs.pytorch.org/docs/stable/generated/torch.Tensor.detach.html"
+        """
+
+
+def _only_test(doc: dict, claim: str) -> dict:
+    (t,) = [t for t in doc["tests"] if claim in t["claims"] and t["device"] in ("cpu", "any")]
+    return t
+
+
+def test_region_deviation_runs_the_full_example_count(cli, tmp_path, read_results):
+    """A deviation with a region does not stop at its first example: every
+    example inside the region deviates as recorded, and the test runs the
+    profile's full count (100 in ``ci``)."""
+    exp = _expectations(
+        tmp_path,
+        _region_entry(
+            STALE,
+            '{ op = ["resize_", "resize_as_", "set_", "transpose_"] }',
+            "Failed",
+            "DID NOT RAISE",
+        ),  # fmt: skip
+    )
+    proc, out = run_gate(cli, tmp_path, "--claims", STALE, "--expectations", exp)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    t = _only_test(read_results(out), STALE)
+    assert t["verdict"] == "expected-deviation"
+    assert t["region"]["inside"] >= 100 and t["region"]["outside"] == 0
+    assert "deviates as recorded" in (out / "report.html").read_text()
+
+
+def test_region_not_reached_is_not_an_unexpected_pass(cli, tmp_path, read_results):
+    """No example inside the region: the verdict says so and the gate passes."""
+    exp = _expectations(
+        tmp_path, _region_entry(SHARES, '{ dtype = "no-such-dtype" }', "AssertionError", "x")
+    )
+    proc, out = run_gate(cli, tmp_path, "--claims", SHARES, "--expectations", exp)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    t = _only_test(read_results(out), SHARES)
+    assert t["verdict"] == "region-not-reached"
+    assert t["region"]["inside"] == 0 and t["region"]["outside"] > 0
+
+
+def test_claim_holding_inside_its_region_is_an_unexpected_pass(cli, tmp_path, read_results):
+    """An example inside the region that holds means torch changed there."""
+    exp = _expectations(
+        tmp_path,
+        _region_entry(SHARES, '{ dtype = "float64" }', "AssertionError", "does not share"),
+    )
+    proc, out = run_gate(cli, tmp_path, "--claims", SHARES, "--expectations", exp)
+    assert proc.returncode == 1
+    t = _only_test(read_results(out), SHARES)
+    assert t["verdict"] == "unexpected-pass"
+    assert "DeviationRegionHeld" in t["failure"]["signature"]
+    assert "dtype=torch.float64" in t["failure"]["falsifying_example"]
+
+
+def test_region_reading_an_unreported_feature_is_a_suite_error(cli, tmp_path, read_results):
+    exp = _expectations(
+        tmp_path, _region_entry(SHARES, "{ no_such_feature = 1 }", "AssertionError", "x")
+    )
+    proc, out = run_gate(cli, tmp_path, "--claims", SHARES, "--expectations", exp)
+    assert proc.returncode == 1
+    assert _only_test(read_results(out), SHARES)["verdict"] == "suite-error"
+
+
+def test_failure_outside_the_region_is_a_regression(cli, tmp_path, read_results):
+    """Issue 11's demonstration: a torch whose ``to(dtype, memory_format=)``
+    ignores the format whenever the dtype changes breaks
+    ``to.memory-format-honoured`` outside its recorded region (no dtype
+    change, returned self): the claim itself turns red, not just "expected
+    deviation"."""
+    claim = "to.memory-format-honoured"
+    env = mutant_env("to-dtype-change-ignores-memory-format", tmp_path / "mutant")
+    proc, out = run_gate(cli, tmp_path, "--claims", claim, env=env)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    t = _only_test(read_results(out), claim)
+    assert t["verdict"] == "regression"
+    assert "outside the recorded deviation region" in t["failure"]["message"] + (
+        t["failure"]["notes"] or ""
+    )
+    clean, out2 = run_gate(cli, tmp_path / "clean", "--claims", claim)
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    t = _only_test(read_results(out2), claim)
+    assert t["verdict"] == "expected-deviation" and t["region"]["outside"] > 0

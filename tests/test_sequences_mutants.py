@@ -70,3 +70,40 @@ def test_state_machine_catches_sequence_mutant(cli, tmp_path, read_results, muta
     assert "Falsifying example" in program
     assert "state = CopySequences()" in program and "state.teardown()" in program
     assert "--- the program as torch calls ---" in message
+
+
+def test_one_failing_machine_claim_masks_no_other(cli, tmp_path, read_results):
+    """No masking: under a mutant that breaks one state-machine claim
+    (``contiguous()`` always copies), that claim fails, and every other claim
+    the machine checks still gets its own verdict - held, over a non-zero
+    number of programs that checked it (the plugin re-runs the machine with
+    the failed claims muted)."""
+    env = mutant_env("seq-contiguous-always-copies", tmp_path / "mutant")
+    out = tmp_path / "out"
+    proc = cli(
+        "run", "--no-measure", "-n", "0", "--devices", "cpu", "--out", str(out),
+        "--claims", ",".join(MACHINE_ONLY), env=env,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    doc = read_results(out)
+    (result,) = [t for t in doc["tests"] if t["name"] == "test_copy_sequences"
+                 and t["verdict"] != "skipped"]  # fmt: skip
+    failed = set(result["failed_claims"])
+    assert "sequences.contiguous-self-or-copy" in failed
+    assert result.get("passes", 1) >= 2, "the machine was not re-run with the failure muted"
+    from reports.results import claim_verdicts
+
+    cv = claim_verdicts(doc)
+    others = [c for c in MACHINE_ONLY if c not in failed]
+    assert len(others) >= len(MACHINE_ONLY) - 5, f"too many claims failed together: {failed}"
+    verdicts = {c: cv[c]["cpu"]["verdict"] for c in others}
+    examples = {c: cv[c]["cpu"]["examples"] for c in others}
+    held = [c for c in others if verdicts[c] == "held" and examples[c] > 0]
+    # A claim no program of this run reached is reported as skipped with that
+    # reason, never as "not reached because another claim failed".
+    for c in others:
+        assert verdicts[c] in ("held", "skipped"), (c, verdicts[c])
+        if verdicts[c] == "skipped":
+            reasons = " ".join(cv[c]["cpu"]["reasons"])
+            assert "no example of this test exercised" in reasons, (c, reasons)
+    assert len(held) >= len(others) - 4, {c: (verdicts[c], examples[c]) for c in others}

@@ -1175,6 +1175,33 @@ CATALOGUE: tuple[Mutant, ...] = (
         family="autograd",
     ),
     Mutant(
+        "to-dtype-change-ignores-memory-format",
+        "x.to(dtype, memory_format=fmt) ignores fmt whenever the dtype also changes "
+        "(keeps the input's strides, as preserve_format would)",
+        P,
+        ("to.memory-format-honoured", "to"),
+        """
+        import torch
+        _orig = torch.Tensor.to
+        def to(self, *args, **kwargs):
+            dtype = kwargs.get("dtype")
+            if dtype is None and args and isinstance(args[0], torch.dtype):
+                dtype = args[0]
+            fmt = kwargs.get("memory_format")
+            if (dtype is not None and dtype != self.dtype and fmt is not None
+                    and fmt != torch.preserve_format):
+                kwargs = {**kwargs, "memory_format": torch.preserve_format}
+            return _orig(self, *args, **kwargs)
+        torch.Tensor.to = to
+        """,
+        """
+        import torch
+        x = torch.arange(6.0).reshape(2, 3).t()
+        assert x.to(torch.float64, memory_format=torch.contiguous_format).is_contiguous()
+        """,
+        family="relation",
+    ),
+    Mutant(
         "to-same-itemsize-reinterprets",
         "x.to(dtype) between dtypes of the same element size reinterprets the bits (a view) instead of converting",
         P,

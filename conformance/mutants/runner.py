@@ -62,7 +62,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CONFORMANCE_DIR = ROOT / "conformance"
 SCHEMA = 1
 #: Verdicts of the conformance plugin that count as a kill.
-KILLING_VERDICTS = ("regression", "unexpected-pass")
+KILLING_VERDICTS = ("regression", "unexpected-pass")  # suite-error is a defect, not a kill
 
 
 # ----------------------------------------------------------------- modules

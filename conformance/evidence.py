@@ -1,0 +1,280 @@
+"""Per-example evidence a property test hands to the gate.
+
+The plugin (:mod:`reports.plugin`) runs every Hypothesis example inside an
+*example frame* and every test inside a *test ledger*; a property test talks
+to them through three calls, all no-ops outside a conformance run:
+
+:func:`features`
+    Name the part of the input space the current example lies in (``dtype``,
+    ``layout``, ``form``, ...). A known deviation in ``expectations.toml`` may
+    carve out a ``region`` over these features: inside it the test must fail
+    with the recorded signature, outside it the claim itself must hold.
+    Features derived from the test's arguments are added automatically
+    (see :func:`auto_features`); call this for the rest.
+:func:`check`
+    Assert one claim of a test that checks several. A violation raises
+    :class:`ClaimViolation` naming the claim, so the failure is attributed to
+    that claim alone; once a claim has failed the plugin re-runs the test with
+    that claim *muted* (its violations are counted, not raised), so every
+    other claim still gets its verdict over the full example count.
+:func:`tally`
+    Count something about the inputs that the report should state, e.g.
+    ``tally("ill-conditioned")`` for a gradient example too ill-conditioned to
+    judge in its dtype. Tallies are shown per test; nothing is dropped silently.
+
+Example::
+
+    @pytest.mark.claim("a.one", "a.two")
+    @given(spec=tensor_specs())
+    def test_two_claims(device, spec):
+        t = spec.build(device)
+        evidence.features(form="method")
+        evidence.check("a.one", t.clone() is not t, "clone() returned its input")
+        evidence.check("a.two", t.detach().dtype == t.dtype, "detach() changed the dtype")
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+__all__ = [
+    "ClaimViolation",
+    "Example",
+    "Ledger",
+    "features",
+    "check",
+    "checked",
+    "credit",
+    "muted",
+    "tally",
+    "current_example",
+    "current_ledger",
+    "auto_features",
+]
+
+
+class ClaimViolation(AssertionError):
+    """A claim of a multi-claim test was violated; ``claim`` names it.
+
+    The message starts with ``[claim-id]`` so a reader (and the plugin's
+    attribution) sees which claim failed.
+    """
+
+    def __init__(self, claim: str, message: str):
+        super().__init__(f"[{claim}] {message}")
+        self.claim = claim
+
+
+@dataclass
+class Example:
+    """What one Hypothesis example reported: its features and checked claims."""
+
+    features: dict = field(default_factory=dict)
+    checked: set[str] = field(default_factory=set)
+    muted_violations: list[tuple[str, str]] = field(default_factory=list)
+    #: Set when the example credited claims itself (:func:`credit`).
+    credited: bool = False
+
+
+@dataclass
+class Ledger:
+    """Evidence of one test run (all its examples), kept by the plugin.
+
+    Attributes:
+        claims: the claim ids the test carries.
+        muted: claims whose violations are counted instead of raised (they
+            already failed in an earlier pass of this test).
+        claim_examples: claim id -> number of examples that checked it and
+            did not violate it.
+        tallies: name -> count, from :func:`tally`.
+        muted_counts: claim id -> number of examples violating a muted claim.
+        region: deviation key -> {"inside": n, "outside": m} (filled by the plugin).
+    """
+
+    claims: tuple[str, ...] = ()
+    muted: set[str] = field(default_factory=set)
+    claim_examples: Counter = field(default_factory=Counter)
+    tallies: Counter = field(default_factory=Counter)
+    muted_counts: Counter = field(default_factory=Counter)
+    region: dict = field(default_factory=dict)
+
+    def reset_counts(self) -> None:
+        """Forget the counts of a previous pass (the muted set stays)."""
+        self.claim_examples.clear()
+        self.tallies.clear()
+        self.muted_counts.clear()
+        self.region.clear()
+
+    def finish_example(self, ex: Example, *, passed: bool) -> None:
+        """Fold one example into the counts. An example that passed credits
+        every claim it checked with :func:`check`/:func:`checked`; one that
+        named none credits every claim of the test that is not muted (all
+        its assertions ran and held)."""
+        if not passed or ex.credited:
+            return
+        violated = {c for c, _ in ex.muted_violations}
+        for c, _ in ex.muted_violations:
+            self.muted_counts[c] += 1
+        checked = ex.checked or (set(self.claims) - self.muted)
+        for c in checked - violated:
+            self.claim_examples[c] += 1
+
+
+_LEDGER: list[Ledger] = []
+_EXAMPLE: list[Example] = []
+
+
+def current_ledger() -> Ledger | None:
+    """The ledger of the running test, or ``None`` outside a conformance run."""
+    return _LEDGER[-1] if _LEDGER else None
+
+
+def current_example() -> Example | None:
+    """The frame of the running example, or ``None`` outside one."""
+    return _EXAMPLE[-1] if _EXAMPLE else None
+
+
+@contextlib.contextmanager
+def ledger(claims: Iterable[str]) -> Iterator[Ledger]:
+    """Run a test under a fresh :class:`Ledger` (used by the plugin)."""
+    led = Ledger(claims=tuple(claims))
+    _LEDGER.append(led)
+    try:
+        yield led
+    finally:
+        _LEDGER.pop()
+
+
+@contextlib.contextmanager
+def example_frame(initial: dict | None = None) -> Iterator[Example]:
+    """Run one example under a fresh :class:`Example` (used by the plugin)."""
+    ex = Example(features=dict(initial or {}))
+    _EXAMPLE.append(ex)
+    try:
+        yield ex
+    finally:
+        _EXAMPLE.pop()
+
+
+def features(**kw) -> None:
+    """Record features of the current example (str, bool, int, ``None`` or a
+    set/frozenset of str). A region of a known deviation is a predicate over
+    them; see :mod:`conformance.expectations`. Later calls override earlier
+    keys. A no-op outside a conformance run."""
+    ex = current_example()
+    if ex is not None:
+        ex.features.update(kw)
+
+
+def checked(*claims: str) -> None:
+    """Record that the current example checked ``claims`` and found them held
+    (for checks that are not plain booleans, e.g. a state-machine step)."""
+    ex = current_example()
+    if ex is not None:
+        ex.checked.update(claims)
+
+
+def credit(claims: Iterable[str]) -> None:
+    """Count one example of evidence for each of ``claims`` directly.
+
+    For a test whose single pytest example runs many programs of its own (a
+    ``hypothesis.stateful`` machine run by ``run_state_machine_as_test``):
+    each program credits the claims its steps checked, once, on teardown.
+    """
+    led = current_ledger()
+    ex = current_example()
+    if ex is not None:
+        ex.credited = True
+    if led is not None:
+        for c in set(claims):
+            led.claim_examples[c] += 1
+
+
+def check(claim: str, ok: bool, message: str) -> None:
+    """Assert ``claim`` for the current example.
+
+    Raises :class:`ClaimViolation` (an ``AssertionError``) when ``ok`` is
+    false, unless the plugin muted ``claim`` after an earlier failure; then
+    the violation is counted and the example goes on checking the others.
+    """
+    ex = current_example()
+    led = current_ledger()
+    if ok:
+        if ex is not None:
+            ex.checked.add(claim)
+        return
+    if led is not None and claim in led.muted:
+        if ex is not None:
+            ex.muted_violations.append((claim, message))
+        return
+    raise ClaimViolation(claim, message)
+
+
+def muted(claim: str) -> bool:
+    """True when the running test has muted ``claim`` (it already failed)."""
+    led = current_ledger()
+    return led is not None and claim in led.muted
+
+
+def tally(name: str, n: int = 1) -> None:
+    """Add ``n`` to the running test's counter ``name`` (shown in the report)."""
+    led = current_ledger()
+    if led is not None:
+        led.tallies[name] += n
+
+
+def auto_features(kwargs: dict) -> dict:
+    """Features derived from a test's generated arguments.
+
+    - a :class:`~strategies.TensorSpec` argument ``x`` gives ``x.dtype`` (name),
+      ``x.layout`` (the set of :func:`~strategies.layout_kinds` of the built
+      tensor, computed on the meta device), ``x.ndim``, ``x.numel``, ``x.view``
+      (bool) and ``x.channels_last``; the first such argument also gives the
+      unprefixed ``dtype``, ``layout``, ``ndim`` and ``numel``;
+    - a ``torch.dtype`` or ``numpy.dtype`` argument gives its name, ``None`` gives ``"none"``;
+    - str, bool and int arguments are taken as they are;
+    - ``everywhere`` is always ``True``: a region ``{ everywhere = true }``
+      says that every example of the test deviates (and each must).
+    """
+    import numpy as np
+    import torch
+
+    from strategies.dtypes import dtype_name
+    from strategies.tensors import TensorSpec, layout_kinds
+
+    out: dict = {"everywhere": True}
+    first = True
+    for name, value in kwargs.items():
+        if isinstance(value, TensorSpec):
+            meta = torch.empty((), device="meta")
+            try:
+                base = torch.empty(value.base_shape, dtype=value.dtype, device="meta")
+                if value.channels_last:
+                    base = base.contiguous(memory_format=torch.channels_last)
+                meta = value.apply_views(base)
+            except (RuntimeError, ValueError):
+                pass
+            f = {
+                "dtype": dtype_name(value.dtype),
+                "layout": layout_kinds(meta),
+                "ndim": meta.dim(),
+                "numel": meta.numel(),
+                "view": value.is_view,
+                "channels_last": value.channels_last,
+            }
+            out.update({f"{name}.{k}": v for k, v in f.items()})
+            if first:
+                out.update({k: f[k] for k in ("dtype", "layout", "ndim", "numel")})
+                first = False
+        elif isinstance(value, torch.dtype):
+            out[name] = dtype_name(value)
+        elif isinstance(value, np.dtype):
+            out[name] = value.name
+        elif value is None:
+            out[name] = "none"
+        elif isinstance(value, str | bool | int):
+            out[name] = value
+    return out
