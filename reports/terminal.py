@@ -7,6 +7,8 @@ from reports.results import claim_verdicts, overall_verdict, summarize
 _STYLE = {
     "held": "green",
     "expected deviation": "yellow",
+    "region not reached": "dim yellow",
+    "ERROR": "bold red",
     "FAILED": "bold red",
     "unexpected pass": "bold magenta",
     "skipped": "dim",
@@ -23,6 +25,8 @@ def print_summary(doc: dict, console) -> None:
     cols = [
         "held",
         "expected deviation",
+        "region not reached",
+        "ERROR",
         "FAILED",
         "unexpected pass",
         "skipped",
@@ -44,7 +48,7 @@ def print_summary(doc: dict, console) -> None:
     s = summarize(doc)
     for cid, per_dev in sorted(cv.items()):
         for dev, cell in per_dev.items():
-            if cell["verdict"] in ("FAILED", "unexpected pass"):
+            if cell["verdict"] in ("ERROR", "FAILED", "unexpected pass"):
                 console.print(f"[bold red]{cell['verdict']}[/] {cid} on {dev}")
     gate = "[green]PASSED[/]" if s["gate_passed"] else "[bold red]FAILED[/]"
     console.print(

@@ -271,14 +271,22 @@ def test_doc_drift_finds_present_and_vanished_quotes():
 
 
 def test_multi_claim_failure_counts_only_for_the_cited_claims():
+    """A multi-claim test's failure counts for the claims it names; its other
+    claims get verdicts from their own evidence (the examples that checked
+    them in the re-run with the failed claims muted), never "not reached"."""
     doc = _doc()
     doc["tests"][3] = {
         **doc["tests"][3],
         "claims": ["b.fail", "a.held"],
         "failed_claims": ["b.fail"],
+        "claim_examples": {"a.held": 7},
     }
     doc["tests"] = [doc["tests"][3]]
     cv = claim_verdicts(doc)
     assert cv["b.fail"]["cpu"]["verdict"] == "FAILED"
+    assert cv["a.held"]["cpu"]["verdict"] == "held"
+    assert cv["a.held"]["cpu"]["examples"] == 7
+    doc["tests"][0]["claim_examples"] = {}
+    cv = claim_verdicts(doc)
     assert cv["a.held"]["cpu"]["verdict"] == "skipped"
-    assert "not reached" in cv["a.held"]["cpu"]["reasons"][0]
+    assert "no example of this test exercised" in cv["a.held"]["cpu"]["reasons"][0]
