@@ -16,6 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from conformance import evidence
 from conformance.checks import capture_warnings, raises_with
 from strategies import (
     ALL_DTYPES,
@@ -201,24 +202,58 @@ def test_leaf_table(device, spec, requires_grad, chain):
     a requires-grad tensor that is a leaf, lacks a grad_fn or drops
     requires_grad; a backward that skips the leaf or fills a non-leaf's .grad.
     """
+    table, until, only = (
+        "autograd.leaf-table", "autograd.leaf-until-operated", "autograd.only-leaves-get-grad"
+    )  # fmt: skip
+
+    def check(claims: tuple[str, ...], ok: bool, message: str) -> None:
+        for c in claims:  # one row of the table can back several claims
+            evidence.check(c, ok, message)
+
     x = spec.build(device, requires_grad=requires_grad, leaf=True)
-    assert x.grad_fn is None, "a user-created tensor has a grad_fn"
-    assert x.is_leaf, "a user-created tensor is not a leaf"
-    assert x.requires_grad is requires_grad, "requires_grad of a user-created tensor changed"
-    y = run_chain(DIFF_OPS, chain, x)
-    assert y.requires_grad is requires_grad, "an op result's requires_grad differs from its input's"
+    check((table,), x.grad_fn is None, "a user-created tensor has a grad_fn")
+    check((table,), x.is_leaf, "a user-created tensor is not a leaf")
+    check(
+        (table,), x.requires_grad is requires_grad, "requires_grad of a user-created tensor changed"
+    )
     if requires_grad:
-        assert y.grad_fn is not None, "an op result on a requires-grad tensor has no grad_fn"
-        assert not y.is_leaf, "an op result on a requires-grad tensor is a leaf"
+        check((until,), x.is_leaf, "a tensor created with requires_grad=True is not a leaf")
+    y = run_chain(DIFF_OPS, chain, x)
+    check(
+        (table, until) if requires_grad else (table,),
+        y.requires_grad is requires_grad,
+        "an op result's requires_grad differs from its input's",
+    )
+    if requires_grad:
+        check(
+            (table, until),
+            y.grad_fn is not None,
+            "an op result on a requires-grad tensor has no grad_fn",
+        )
+        check((table, until), not y.is_leaf, "an op result on a requires-grad tensor is a leaf")
         real_scalar(y).backward()
-        assert x.grad is not None, "backward did not populate a requires-grad leaf's .grad"
-        assert x.grad.shape == x.shape, "a leaf's .grad has a different shape"
+        check(
+            (table, only),
+            x.grad is not None,
+            "backward did not populate a requires-grad leaf's .grad",
+        )
+        check(
+            (table, only),
+            x.grad is None or x.grad.shape == x.shape,
+            "a leaf's .grad has a different shape",
+        )
         with capture_warnings():
-            assert y.grad is None, "backward populated a non-leaf's .grad"
+            check((table, only), y.grad is None, "backward populated a non-leaf's .grad")
     else:
-        assert y.grad_fn is None, "an op result on a tensor not requiring grad has a grad_fn"
-        assert y.is_leaf, "an op result on a tensor not requiring grad is not a leaf"
-        assert x.grad is None and y.grad is None, "a tensor not requiring grad has a .grad"
+        check(
+            (table,), y.grad_fn is None, "an op result on a tensor not requiring grad has a grad_fn"
+        )
+        check((table,), y.is_leaf, "an op result on a tensor not requiring grad is not a leaf")
+        check(
+            (table, only),
+            x.grad is None and y.grad is None,
+            "a tensor not requiring grad has a .grad",
+        )
 
 
 @pytest.mark.claim("autograd.requires-grad-false-always-leaf")
@@ -293,6 +328,9 @@ def test_cast_copy_not_leaf(device, spec, other, move):
 # --------------------------------------------------------------------------- in-place on leaves
 
 
+LEAF_INPLACE_ERROR = "leaf Variable that requires grad is being used in an in-place"
+
+
 @pytest.mark.claim("autograd.leaf-inplace-raises", "autograd.leaf-inplace-error-before-write")
 @given(
     spec=tensor_specs(requires_grad=True),
@@ -305,10 +343,28 @@ def test_leaf_inplace_raises(device, spec, view_of_leaf, op):
     x = spec.build(device, requires_grad=True, leaf=not view_of_leaf)
     before = x.detach().clone()
     version = x._version
-    with raises_with(RuntimeError, "leaf Variable that requires grad is being used in an in-place"):
+    try:
         INPLACE_OPS[op](x)
-    assert same_values(x.detach(), before), "a refused in-place op on a leaf changed its values"
-    assert x._version == version, "a refused in-place op on a leaf bumped its version"
+        raised = None
+    except RuntimeError as e:
+        raised = e
+    evidence.check(
+        "autograd.leaf-inplace-raises",
+        raised is not None and LEAF_INPLACE_ERROR in str(raised),
+        f"in-place {op} on a leaf requiring grad did not raise {LEAF_INPLACE_ERROR!r} "
+        f"(got {raised!r})",
+    )
+    if raised is not None:  # the second claim is about refused ops only
+        evidence.check(
+            "autograd.leaf-inplace-error-before-write",
+            same_values(x.detach(), before),
+            "a refused in-place op on a leaf changed its values",
+        )
+        evidence.check(
+            "autograd.leaf-inplace-error-before-write",
+            x._version == version,
+            "a refused in-place op on a leaf bumped its version",
+        )
 
 
 # --------------------------------------------------------------------------- backward and .grad

@@ -13,6 +13,7 @@ import torch
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from conformance import evidence
 from conformance.checks import (
     capture_warnings,
     raises_with,
@@ -100,12 +101,20 @@ def test_copy_returns_self_and_copies_values(device, pair):
     dst, src = dst_spec.build(device), src_spec.build(device)
     layout = (dst.data_ptr(), dst.stride(), dst.storage_offset())
     out = dst.copy_(src)
-    assert out is dst, "copy_() did not return self"
-    assert (dst.data_ptr(), dst.stride(), dst.storage_offset()) == layout, (
-        "copy_() changed dst's storage, strides or offset"
+    evidence.check("copy.returns-self", out is dst, "copy_() did not return self")
+    evidence.check(
+        "copy.returns-self",
+        (dst.data_ptr(), dst.stride(), dst.storage_offset()) == layout,
+        "copy_() changed dst's storage, strides or offset",
     )
-    assert torch.equal(dst, src_spec.build(device)), "copy_() did not copy src's values"
-    assert torch.equal(src, src_spec.build(device)), "copy_() modified src"
+    evidence.check(
+        "copy.copies-values",
+        torch.equal(dst, src_spec.build(device)),
+        "copy_() did not copy src's values",
+    )
+    evidence.check(
+        "copy.copies-values", torch.equal(src, src_spec.build(device)), "copy_() modified src"
+    )
 
 
 @pytest.mark.claim("copy.broadcasts-src")
