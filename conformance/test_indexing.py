@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from conformance.checks import capture_warnings, raises_with, sentinel_for, shares_storage
 from strategies import (
+    ALL_DTYPES,
     ARITHMETIC,
     DIFFERENTIABLE,
     FLOATING,
@@ -394,10 +395,12 @@ def test_stack_gradients_are_slices(device, specs, data):
     first=shapes(max_dims=3),
     second=shapes(max_dims=3),
     position=st.integers(0, 2),
-    dtype=st.sampled_from(FLOATING),
+    dtype=st.sampled_from(ALL_DTYPES),
 )
 def test_stack_size_mismatch_raises(device, first, second, position, dtype):
-    """Kills: a stack that broadcasts or pads inputs of different sizes."""
+    """Every dtype: the size check is dtype-independent.
+
+    Kills: a stack that broadcasts or pads inputs of different sizes."""
     if first == second:
         second = (*second, 2)
     ts = [torch.zeros(first, dtype=dtype, device=device) for _ in range(2)]
