@@ -14,6 +14,7 @@ deviation::
     reason = "Metadata changes are allowed since PR #83590 (torch 1.13)."
     link = "https://github.com/pytorch/pytorch/pull/83590"
     region = { op = ["resize_", "set_"] }        # optional: where torch deviates
+    pinned_by = ["detach.metadata-change-allowed"]  # claims pinning what torch does instead
 
 **Regions.** ``region`` names the part of the input space where torch
 deviates, as a predicate over the *features* of a generated example (see
@@ -52,6 +53,7 @@ from conformance.registry import Registry
 EXPECTATIONS_FILE = Path(__file__).parent / "expectations.toml"
 _KEYS = {
     "claim", "test", "torch", "devices", "python", "exception", "match", "reason", "link", "region",
+    "pinned_by",
 }  # fmt: skip
 _SCALARS = (str, bool, int)
 
@@ -77,6 +79,8 @@ class Deviation:
     #: Alternatives (any may match) of conjunctions (every key must match);
     #: ``None`` for a whole-test deviation.
     region: tuple[dict, ...] | None = None
+    #: Characterization claims pinning what torch does instead.
+    pinned_by: tuple[str, ...] = ()
 
     @property
     def whole_test(self) -> bool:
@@ -154,6 +158,7 @@ class Deviation:
     def to_dict(self) -> dict:
         d = {k: v for k, v in self.__dict__.items() if v not in (None, ())}
         d["devices"] = list(self.devices)
+        d["pinned_by"] = list(self.pinned_by)
         d["key"] = self.key
         if self.region is not None:
             d["region"] = [dict(alt) for alt in self.region]
@@ -277,6 +282,15 @@ def load_expectations(
         devices = raw.get("devices", [])
         if not isinstance(devices, list) or not all(d in ("cpu", "cuda") for d in devices):
             raise ExpectationsError(f"{where}: devices must be a list of 'cpu'/'cuda'")
+        pinned = raw.get("pinned_by", [])
+        if not isinstance(pinned, list) or not all(isinstance(c, str) for c in pinned):
+            raise ExpectationsError(f"{where}: 'pinned_by' must be a list of claim ids")
+        if registry is not None:
+            unknown_pins = [c for c in pinned if c not in registry]
+            if unknown_pins:
+                raise ExpectationsError(
+                    f"{where}: pinned_by names unknown claim {unknown_pins[0]!r}"
+                )
         if "test" in raw and (not isinstance(raw["test"], str) or not raw["test"]):
             raise ExpectationsError(f"{where}: 'test' must be a test function name")
         out.append(
@@ -292,6 +306,7 @@ def load_expectations(
                 devices=tuple(devices),
                 python=raw.get("python"),
                 region=_parse_region(raw["region"], where) if "region" in raw else None,
+                pinned_by=tuple(pinned),
             )
         )
     return out

@@ -578,6 +578,23 @@ def test_asarray_of_numpy_scalar_copy_true(device, s, target):
     assert t.dim() == 0 and t.dtype == want, f"asarray(np scalar, copy=True) is {t.dtype}"
 
 
+@pytest.mark.claim("numpy.asarray-numpy-scalar-copy-true-dtype-raises")
+@given(s=_numpy_scalars(), target=st.one_of(st.none(), st.sampled_from(ALL_DTYPES)))
+def test_asarray_of_numpy_scalar_copy_true_pinned(device, s, target):
+    """Pins asarray(np scalar, dtype=, copy=True): "can't alias" exactly when the
+    dtype changes, a 0-d CPU copy otherwise. Kills: any change either way."""
+    own = NP_TO_TORCH[np.dtype(type(s))]
+    if target is not None and target != own:
+        with raises_with(ValueError, "can't alias"):
+            torch.asarray(s, dtype=target, copy=True)
+        return
+    with capture_warnings():
+        t = torch.asarray(s, dtype=target, copy=True)
+    assert t.dim() == 0 and t.dtype == own and t.device.type == "cpu", (
+        f"asarray(np scalar, copy=True) is {t.dtype} on {t.device}"
+    )
+
+
 # ------------------------------------------------------------ tensor -> ndarray
 
 
