@@ -60,3 +60,20 @@ def mutate(session: nox.Session) -> None:
                 success_codes=[0, 1])  # fmt: skip
     session.run("torch-conformance", "mutate", "-n", "2", "--out", str(out), *session.posargs,
                 external=True)  # fmt: skip
+
+
+@nox.session(python=False)
+def flake_sweep(session: nox.Session) -> None:
+    """The suite under many random Hypothesis seeds, with the installed torch.
+
+        nox -s flake_sweep                    # dev profile, seeds 1..20
+        nox -s flake_sweep -- 8               # dev profile, seeds 1..8
+        nox -s flake_sweep -- 20 --thorough 3 # plus thorough, seeds 1..3
+
+    Arguments are those of ``python -m reports.flake_sweep`` (also ``-n
+    WORKERS``, ``--out DIR``). One line per seed (PASS/FAIL, wall time, failed
+    tests), a summary line; fails when any seed failed. No virtual
+    environment: it runs in the current one, so torch is not downloaded.
+    """
+    session.run("python", "-m", "reports.flake_sweep", *(session.posargs or ["20"]),
+                external=True)  # fmt: skip

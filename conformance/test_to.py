@@ -24,6 +24,11 @@ from strategies import (
     small_int_specs,
     tensor_specs,
 )
+from strategies.layouts import (
+    channels_last_contiguous_specs,
+    non_dense_specs,
+    not_row_major_specs,
+)
 
 FOUR_D = shapes(min_dims=4, max_dims=4)
 
@@ -137,12 +142,13 @@ def test_to_conversion_copies(device, case, form):
 
 
 @pytest.mark.claim("to.dtype-change-in-graph")
-@given(spec=tensor_specs(requires_grad=True), target=st.sampled_from(DIFFERENTIABLE))
-def test_to_dtype_change_in_graph(device, spec, target):
+@given(spec=tensor_specs(requires_grad=True), data=st.data())
+def test_to_dtype_change_in_graph(device, spec, data):
     """Kills: a dtype conversion that detaches (leaf result, no gradient for
     the source), fills the converted tensor's own .grad, or mis-converts the
     gradient back to the source dtype."""
-    assume(target != spec.dtype)
+    others = [d for d in DIFFERENTIABLE if d != spec.dtype]
+    target = data.draw(st.sampled_from(others), label="target")
     x = spec.build(device, requires_grad=True, leaf=True)
     with capture_warnings():  # complex -> real (forward, or the gradient back)
         y = x.to(target)
@@ -357,8 +363,8 @@ def test_contiguous_returns_self(device, spec, requires_grad, leaf):
 
 @pytest.mark.claim("to.contiguous-returns-self")
 @given(
-    # Half the draws are plain channels_last bases, so the assume() rarely rejects.
-    spec=st.one_of(tensor_specs(shape=FOUR_D), tensor_specs(shape=FOUR_D, channels_last=True)),
+    # channels_last-contiguous by construction (bases, narrowed bases, NHWC permuted).
+    spec=channels_last_contiguous_specs(),
     requires_grad=st.booleans(),
     leaf=st.booleans(),
 )
@@ -366,24 +372,26 @@ def test_contiguous_channels_last_returns_self(device, spec, requires_grad, leaf
     """Kills: contiguous(memory_format=channels_last) that copies a tensor
     already channels_last-contiguous."""
     t = spec.build(device, requires_grad=requires_grad and spec.dtype in DIFFERENTIABLE, leaf=leaf)
-    assume(t.is_contiguous(memory_format=torch.channels_last))
+    assert t.is_contiguous(memory_format=torch.channels_last), "test bug: not channels_last"
     assert t.contiguous(memory_format=torch.channels_last) is t, (
         "contiguous(channels_last) of a channels_last tensor did not return self"
     )
 
 
 @pytest.mark.claim("to.contiguous-copies-otherwise")
-@given(spec=tensor_specs(), fmt=st.sampled_from(["contiguous_format", "channels_last"]))
-def test_contiguous_copies_otherwise(device, spec, fmt):
+@given(fmt=st.sampled_from(["contiguous_format", "channels_last"]), data=st.data())
+def test_contiguous_copies_otherwise(device, fmt, data):
     """Kills: a contiguous() that returns a non-contiguous tensor, an alias of
-    its input, or values read in the wrong order."""
+    its input, or values read in the wrong order. Inputs not in ``fmt`` by
+    construction: not row-major ones, or non-dense 4-D ones for channels_last."""
     mf = getattr(torch, fmt)
     if fmt == "channels_last":
-        assume(len(spec.shape) == 4)
+        specs = non_dense_specs(shape=shapes(min_dims=4, max_dims=4, min_side=1, max_side=3))
+    else:
+        specs = not_row_major_specs()
+    spec = data.draw(specs, label="spec")
     t = spec.build(device)
-    assume(
-        not t.is_contiguous(memory_format=mf) if fmt == "channels_last" else not _is_row_major(t)
-    )
+    assert not t.is_contiguous(memory_format=mf), f"test bug: the input is already {fmt}"
     r = t.contiguous(memory_format=mf)
     assert r is not t and not shares_storage(r, t), f"contiguous({fmt}) did not copy"
     assert r.is_contiguous(memory_format=mf), f"contiguous({fmt}) is not in that format"
@@ -395,12 +403,12 @@ def test_contiguous_copies_otherwise(device, spec, fmt):
 
 
 @pytest.mark.claim("to.contiguous-copy-in-graph")
-@given(spec=tensor_specs(requires_grad=True), leaf=st.booleans())
+@given(spec=not_row_major_specs(requires_grad=True), leaf=st.booleans())
 def test_contiguous_copy_in_graph(device, spec, leaf):
     """Kills: a contiguous() copy cut from the graph, or whose backward drops
-    or re-orders the gradient."""
+    or re-orders the gradient (inputs not row-major by construction)."""
     t = spec.build(device, requires_grad=True, leaf=leaf)
-    assume(not _is_row_major(t))
+    assert not _is_row_major(t), "test bug: a row-major input"
     r = t.contiguous()
     assert not r.is_leaf and r.grad_fn is not None, "contiguous() copy is not in the graph"
     g = _grad_for(r)
