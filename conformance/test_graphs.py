@@ -8,8 +8,11 @@ and compares against an oracle that does not use the behaviour under test:
 - requires_grad / is_leaf / inference: the static model
   :func:`~strategies.graphs.analyze`, computed from the description alone;
 - ``.grad`` population: reachability in the modelled backward graph;
-- gradient values: central finite differences on a float64 replay of the
-  graph (no autograd), with the reads autograd treats as constant frozen;
+- gradient values: the float64 autograd gradient of the graph promoted to
+  float64 is checked against central finite differences on a float64 replay
+  (no autograd, the reads autograd treats as constant frozen); the
+  low-precision gradient is checked against that float64 gradient within
+  the rule of :mod:`conformance.tolerances`;
 - the version-counter error: which tensors are saved and read by backward is
   learnt from a twin pass under ``saved_tensors_hooks`` (whose unpack hook
   hands the tensor back, bypassing torch's own check); whether a later write
@@ -32,7 +35,9 @@ from hypothesis import strategies as st
 
 from conformance import evidence
 from conformance.checks import capture_warnings, raises_with
+from conformance.tolerances import FORWARD_SHARE, excess, gradient_tolerance
 from strategies import TensorSpec
+from strategies.dtypes import dtype_name
 from strategies.graphs import (
     INPLACE_OPS,
     SAVES_INPUT,
@@ -191,9 +196,10 @@ def finite_differences(graph: Graph, model: GraphModel, device: str, h: float = 
     """Float64 central differences of the loss w.r.t. every real leaf, on a
     replay of ``graph`` (no autograd) with fresh leaves built from the specs.
     Reads of values autograd treats as constant are frozen at the unperturbed
-    replay's values. Returns ``{leaf: (grad, uncertainty)}``, or None when the
-    replay is not finite, passes within reach of a kink, or the differences
-    do not converge."""
+    replay's values. Returns ``({leaf: (grad, uncertainty)}, None)``, or
+    ``(None, reason)`` when the replay is not finite, passes within reach of
+    a kink, or the differences do not converge (``reason`` says which, for
+    the ill-conditioned tally)."""
     specs = [
         dataclasses.replace(lf.spec, dtype=promote_dtype(lf.spec.dtype)) for lf in graph.leaves
     ]
@@ -219,12 +225,14 @@ def finite_differences(graph: Graph, model: GraphModel, device: str, h: float = 
         device, dtype_map=promote_dtype, leaf_values=[b.clone() for b in base], replay=True,
         read=record, on_step=on_step,
     )  # fmt: skip
-    if not torch.isfinite(run0.loss).item() or kink[0] < 1e-3:
-        return None
+    if not torch.isfinite(run0.loss).item():
+        return None, "float64 loss not finite"
+    if kink[0] < 1e-3:
+        return None, "float64 values within 1e-3 of a kink (finite differences)"
     for t in recorded.values():
         if t.is_floating_point() or t.is_complex():
             if not torch.isfinite(t).all():
-                return None
+                return None, "float64 values not finite"
 
     def frozen(step, pos, t):
         return t if model.reads[(step, pos)] else recorded[(step, pos)]
@@ -254,29 +262,174 @@ def finite_differences(graph: Graph, model: GraphModel, device: str, h: float = 
                 # bounds the error of D(h) (highly curved graphs: exp(exp(x))).
                 uncertainty = max(uncertainty, abs(d[1] - d[0]))
         if uncertainty > 1e-3 * max(g.abs().max().item(), 1.0):
-            return None  # differences do not converge (e.g. sin of a huge exp)
+            # e.g. sin of a huge exp
+            return None, "finite differences do not converge"
         grads[i] = (g, uncertainty)
-    return grads
+    return grads, None
 
 
-def _ill_conditioned(run, promoted_run, fd: dict, dtype: torch.dtype) -> str | None:
-    """Why the graph cannot be computed meaningfully in ``dtype`` (None if it can):
-    a value overflows, or a node's forward value already differs from its
-    float64 counterpart by more than the tolerance (e.g. sin of a large exp in
-    float16), so no gradient computed in ``dtype`` could match."""
-    big = torch.finfo(dtype).max / 16
-    if any(ref.abs().max().item() >= big for ref, _ in fd.values()):
-        return "a gradient overflows"
-    for i, (t, ref) in enumerate(zip(run.nodes, promoted_run.nodes, strict=True)):
-        if not (t.is_floating_point() or t.is_complex()):
+_KINK_OPS = ("relu", "abs", "maximum", "amax")
+
+
+def _branches(op: Op, args: list[torch.Tensor]) -> torch.Tensor | None:
+    """Which branch of a non-differentiable point each element of ``op``
+    takes (the sign of relu/abs's input, of ``a - b`` for maximum, the
+    arg-max mask for amax), for comparing a low-precision run with float64."""
+    k = op.kind
+    if k in ("relu", "abs"):
+        x = args[0]
+        return (x == 0) if x.is_complex() else torch.sign(x)
+    if k == "maximum":
+        return torch.sign(args[0].to(torch.float64) - args[1].to(torch.float64))
+    if k == "amax":
+        x = args[0]
+        m = x.amax() if op.params[0] is None else x.amax(op.params[0], keepdim=True)
+        return x == m
+    return None
+
+
+class _Reads:
+    """A ``read`` hook for :meth:`Graph.run` that records (detached copies
+    of) every value a non-aliasing op reads, and hands the value back."""
+
+    def __init__(self) -> None:
+        self.values: dict[tuple[int, int], torch.Tensor] = {}
+
+    def __call__(self, step: int, pos: int, t: torch.Tensor) -> torch.Tensor:
+        self.values[(step, pos)] = t.detach().clone()
+        return t
+
+
+def _backward_magnitude(loss: torch.Tensor) -> list[float]:
+    """Hook every node of ``loss``'s backward graph; the returned list holds,
+    once ``loss.backward()`` ran, the largest ``|gradient|`` that flowed into
+    or out of any node (the loss's seed 1 included)."""
+    peak = [1.0]
+    seen: set = set()
+
+    def hook(grad_inputs, grad_outputs):
+        for g in (*grad_inputs, *grad_outputs):
+            if isinstance(g, torch.Tensor) and g.numel():
+                m = g.detach().abs().max().item()
+                if m == m:  # not NaN
+                    peak[0] = max(peak[0], m)
+
+    stack = [loss.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
             continue
-        t = t.detach()
-        if not bool(torch.isfinite(t).all()):
-            return f"n{i} overflows"
+        seen.add(node)
+        node.register_hook(hook)
+        stack.extend(fn for fn, _ in node.next_functions)
+    return peak
+
+
+def _saved_sensitivity(
+    graph: Graph, device: str, leaves: list[int], ref: dict, eps: float
+) -> float:
+    """How much the float64 gradient of ``graph`` (already promoted) moves,
+    per ``eps``, when every floating tensor backward reads is scaled by
+    ``1 + eps`` or ``1 - eps``: the rounding of saved values amplified by the
+    backward formulas (``1 - tanh^2`` near saturation) and by what follows.
+    One scale factor for all keeps every branch (relu/abs/maximum/amax masks)."""
+    worst = 0.0
+    for factor in (1 + eps, 1 - eps):
+
+        def unpack(t, factor=factor):
+            return t * factor if (t.is_floating_point() or t.is_complex()) else t
+
+        with torch.autograd.graph.saved_tensors_hooks(lambda t: t, unpack):
+            run = graph.run(device)
+        run.loss.backward()
+        for i in leaves:
+            g, want = run.nodes[i].grad, ref[i]
+            if g is not None and want is not None and g.numel():
+                d = (g - want).abs().max().item()
+                worst = max(worst, d if d == d else float("inf"))
+        del run
+    return worst / eps
+
+
+@dataclasses.dataclass
+class Reference:
+    """The float64 autograd pass of a promoted graph: its run, the values its
+    ops read, the leaves' gradients and the largest gradient of its backward."""
+
+    graph: Graph  # the promoted graph
+    leaves: list[int]
+    run: object
+    reads: _Reads
+    grads: dict[int, torch.Tensor | None]
+    peak: float
+
+
+def float64_reference(graph: Graph, device: str, leaves: list[int]) -> Reference:
+    """Promote ``graph`` to float64 (leaf values exact), run it and its
+    backward with autograd; the reference of the low-precision gradients."""
+    promoted = graph.promoted()
+    reads = _Reads()
+    run = promoted.run(device, read=reads)
+    peak = _backward_magnitude(run.loss)
+    run.loss.backward()
+    return Reference(promoted, leaves, run, reads, {i: run.nodes[i].grad for i in leaves}, peak[0])
+
+
+def low_precision_tolerance(
+    graph: Graph, device: str, reference: Reference, dtype: torch.dtype
+) -> tuple[float, float, float]:
+    """``(rtol, atol, M)`` of :func:`conformance.tolerances.gradient_tolerance`
+    for ``graph``'s gradient in ``dtype``: ``M`` is the larger of the
+    reference's largest gradient and its saved-value sensitivity."""
+    real = torch.float32 if dtype == torch.complex64 else dtype
+    sens = _saved_sensitivity(
+        reference.graph, device, reference.leaves, reference.grads, torch.finfo(real).eps
+    )
+    magnitude = max(reference.peak, sens)
+    rtol, atol = gradient_tolerance(real, graph, magnitude)
+    return rtol, atol, magnitude
+
+
+def _ill_conditioned(
+    graph: Graph, leaves: list[int], run, reads: _Reads, ref_run, ref_reads: _Reads,
+    dtype: torch.dtype, rtol: float,
+) -> str | None:  # fmt: skip
+    """Why the low-precision run of ``graph`` cannot be judged by the rule
+    of :mod:`conformance.tolerances` (None if it can), as a short reason for
+    ``evidence.tally("ill-conditioned: <reason>")``: a value or gradient
+    overflows in ``dtype`` (reaches ``finfo(dtype).max / 16``); a relu/abs/maximum/amax takes another branch
+    than in float64 (the gradients then legitimately differ); or a value the
+    forward pass computed already differs from its float64 counterpart by
+    more than ``FORWARD_SHARE * rtol * max(|value|, 1)`` (a cancellation, an
+    exp amplifying rounding), so the gradient budget cannot cover it."""
+    name = dtype_name(dtype)
+    big = torch.finfo(dtype).max / 16
+    for t in (*run.nodes, *reads.values.values()):
+        if (t.is_floating_point() or t.is_complex()) and t.numel():
+            if not bool(torch.isfinite(t).all()) or t.detach().abs().max().item() >= big:
+                return f"a value overflows in {name}"
+    for i in leaves:
+        g = run.nodes[i].grad
+        if g is not None and g.numel():
+            if not bool(torch.isfinite(g).all()) or g.abs().max().item() >= big:
+                return f"a gradient overflows in {name}"
+    for step, op in enumerate(graph.ops):
+        if op.kind in _KINK_OPS:
+            args = [reads.values.get((step, p)) for p in range(len(op.args))]
+            refs = [ref_reads.values.get((step, p)) for p in range(len(op.args))]
+            if all(a is not None for a in args + refs):
+                mine, theirs = _branches(op, args), _branches(op, refs)
+                if not torch.equal(mine.to(theirs.dtype), theirs):
+                    return f"{op.kind} takes another branch in {name} than in float64"
+    pairs = [(reads.values[k], ref_reads.values[k]) for k in reads.values if k in ref_reads.values]
+    pairs += list(zip(run.nodes, ref_run.nodes, strict=True))
+    for t, ref in pairs:
+        if not (t.is_floating_point() or t.is_complex()) or not t.numel():
+            continue
         ref = ref.detach()
-        err = (t.to(ref.dtype) - ref).abs().max().item() if t.numel() else 0.0
-        if err > RTOL[dtype] / 4 * max(ref.abs().max().item() if t.numel() else 0.0, 1.0):
-            return f"n{i} is off by {err:.2e} in the forward pass"
+        err = (t.detach().to(ref.dtype) - ref).abs().max().item()
+        if err > FORWARD_SHARE * rtol * max(ref.abs().max().item(), 1.0):
+            return f"forward rounding in {name} exceeds the rule's share"
     return None
 
 
@@ -423,44 +576,85 @@ def test_backward_of_a_loss_that_does_not_require_grad_raises(device, graph):
 @pytest.mark.claim("graphs.gradient-values")
 @given(graph=graphs(max_leaves=2))
 def test_gradient_values_match_finite_differences(device, graph):
-    """Kills: wrong backward formulas, wrong broadcasting/view/in-place
+    """Two oracles (the rule is :mod:`conformance.tolerances`):
+
+    1. the float64 autograd gradient of the graph promoted to float64 (leaf
+       values exact) matches central finite differences of a float64 replay:
+       ``|err| <= 1e-6 * max(|ref|, 1) + truncation error``;
+    2. the gradient of the graph in its own dtypes matches that float64
+       autograd gradient element by element: ``|err| <= rtol * (M + |ref|)``
+       with ``rtol = K * eps * n_ops`` (``K = 4``; ``1 * eps * n_ops`` for
+       linear graphs), ``eps`` of the least precise dtype, ``n_ops`` the
+       ops plus the loss, ``M`` the largest gradient in the float64 backward.
+
+    Examples either check cannot judge are counted, never dropped silently:
+    ``ill-conditioned: <reason>`` tallies (finite differences near a kink or
+    not converging: only check 1 is skipped; overflow, another branch at a
+    kink, or forward rounding beyond the rule in the low-precision dtype:
+    only check 2 is skipped).
+
+    Kills: wrong backward formulas, wrong broadcasting/view/in-place
     (CopySlices) backward, gradients leaking through detach/.data/no_grad,
-    and backward nodes that read a value other than the one they saved."""
+    backward nodes that read a value other than the one they saved, and
+    low-precision backward kernels off by more than a few roundings."""
     _program(graph, device)
     model = analyze(graph)
     assume(model.out_rg and model.real_leaves())
     saved = learn_saved(graph, model, device)
     assume(not predicts_version_error(model, saved))
-    fd = finite_differences(graph, model, device)
-    assume(fd is not None)
+    leaves = model.real_leaves()
     lowest = _least_precise(graph, model)
-    runs = {}
-    for g in ([graph.promoted()] if lowest != torch.float64 else []) + [graph]:
-        run = g.run(device)
-        run.loss.backward()
-        runs[g is graph] = run
-        if g is graph and lowest != torch.float64:
-            reason = _ill_conditioned(run, runs[False], fd, lowest)
-            if reason:
-                note(f"in {lowest} {reason}: only the float64 promotion is compared")
-                continue
-        rtol = RTOL[lowest] if g is graph else RTOL[torch.float64]
-        for i, (ref, uncertainty) in fd.items():
-            got = run.nodes[i].grad
+
+    reference = float64_reference(graph, device, leaves)
+    ref_run, ref_reads, ref = reference.run, reference.reads, reference.grads
+
+    # 1. float64 autograd vs finite differences: the backward formulas.
+    fd, why = finite_differences(graph, model, device)
+    if fd is None:
+        evidence.tally(f"ill-conditioned: {why}")
+        note(f"ill-conditioned: {why}: float64 autograd not checked by finite differences")
+    else:
+        for i, (fdg, uncertainty) in fd.items():
+            got = ref[i]
             if got is None:
-                assert ref.abs().max().item() <= uncertainty, (
+                assert fdg.abs().max().item() <= uncertainty, (
                     f"n{i}.grad is None but finite differences are not 0"
                 )
                 continue
-            scale = max(ref.abs().max().item(), 1.0)
-            tol = rtol + uncertainty / scale
-            err = _max_rel_err(got, ref)
-            note(
-                f"n{i}: autograd ({got.dtype}) {got.tolist()} vs finite differences {ref.tolist()}"
+            rtol, atol = gradient_tolerance(torch.float64, graph, fdg.abs().max().item())
+            note(f"n{i}: autograd (float64) {got.tolist()} vs finite differences {fdg.tolist()}")
+            err = excess(got, fdg, 0.0, atol + uncertainty)
+            assert err <= 1.0, (
+                f"n{i}.grad in float64 differs from finite differences ({err:.2f} x the tolerance)"
             )
-            assert err <= tol, (
-                f"n{i}.grad differs from finite differences (rel. error {err:.2e} > {tol:.1e})"
-            )
+    if lowest == torch.float64:
+        return
+
+    # 2. the graph in its own dtypes vs the float64 autograd gradient.
+    rtol, atol, magnitude = low_precision_tolerance(graph, device, reference, lowest)
+    reads = _Reads()
+    run = graph.run(device, read=reads)
+    run.loss.backward()
+    reason = _ill_conditioned(graph, leaves, run, reads, ref_run, ref_reads, lowest, rtol)
+    if reason:
+        evidence.tally(f"ill-conditioned: {reason}")
+        note(f"ill-conditioned: {reason}: {lowest} gradient not judged")
+        return
+    note(f"{lowest}: rtol={rtol:.2e}, atol={atol:.2e} (M={magnitude:.3g})")
+    for i in leaves:
+        got, want = run.nodes[i].grad, ref[i]
+        assert (got is None) == (want is None), (
+            f"n{i}.grad is {'None' if got is None else 'set'} in {lowest} but "
+            f"{'None' if want is None else 'set'} in float64"
+        )
+        if got is None:
+            continue
+        note(f"n{i}: autograd ({got.dtype}) {got.tolist()} vs float64 autograd {want.tolist()}")
+        err = excess(got, want, rtol, atol)
+        assert err <= 1.0, (
+            f"n{i}.grad in {lowest} differs from the float64 gradient "
+            f"({err:.2f} x the tolerance rtol={rtol:.1e}, atol={atol:.1e})"
+        )
 
 
 def _check_backward_after_mutation(graph: Graph, device: str) -> None:

@@ -138,6 +138,7 @@ def render_report(doc: dict, title: str | None = None) -> str:
         escape=html.escape,
         mutation=doc.get("mutation"),
         test_class=TEST_CLASS,
+        tolerances=doc.get("tolerances", {}),
     )
 
 

@@ -738,6 +738,7 @@ def build_results(config: pytest.Config) -> dict:
         for d in _stale(st["deviations"], results)
         if not selected or d.claim in selected
     ]
+    from conformance.tolerances import RULES
     from reports.docdrift import check_docs
 
     return {
@@ -751,6 +752,7 @@ def build_results(config: pytest.Config) -> dict:
         "measurements": [],
         "doc_drift": check_docs(claims),
         "out_of_scope": load_out_of_scope(),
+        "tolerances": {"graphs.gradient-values": dict(RULES)},
     }
 
 

@@ -290,3 +290,14 @@ def test_multi_claim_failure_counts_only_for_the_cited_claims():
     cv = claim_verdicts(doc)
     assert cv["a.held"]["cpu"]["verdict"] == "skipped"
     assert "no example of this test exercised" in cv["a.held"]["cpu"]["reasons"][0]
+
+
+def test_report_states_the_gradient_tolerance_rule_per_dtype():
+    """Tolerances are part of a verdict: the report states them per dtype."""
+    from conformance.tolerances import RULES
+
+    page = render_report({**_doc(), "tolerances": {"graphs.gradient-values": dict(RULES)}})
+    assert 'id="tolerances"' in page
+    for dtype in ("float64", "float32", "float16", "bfloat16"):
+        assert f"<code>{dtype}</code>" in page
+    assert "eps = 1.19e-07" in page  # float32's epsilon, in the float32 rule
