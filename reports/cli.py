@@ -4,19 +4,26 @@ Exit codes: 0 every claim held or deviated exactly as expected; 1 the gate
 failed (a regression or an unexpected pass); 2 bad input (malformed registry
 or expectations, unknown claim id, unreadable/corrupt result file, CUDA asked
 for but missing) - always with a one-line ``error:`` message, never a
-traceback, and never a half-written report.
+traceback, and never a half-written report; 130 / 143 / 129 interrupted by
+SIGINT / SIGTERM / SIGHUP (the files already in ``--out`` left as they were).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import signal
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT = 0, 1, 2
+#: Exit status after SIGINT / SIGTERM (128 + signal number, as shells report it).
+EXIT_SIGINT, EXIT_SIGTERM = 128 + signal.SIGINT, 128 + signal.SIGTERM
+#: Seconds an interrupted pytest gets to write its partial results before it is killed.
+INTERRUPT_GRACE_S = 10.0
 ROOT = Path(__file__).resolve().parent.parent
 CONFORMANCE_DIR = ROOT / "conformance"
 
@@ -28,6 +35,78 @@ class BadInput(Exception):
 def _err(msg: str) -> int:
     print(f"torch-conformance: error: {msg}", file=sys.stderr)
     return EXIT_BAD_INPUT
+
+
+class _Parser(argparse.ArgumentParser):
+    """``argparse`` whose usage errors are one ``error:`` line and exit 2."""
+
+    def error(self, message: str):  # noqa: D401 - argparse API
+        """Print a one-line usage error and exit 2."""
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _workers(value: str) -> str:
+    """``-n`` of ``run``: ``auto``, ``logical`` or a number of workers >= 0."""
+    if value in ("auto", "logical"):
+        return value
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected auto, logical or a number of workers >= 0, got {value!r}"
+        ) from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"expected a number of workers >= 0, got {n}")
+    return str(n)
+
+
+def _positive_int(value: str) -> int:
+    """An integer >= 1 (``mutate -n``)."""
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {n}")
+    return n
+
+
+def _positive_float(value: str) -> float:
+    """A number of seconds > 0 (``mutate --timeout``)."""
+    try:
+        x = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {value!r}") from None
+    if not x > 0 or x == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a finite number of seconds > 0, got {value}")
+    return x
+
+
+def _nonempty(value: str) -> str:
+    """A non-empty, non-blank string."""
+    if not value.strip():
+        raise argparse.ArgumentTypeError("expected a value, got an empty string")
+    return value
+
+
+def _id_list(value: str) -> str:
+    """A comma-separated list with at least one non-blank item (``--claims``)."""
+    if not [v for v in value.split(",") if v.strip()]:
+        raise argparse.ArgumentTypeError(f"expected comma-separated ids, got {value!r}")
+    return value
+
+
+def _check_out(path, what: str, *, file: bool = False) -> None:
+    """Raise :class:`BadInput` unless ``path`` can be written (nothing is left on disk)."""
+    from reports.outdir import OutputError, check_writable_dir, check_writable_file
+
+    try:
+        if file:
+            check_writable_file(path, what)
+        else:
+            check_writable_dir(path, what)
+    except OutputError as e:
+        raise BadInput(str(e)) from None
 
 
 def _console():
@@ -69,6 +148,23 @@ def _validate_inputs(args) -> None:
                 raise BadInput(
                     "--devices cuda: CUDA is not available (torch.cuda.is_available() is False)"
                 )
+    if args.baseline:
+        from reports.results import ResultsError, load_results
+
+        try:
+            load_results(args.baseline)
+        except ResultsError as e:
+            raise BadInput(f"--baseline: {e}") from None
+    _check_out(args.out, "--out")
+    for opt, path in (("--junitxml", args.junitxml), ("--xfails-file", args.xfails_file)):
+        if path:
+            _check_out(path, opt, file=True)
+    from reports.outdir import OutputError, check_previous_results
+
+    try:
+        check_previous_results(args.out, force=args.force)
+    except OutputError as e:
+        raise BadInput(str(e)) from None
 
 
 def _pytest_cmd(args, results_json: Path) -> list[str]:
@@ -93,9 +189,136 @@ def _pytest_cmd(args, results_json: Path) -> list[str]:
     return cmd
 
 
+#: Signals that stop a run cleanly (SIGHUP: its terminal went away).
+_STOP_SIGNALS = tuple(
+    getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)
+)
+
+
+class _Interrupted(BaseException):
+    """SIGINT or SIGTERM arrived (raised from the signal handler)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def _signals_raise():
+    """Turn SIGINT, SIGTERM and SIGHUP into :class:`_Interrupted` for the block; the
+    first one only: later ones are remembered and ignored while cleaning up."""
+    state: dict = {"signum": None, "late": None}
+
+    def handler(signum, frame):
+        if state["signum"] is None:
+            state["signum"] = signum
+            raise _Interrupted(signum)
+
+    old = {sig: signal.signal(sig, handler) for sig in _STOP_SIGNALS}
+    try:
+        yield state
+    finally:
+        for sig, h in old.items():
+            signal.signal(sig, h)
+
+
+@contextlib.contextmanager
+def _signals_deferred(state: dict):
+    """Hold SIGINT/SIGTERM back while a pair of result files is written, so
+    ``results.json`` and ``report.html`` are both from the same run; a
+    signal that arrived meanwhile is recorded as ``state["late"]``."""
+
+    def handler(signum, frame):
+        if state["signum"] is None:
+            state["signum"] = state["late"] = signum
+
+    old = {sig: signal.signal(sig, handler) for sig in _STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, h in old.items():
+            signal.signal(sig, h)
+
+
+def _stop_group(proc: subprocess.Popen) -> None:
+    """Stop the pytest process group (controller and xdist workers): send it
+    SIGINT (whichever signal stopped us), so pytest ends its session and writes its
+    partial results, wait a grace period, then kill whatever is left."""
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGINT)
+        try:
+            proc.wait(timeout=INTERRUPT_GRACE_S)
+        except subprocess.TimeoutExpired:
+            pass
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)  # workers outliving their controller, too
+    proc.wait()
+
+
+def _save_partial(tmp_json: Path, out: Path) -> tuple[Path, int] | None:
+    """Keep the results of an interrupted run as ``OUT/results.partial.json``
+    (never over ``results.json``); ``None`` when there are none."""
+    from reports.results import ResultsError, load_results, write_json_atomic
+
+    try:
+        doc = load_results(tmp_json)
+        doc.setdefault("environment", {})["interrupted"] = True
+        write_json_atomic(out / "results.partial.json", doc)
+    except (ResultsError, OSError):
+        return None
+    return out / "results.partial.json", len(doc["tests"])
+
+
+def _claims_total(args) -> int:
+    """How many claims the run covers (for the progress display)."""
+    if args.claims:
+        return len({c.strip() for c in args.claims.split(",") if c.strip()})
+    from conformance.registry import default_registry
+
+    return len(default_registry())
+
+
 def cmd_run(args) -> int:
-    """Run the suite, write ``OUT/results.json`` and ``OUT/report.html``."""
+    """Run the suite, write ``OUT/results.json`` and ``OUT/report.html``.
+
+    Nothing in ``--out`` changes until the run is complete: on SIGINT or
+    SIGTERM the pytest process group is stopped, the earlier files are left
+    as they were, partial results (if pytest wrote any) go to
+    ``OUT/results.partial.json``, and the exit status is 130 / 143 (129 for
+    SIGHUP).
+    """
+    try:
+        _validate_inputs(args)
+    except BadInput as e:
+        return _err(str(e))
+    out = Path(args.out)
+    with tempfile.TemporaryDirectory(prefix="torch-conformance-") as tmp:
+        tmp_json = Path(tmp) / "results.json"
+        try:
+            with _signals_raise() as state:
+                return _run_and_write(args, out, Path(tmp), state)
+        except _Interrupted as e:
+            name = signal.Signals(e.signum).name
+            partial = _save_partial(tmp_json, out)
+            where = (
+                f"partial results ({partial[1]} tests finished) in {partial[0]}"
+                if partial
+                else "no partial results were written"
+            )
+            with contextlib.suppress(OSError):  # SIGHUP: the terminal may be gone
+                print(
+                    f"torch-conformance: interrupted by {name}: results.json and report.html "
+                    f"in {out} left as they were; {where}",
+                    file=sys.stderr,
+                )
+            return 128 + e.signum
+
+
+def _run_and_write(args, out: Path, tmp: Path, state: dict) -> int:
+    """The body of :func:`cmd_run` (signals raise :class:`_Interrupted` in it)."""
     from reports.html import render_report
+    from reports.progress import PROGRESS_ENV, ProgressDisplay
     from reports.results import (
         ResultsError,
         load_results,
@@ -105,29 +328,53 @@ def cmd_run(args) -> int:
     )
     from reports.terminal import print_summary
 
-    try:
-        _validate_inputs(args)
-    except BadInput as e:
-        return _err(str(e))
-    out = Path(args.out)
-    with tempfile.TemporaryDirectory(prefix="torch-conformance-") as tmp:
-        tmp_json = Path(tmp) / "results.json"
-        cmd = _pytest_cmd(args, tmp_json)
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-        proc = subprocess.run(cmd, env=env, cwd=str(ROOT), stdout=None if args.verbose else subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True)  # fmt: skip
-        if proc.returncode not in (0, 1):
-            tail = (proc.stdout or "").strip().splitlines()
-            errline = next((ln for ln in reversed(tail) if ln.startswith("ERROR:")), None)
-            msg = errline.removeprefix("ERROR:").strip() if errline else (tail[-1] if tail else "")
-            return _err(
-                f"the conformance run could not start: {msg or f'pytest exit {proc.returncode}'}"
-            )
+    tmp_json = tmp / "results.json"
+    events = tmp / "progress.jsonl"
+    log_path = tmp / "pytest.log"
+    cmd = _pytest_cmd(args, tmp_json) + ["-p", "reports.progress"]
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    env[PROGRESS_ENV] = str(events)
+    display = None
+    with open(log_path, "w", encoding="utf-8") as log:
+        # Its own process group, so an interruption can stop it and its workers.
+        proc = subprocess.Popen(cmd, env=env, cwd=str(ROOT), stdout=None if args.verbose else log,
+                                stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
         try:
-            doc = load_results(tmp_json)
-        except ResultsError as e:
-            return _err(f"the conformance run wrote no usable results: {e}")
+            print(f"running the suite (pytest pid {proc.pid}) ...", flush=True)
+            if not args.verbose and not args.no_progress:
+                display = ProgressDisplay(events, _claims_total(args))
+            while proc.poll() is None:
+                if display is not None:
+                    display.update()
+                try:
+                    proc.wait(timeout=0.25)
+                except subprocess.TimeoutExpired:
+                    pass
+            if display is not None:
+                display.close()
+                display = None
+        except BaseException:
+            if display is not None:
+                with contextlib.suppress(Exception):
+                    display.close()
+            _stop_group(proc)
+            raise
+        finally:
+            # Workers left behind by a controller that exited go too.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+    returncode = proc.returncode
+    tail = log_path.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+    errline = next((ln for ln in reversed(tail) if ln.startswith("ERROR:")), None)
+    msg = errline.removeprefix("ERROR:").strip() if errline else (tail[-1] if tail else "")
+    if returncode not in (0, 1):
+        return _err(f"the conformance run could not start: {msg or f'pytest exit {returncode}'}")
+    try:
+        doc = load_results(tmp_json)
+    except ResultsError as e:
+        why = f" (pytest: {msg[:300]})" if msg else ""
+        return _err(f"the conformance run wrote no usable results: {e}{why}")
     if not args.no_measure:
         from reports.measure import measure_all
 
@@ -143,12 +390,32 @@ def cmd_run(args) -> int:
 
         doc["baseline"] = compare_docs(base, doc)
     page = render_report(doc)  # render first: a failure leaves no half-written output
-    write_json_atomic(out / "results.json", doc)
-    write_text_atomic(out / "report.html", page)
+    extra: list[tuple[str, Path, str]] = []
+    if args.junitxml or args.xfails_file:
+        from reports.junit import junit_xml, xfails_text
+
+        if args.junitxml:
+            extra.append(("junit:  ", Path(args.junitxml), junit_xml(doc)))
+        if args.xfails_file:
+            extra.append(("xfails: ", Path(args.xfails_file), xfails_text(doc)))
+    with _signals_deferred(state):
+        write_json_atomic(out / "results.json", doc)
+        write_text_atomic(out / "report.html", page)
+        for _, path, text in extra:
+            write_text_atomic(path, text)
+        with contextlib.suppress(OSError):
+            (out / "results.partial.json").unlink()  # stale, from an interrupted run
+    if state.get("late"):
+        name = signal.Signals(state["late"]).name
+        print(f"torch-conformance: interrupted by {name} after writing {out / 'results.json'}",
+              file=sys.stderr)  # fmt: skip
+        return 128 + state["late"]
     summary = summarize(doc)
     print_summary(doc, _console())
     print(f"results: {out / 'results.json'}\nreport:  {out / 'report.html'}")
-    if not summary["gate_passed"] or (proc.returncode == 1 and summary["tests"]["regression"] == 0
+    for label, path, _ in extra:
+        print(f"{label}{path}")
+    if not summary["gate_passed"] or (returncode == 1 and summary["tests"]["regression"] == 0
                                       and summary["tests"]["unexpected-pass"] == 0):  # fmt: skip
         return EXIT_FAIL
     if args.update_expectations:
@@ -177,6 +444,7 @@ def cmd_report(args) -> int:
         doc = load_results(args.results)
     except ResultsError as e:
         return _err(str(e))
+    _check_out(args.output, "-o", file=True)
     write_text_atomic(args.output, render_report(doc))
     print(f"report: {args.output}")
     return EXIT_OK
@@ -192,6 +460,8 @@ def cmd_compare(args) -> int:
         base, new = load_results(args.base), load_results(args.new)
     except ResultsError as e:
         return _err(str(e))
+    if args.output:
+        _check_out(args.output, "-o", file=True)
     diff = compare_docs(base, new)
     console = _console()
     from rich.table import Table
@@ -224,6 +494,7 @@ def cmd_matrix(args) -> int:
         docs = [load_results(p) for p in args.results]
     except ResultsError as e:
         return _err(str(e))
+    _check_out(args.output, "-o", file=True)
     m = build_matrix(docs)
     write_text_atomic(args.output, render_matrix(m))
     regs = sum(r["any_regression"] for r in m["rows"])
@@ -234,25 +505,94 @@ def cmd_matrix(args) -> int:
 
 
 def cmd_claims(args) -> int:
-    """List the registered claims (id, kind, area, statement)."""
+    """List the registered claims (id, area, kind, statement), ids always whole.
+
+    ``--format table`` (default): one block per claim, the id on a line of its
+    own; ``tsv``: ``id<TAB>area<TAB>kind<TAB>statement`` with a header;
+    ``json``: a list of claim objects. ``--area`` must name a known area.
+    """
+    import json
+
     from conformance.registry import RegistryError, default_registry
 
     try:
         registry = default_registry()
     except RegistryError as e:
         return _err(str(e))
-    from rich.table import Table
+    by_area = registry.by_area()
+    if args.area is not None and args.area not in by_area:
+        return _err(f"--area: unknown area {args.area!r}; known: {', '.join(sorted(by_area))}")
+    chosen = [
+        (area, c)
+        for area, claims in sorted(by_area.items())
+        if args.area is None or area == args.area
+        for c in claims
+    ]
+    if args.format == "json":
+        print(json.dumps([{"id": c.id, "area": area, "kind": c.kind, "statement": c.statement}
+                          for area, c in chosen], indent=1))  # fmt: skip
+    elif args.format == "tsv":
+        print("id\tarea\tkind\tstatement")
+        for area, c in chosen:
+            print("\t".join([c.id, area, c.kind, " ".join(c.statement.split())]))
+    else:
+        import textwrap
 
-    table = Table(title=f"{len(registry)} registered claims")
-    for col in ("id", "kind", "statement"):
-        table.add_column(col, overflow="fold")
-    for area, claims in sorted(registry.by_area().items()):
-        if args.area and area != args.area:
-            continue
-        for c in claims:
-            table.add_row(c.id, c.kind, c.statement)
-    _console().print(table)
+        width = max(40, min(100, _console().width) - 4)
+        print(f"{len(chosen)} of {len(registry)} registered claims")
+        for area, c in chosen:
+            print(f"\n{c.id}\n    {area} | {c.kind}")
+            print(textwrap.fill(" ".join(c.statement.split()), width=width,
+                                initial_indent="    ", subsequent_indent="    "))  # fmt: skip
     return EXIT_OK
+
+
+def _descendants(pid: int) -> list[int]:
+    """Process ids descending from ``pid`` (Linux ``/proc``; empty elsewhere)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    out, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def _kill_children_on_sigterm() -> None:
+    """For ``mutate``: on SIGINT/SIGTERM, stop every process this one started
+    (the mutant runs and their workers), say so, and exit 130 / 143 at once
+    (queued mutant runs are not started). Files in ``--out`` are only written
+    after the sweep, atomically, so the earlier ones stay as they were."""
+
+    def handler(signum, frame):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        import time
+
+        pids = _descendants(os.getpid())
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and any(Path(f"/proc/{p}").exists() for p in pids):
+            time.sleep(0.1)
+        for pid in [*pids, *_descendants(os.getpid())]:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        name = signal.Signals(signum).name
+        print(f"torch-conformance: interrupted by {name}: the mutation sweep was stopped; "
+              "files in --out left as they were (no partial results)", file=sys.stderr, flush=True)  # fmt: skip
+        sys.stdout.flush()
+        os._exit(128 + signum)
+
+    signal.signal(signal.SIGINT, handler)
+    signal.signal(signal.SIGTERM, handler)
 
 
 def cmd_mutate(args) -> int:
@@ -284,10 +624,8 @@ def cmd_mutate(args) -> int:
     devs = [d.strip() for d in args.devices.split(",") if d.strip()]
     if not devs or any(d not in ("cpu", "cuda") for d in devs):
         return _err(f"--devices: unknown device(s) in {args.devices!r}; use cpu and/or cuda")
-    try:
-        workers = int(args.n)
-    except ValueError:
-        return _err(f"-n: expected a number of parallel runs, got {args.n!r}")
+    workers = args.n
+    _check_out(args.out, "--out")
     from conformance.mutants import runner
     from reports.mutation import embed_mutation
     from reports.results import ResultsError, write_json_atomic
@@ -312,6 +650,7 @@ def cmd_mutate(args) -> int:
             f"in {rec['time_s']:.1f} s {what}"
         )
 
+    _kill_children_on_sigterm()
     doc = runner.sweep(
         chosen,
         out,
@@ -341,24 +680,23 @@ def cmd_mutate(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="torch-conformance",
         description="Property-based conformance gate for PyTorch copy, aliasing and autograd semantics.",
     )
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="run the suite and write results.json + report.html")
-    r.add_argument(
-        "--devices", default=None, help="cpu,cuda (default: cpu, plus cuda when available)"
-    )
+    r.add_argument("--devices", default=None, type=_id_list,
+                   help="cpu,cuda (default: cpu, plus cuda when available)")  # fmt: skip
     r.add_argument(
         "--profile", default="ci", choices=["ci", "dev", "thorough"], help="Hypothesis profile"
     )
-    r.add_argument("-n", default="auto" if (os.cpu_count() or 1) > 1 else "0",
+    r.add_argument("-n", default="auto" if (os.cpu_count() or 1) > 1 else "0", type=_workers,
                    help="pytest-xdist workers (0 = in one process; default auto)")  # fmt: skip
-    r.add_argument(
-        "--out", default="conformance-out", help="output directory (default conformance-out)"
-    )
-    r.add_argument("--claims", default=None, help="only these claim ids (comma-separated)")
+    r.add_argument("--out", default="conformance-out", type=_nonempty,
+                   help="output directory (default conformance-out)")  # fmt: skip
+    r.add_argument("--claims", default=None, type=_id_list,
+                   help="only these claim ids (comma-separated)")  # fmt: skip
     r.add_argument(
         "--expectations", default=None, help="known-deviations TOML (default: the shipped one)"
     )
@@ -372,36 +710,44 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--update-expectations", action="store_true",
                    help="write OUT/expectations.proposed.toml with entries for the current failures")  # fmt: skip
     r.add_argument("-v", "--verbose", action="store_true", help="show pytest's output")
+    r.add_argument("--no-progress", action="store_true", help="no progress display while running")
+    r.add_argument("--force", action="store_true",
+                   help="write into --out even if its results.json is of another schema or suite version")  # fmt: skip
+    r.add_argument("--junitxml", default=None, type=_nonempty, metavar="FILE",
+                   help="also write JUnit XML: one test case per claim")  # fmt: skip
+    r.add_argument("--xfails-file", default=None, type=_nonempty, metavar="FILE",
+                   help="also write the tests that deviate as recorded, one test id per line")  # fmt: skip
     r.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
     r.set_defaults(func=cmd_run)
     rep = sub.add_parser("report", help="render report.html from a results.json")
     rep.add_argument("results")
-    rep.add_argument("-o", "--output", default="report.html")
+    rep.add_argument("-o", "--output", default="report.html", type=_nonempty)
     rep.set_defaults(func=cmd_report)
     cmp = sub.add_parser("compare", help="compare two results.json files (exit 1 on regression)")
     cmp.add_argument("base")
     cmp.add_argument("new")
-    cmp.add_argument("-o", "--output", default=None, help="write an HTML diff page")
+    cmp.add_argument("-o", "--output", default=None, type=_nonempty, help="write an HTML diff page")
     cmp.set_defaults(func=cmd_compare)
     mx = sub.add_parser(
         "matrix", help="render claims x (torch, device) for several results.json files"
     )
     mx.add_argument("results", nargs="+")
-    mx.add_argument("-o", "--output", default="matrix.html")
+    mx.add_argument("-o", "--output", default="matrix.html", type=_nonempty)
     mx.set_defaults(func=cmd_matrix)
     c = sub.add_parser("claims", help="list the registered claims")
-    c.add_argument("--area", default=None)
+    c.add_argument("--area", default=None, help="only the claims of this area")
+    c.add_argument("--format", default="table", choices=["table", "tsv", "json"],
+                   help="table (one block per claim, ids whole), tsv or json")  # fmt: skip
     c.set_defaults(func=cmd_claims)
     mu = sub.add_parser(
         "mutate", help="run the suite once per semantic mutant of torch (kill matrix)"
     )
     mu.add_argument("--list", action="store_true", help="print the mutant names, one per line")
     mu.add_argument("--mutants", default=None, help="only these mutants (comma-separated names)")
-    mu.add_argument("-n", default=str(os.cpu_count() or 1),
+    mu.add_argument("-n", default=os.cpu_count() or 1, type=_positive_int,
                     help="mutants run in parallel (default: CPU count)")  # fmt: skip
-    mu.add_argument(
-        "--out", default="conformance-out", help="output directory (default conformance-out)"
-    )
+    mu.add_argument("--out", default="conformance-out", type=_nonempty,
+                    help="output directory (default conformance-out)")  # fmt: skip
     mu.add_argument(
         "--profile", default="ci", choices=["ci", "dev", "thorough"], help="Hypothesis profile"
     )
@@ -410,7 +756,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="skip the control run without a mutant")  # fmt: skip
     mu.add_argument("--keep-going", action="store_true",
                     help="run every test instead of stopping at the first failure (full matrix, slower)")  # fmt: skip
-    mu.add_argument("--timeout", type=float, default=1200, help="seconds per mutant (default 1200)")
+    mu.add_argument(
+        "--timeout", type=_positive_float, default=1200, help="seconds per mutant (default 1200)"
+    )
     mu.add_argument("--shrink", action="store_true",
                     help="let Hypothesis shrink each killing example (readable, slower kills)")  # fmt: skip
     mu.add_argument("--cold", action="store_true",
@@ -425,9 +773,17 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except KeyboardInterrupt:
-        return _err("interrupted")
+        print("torch-conformance: interrupted", file=sys.stderr)
+        return EXIT_SIGINT
     except BadInput as e:
         return _err(str(e))
+    except BrokenPipeError:  # stdout closed early (``| head``): stop quietly
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
+    except OSError as e:  # e.g. the output disappeared or filled up mid-run
+        where = f"{e.filename}: " if e.filename else ""
+        return _err(f"{where}{e.strerror or e}")
 
 
 if __name__ == "__main__":
