@@ -5,18 +5,31 @@ counter sharing, visibility of writes, warnings - and the ``expect_*``
 helpers raise ``AssertionError`` with a stable, claim-specific message, which
 is what expectation signatures (``exception = "AssertionError"``,
 ``match = "<message substring>"``) match on.
+
+"Same values" means *the same bits*: :func:`same_bits` and
+:func:`assert_same_bits` compare the raw bytes of every element, so a
+``-0.0`` that became ``+0.0``, a NaN whose sign or payload changed, or a
+flushed subnormal counts as a changed value (``==`` and ``torch.equal`` see
+none of these, and call every NaN different from itself).
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import re
+import sys
 import warnings
 from collections.abc import Iterator
 
+import numpy as np
 import torch
 
 __all__ = [
+    "same_bits",
+    "assert_same_bits",
+    "bits_difference",
+    "element_bytes",
     "storage_ptr",
     "shares_storage",
     "shares_version_counter",
@@ -58,13 +71,189 @@ def shares_version_counter(a: torch.Tensor, b: torch.Tensor) -> bool:
     return a._version == before_a + 1 and b._version == before_b + 1
 
 
+#: NumPy dtypes with the same bytes per element as a torch dtype, for
+#: showing element values in messages (bfloat16 is decoded by hand).
+_NUMPY_VIEW = {
+    torch.bool: np.bool_,
+    torch.uint8: np.uint8,
+    torch.int8: np.int8,
+    torch.int16: np.int16,
+    torch.int32: np.int32,
+    torch.int64: np.int64,
+    torch.float16: np.float16,
+    torch.float32: np.float32,
+    torch.float64: np.float64,
+    torch.complex64: np.complex64,
+    torch.complex128: np.complex128,
+    **{
+        getattr(torch, n): getattr(np, n)
+        for n in ("uint16", "uint32", "uint64")
+        if hasattr(torch, n)  # torch >= 2.3
+    },
+}
+
+
+def element_bytes(t: torch.Tensor) -> np.ndarray:
+    """The raw bytes of every element of ``t``, in logical row-major order.
+
+    Returns a ``(t.numel(), t.element_size())`` ``uint8`` array: row ``i``
+    holds the bytes (in machine byte order) of the ``i``-th element of
+    ``t.reshape(-1)``, whatever ``t``'s strides (non-contiguous, permuted,
+    expanded with stride 0, storage offset) and device.
+
+    The bytes are read straight from ``t``'s storage at the element offsets
+    its size/stride/offset metadata gives, so no tensor operation (copy,
+    clone, ``contiguous``, ``to``, ``numpy``, indexing) is involved: the
+    observation cannot share a bug with the operation under test. A
+    storage on another device is first copied to host memory whole
+    (``UntypedStorage.cpu()``, a byte copy).
+
+    A conjugate or negative bit is resolved on the bytes, so the result is
+    what the tensor *means*: a conjugate view flips the sign bit of each
+    imaginary part, a negative view flips the sign bit of every floating
+    component (IEEE negation, NaN and zero included); a negative view of an
+    integral tensor is negated through ``resolve_neg()``.
+
+    Raises ``TypeError`` for a non-strided tensor (sparse, ...) and
+    ``ValueError`` for a tensor without data (the meta device).
+    """
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"element_bytes() needs a torch.Tensor, not {type(t).__name__}")
+    if t.layout != torch.strided:
+        raise TypeError(f"element_bytes() needs a strided tensor, not {t.layout}")
+    if t.device.type == "meta":
+        raise ValueError("a tensor on the meta device has no values to compare")
+    floating = t.dtype.is_floating_point or t.dtype.is_complex
+    if t.is_neg() and not floating:
+        t = t.resolve_neg()
+    itemsize = t.element_size()
+    n = t.numel()
+    if n == 0:
+        return np.zeros((0, itemsize), dtype=np.uint8)
+    offsets = np.array(t.storage_offset(), dtype=np.int64)
+    for size, stride in zip(t.shape, t.stride(), strict=True):
+        offsets = offsets[..., None] + np.arange(size, dtype=np.int64) * stride
+    offsets = offsets.reshape(-1)
+    lo, hi = int(offsets.min()), int(offsets.max())
+    storage = t.untyped_storage()
+    if storage.device.type != "cpu":
+        storage = storage.cpu()
+    raw = ctypes.string_at(storage.data_ptr() + lo * itemsize, (hi - lo + 1) * itemsize)
+    index = (offsets - lo)[:, None] * itemsize + np.arange(itemsize, dtype=np.int64)
+    out = np.frombuffer(raw, dtype=np.uint8)[index]  # fancy indexing: a writable copy
+    # The byte holding the sign bit of each floating component.
+    parts = 2 if t.dtype.is_complex else 1
+    width = itemsize // parts
+    sign = [width - 1 if sys.byteorder == "little" else 0]
+    if parts == 2:
+        sign.append(width + sign[0])
+    if t.is_conj():
+        out[:, sign[-1]] ^= 0x80
+    if t.is_neg() and floating:
+        for b in sign:
+            out[:, b] ^= 0x80
+    return out
+
+
+def _mismatch(a: torch.Tensor, b: torch.Tensor) -> str | None:
+    """Why ``a`` and ``b`` differ in shape or dtype, or ``None``."""
+    if tuple(a.shape) != tuple(b.shape):
+        return f"shape {tuple(a.shape)} != {tuple(b.shape)}"
+    if a.dtype != b.dtype:
+        return f"dtype {a.dtype} != {b.dtype}"
+    return None
+
+
+def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """True when ``a`` and ``b`` hold the same values *bit for bit*.
+
+    Same shape, same dtype, and the same raw bytes for every element in
+    logical row-major order (see :func:`element_bytes`): ``-0.0`` differs
+    from ``0.0``, a NaN equals a NaN with the same sign and payload and
+    differs from any other, subnormals are compared as they are stored.
+    Strides, storage offset, device, ``requires_grad`` and autograd history
+    are not compared; conjugate and negative bits are resolved (a conjugate
+    view equals the resolved conjugate). Works for any strided layout
+    (non-contiguous, expanded, 0-d, zero-size) on any device, and never
+    changes either tensor (no version-counter bump, no autograd record).
+
+    Raises ``TypeError``/``ValueError`` as :func:`element_bytes` does.
+    """
+    if _mismatch(a, b) is not None:
+        return False
+    return bool(np.array_equal(element_bytes(a), element_bytes(b)))
+
+
+def _show_element(row: np.ndarray, dtype: torch.dtype) -> tuple[str, str]:
+    """(value, bit pattern in hex) of one element's bytes."""
+    parts = 2 if dtype.is_complex else 1
+    width = row.size // parts
+    chunks = [bytes(row[i * width : (i + 1) * width]) for i in range(parts)]
+    bits = [int.from_bytes(c, sys.byteorder) for c in chunks]
+    hexes = [f"0x{v:0{2 * width}x}" for v in bits]
+    shown_bits = hexes[0] if parts == 1 else f"re {hexes[0]}, im {hexes[1]}"
+    if dtype == torch.bfloat16:
+        value = repr(float(np.array([bits[0] << 16], dtype=np.uint32).view(np.float32)[0]))
+    elif dtype in _NUMPY_VIEW:
+        value = repr(np.frombuffer(bytes(row), dtype=_NUMPY_VIEW[dtype])[0].item())
+    else:
+        value = "?"
+    return value, shown_bits
+
+
+def bits_difference(got: torch.Tensor, want: torch.Tensor) -> str | None:
+    """``None`` when :func:`same_bits` holds, else a sentence describing the
+    difference: the shape or dtype mismatch, or how many elements differ and
+    the first one (its index, both values and both bit patterns in hex)."""
+    why = _mismatch(got, want)
+    if why is not None:
+        return f"got {why.replace(' != ', ', want ', 1)}"
+    g, w = element_bytes(got), element_bytes(want)
+    differs = np.flatnonzero((g != w).any(axis=1))
+    if differs.size == 0:
+        return None
+    first = int(differs[0])
+    index = tuple(int(i) for i in np.unravel_index(first, tuple(got.shape)))
+    gv, gb = _show_element(g[first], got.dtype)
+    wv, wb = _show_element(w[first], want.dtype)
+    return (
+        f"{differs.size} of {g.shape[0]} elements differ bit for bit; first at index "
+        f"{index}: got {gv} ({gb}), want {wv} ({wb})"
+    )
+
+
+def assert_same_bits(got: torch.Tensor, want: torch.Tensor, claim: str) -> None:
+    """Assert :func:`same_bits`; ``claim`` says what should have held.
+
+    Raises ``AssertionError`` whose message starts with ``claim`` (so an
+    expectation's ``match`` can select it) and then shows the difference
+    (see :func:`bits_difference`), e.g.::
+
+        clone() keeps the values: 1 of 6 elements differ bit for bit; first
+        at index (0, 1): got 0.0 (0x00000000), want -0.0 (0x80000000)
+    """
+    why = bits_difference(got, want)
+    if why is not None:
+        raise AssertionError(f"{claim}: {why}")
+
+
 def sentinel_for(t: torch.Tensor) -> bool | int | float | complex:
-    """A value different from ``t``'s first element, representable in its dtype."""
+    """A finite value different from ``t``'s first element, exact in its dtype;
+    for complex dtypes different in *both* parts (so a write is seen through
+    a ``.real`` or ``.imag`` view too).
+
+    Never derived arithmetically from the element, so a NaN or infinite
+    element still gets a sentinel that ``==`` can recognise once written.
+    """
     first = t.reshape(-1)[0].item() if t.numel() else 0
     if t.dtype == torch.bool:
         return not first
     if t.dtype.is_complex:
-        return complex(first) + (1 + 1j)
+        first = complex(first)
+        # Each part of ``first`` equals at most one candidate's: one of three fits.
+        return next(
+            c for c in (7 + 7j, -3 - 3j, 5 + 5j) if c.real != first.real and c.imag != first.imag
+        )
     if t.dtype.is_floating_point:
         return 7.0 if first != 7.0 else -3.0
     return 7 if first != 7 else 3

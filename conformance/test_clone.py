@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from conformance import evidence
 from conformance.checks import (
+    assert_same_bits,
     capture_warnings,
     raises_with,
     shares_storage,
@@ -22,8 +23,9 @@ from conformance.model import Model, is_contiguous
 from strategies import ARITHMETIC, DIFFERENTIABLE, is_dense, shapes, tensor_specs
 from strategies.layouts import non_dense_specs
 
-# Non-dense by construction (an assume(not is_dense) rejected 70% of draws).
-NON_DENSE_SPECS = non_dense_specs()
+# Non-dense by construction (an assume(not is_dense) rejected 70% of draws),
+# over every value class (NaN, +-Inf, -0.0, subnormals, extremes).
+NON_DENSE_SPECS = non_dense_specs(values="all")
 
 
 def _grad_for(t: torch.Tensor) -> torch.Tensor:
@@ -48,7 +50,7 @@ def _stride_order_kept(t: torch.Tensor, c: torch.Tensor) -> bool:
 
 
 @pytest.mark.claim("clone.new-storage")
-@given(spec=tensor_specs(), requires_grad=st.booleans())
+@given(spec=tensor_specs(values="all"), requires_grad=st.booleans())
 def test_clone_new_storage(device, spec, requires_grad):
     """Kills: a clone that aliases its input (always, or for views, expanded,
     0-d or zero-size inputs), or a lazy clone whose writes leak through."""
@@ -63,16 +65,24 @@ def test_clone_new_storage(device, spec, requires_grad):
 
 
 @pytest.mark.claim("clone.same-values-dtype-shape-device")
-@given(spec=tensor_specs(), requires_grad=st.booleans())
-def test_clone_same_values_dtype_shape_device(device, spec, requires_grad):
-    """Kills: a clone that converts dtype, moves device, reshapes or alters values
-    (e.g. reads a strided/expanded input in the wrong order)."""
+@given(
+    spec=tensor_specs(values="all"),
+    requires_grad=st.booleans(),
+    call=st.sampled_from(["method", "function"]),
+)
+def test_clone_same_values_dtype_shape_device(device, spec, requires_grad, call):
+    """Values are compared bit for bit (NaN, +-Inf, -0.0, subnormals and the
+    dtype's extremes are drawn) against an independent build of the spec.
+
+    Kills: a clone that converts dtype, moves device, reshapes or alters values
+    (e.g. reads a strided/expanded input in the wrong order, flushes -0.0 or
+    subnormals, canonicalises NaNs), in either calling form."""
     t = spec.build(device, requires_grad=requires_grad and spec.dtype in DIFFERENTIABLE)
-    c = t.clone()
+    c = t.clone() if call == "method" else torch.clone(t)
     assert c.dtype == t.dtype, f"clone() changed dtype {t.dtype} -> {c.dtype}"
     assert c.device == t.device, "clone() moved the tensor"
     assert c.shape == t.shape, f"clone() changed shape {t.shape} -> {c.shape}"
-    assert torch.equal(c.detach(), spec.build(device)), "clone() changed the values"
+    assert_same_bits(c, spec.build(device), "clone() changed the values")
 
 
 @pytest.mark.claim("clone.requires-grad-follows-input")
@@ -103,7 +113,7 @@ def test_clone_gradient_flows_to_input(device, spec, leaf):
     c = x.clone()
     g = _grad_for(c)
     (gx,) = torch.autograd.grad(c, x, grad_outputs=g)
-    assert torch.equal(gx, g), "gradient through clone() is not the identity"
+    assert_same_bits(gx, g, "gradient through clone() is not the identity")
 
 
 @pytest.mark.claim("clone.own-grad-stays-none")
@@ -115,7 +125,8 @@ def test_clone_own_grad_stays_none(device, spec):
     c = x.clone()
     g = _grad_for(c)
     c.backward(g)
-    assert x.grad is not None and torch.equal(x.grad, g), "backward through clone() missed x.grad"
+    assert x.grad is not None, "backward through clone() missed x.grad"
+    assert_same_bits(x.grad, g, "backward through clone() missed x.grad")
     with capture_warnings() as caught:
         cg = c.grad
     assert cg is None, "the clone's own .grad was populated by backward"
@@ -142,7 +153,11 @@ def test_clone_requires_grad_on_clone_is_new_leaf(device, spec):
 
 
 @pytest.mark.claim("clone.own-version-counter")
-@given(spec=tensor_specs(), requires_grad=st.booleans(), bump=st.sampled_from(["clone", "input"]))
+@given(
+    spec=tensor_specs(values="all"),
+    requires_grad=st.booleans(),
+    bump=st.sampled_from(["clone", "input"]),
+)
 def test_clone_own_version_counter(device, spec, requires_grad, bump):
     """Kills: a clone that shares its input's version counter (as views and
     detach() do), which would make unrelated in-place ops fail backward."""
@@ -155,15 +170,18 @@ def test_clone_own_version_counter(device, spec, requires_grad, bump):
 
 
 @pytest.mark.claim("clone.own-version-counter")
-@given(spec=tensor_specs(dtype=ARITHMETIC, shape=shapes(min_side=1)))
+@given(spec=tensor_specs(dtype=ARITHMETIC, shape=shapes(min_side=1), values="all"))
 def test_clone_inplace_leaves_input_version(device, spec):
-    """Kills: an in-place op on a clone that bumps (or writes) its input."""
+    """The input is checked bit for bit over every value class (add_ on the
+    clone may overflow or make NaN; only the input's bits matter).
+
+    Kills: an in-place op on a clone that bumps (or writes) its input."""
     t = spec.build(device)
     before = t._version
     c = t.clone()
     c.add_(1)
     assert t._version == before, "in-place op on clone() bumped its input's version"
-    assert torch.equal(t, spec.build(device)), "in-place op on clone() changed its input"
+    assert_same_bits(t, spec.build(device), "in-place op on clone() changed its input")
 
 
 @pytest.mark.claim("clone.preserve-format-dense-keeps-strides")
@@ -198,7 +216,7 @@ def test_clone_preserve_format_non_dense_contiguous(device, spec):
         )
     )
     c = t.clone()
-    assert torch.equal(c, t), "clone() of a non-dense input changed the values"
+    assert_same_bits(c, spec.build(device), "clone() of a non-dense input changed the values")
     assert c.is_contiguous(), (
         f"clone() of a non-dense input is not contiguous: strides {t.stride()} -> {c.stride()}"
     )
@@ -222,7 +240,7 @@ def test_clone_preserve_format_non_dense_keeps_stride_order(device, spec):
 
 @pytest.mark.claim("clone.explicit-memory-format")
 @given(
-    spec=tensor_specs(),
+    spec=tensor_specs(values="all"),
     fmt=st.sampled_from(["contiguous_format", "channels_last"]),
     requires_grad=st.booleans(),
     call=st.sampled_from(["method", "function"]),
@@ -237,12 +255,12 @@ def test_clone_explicit_memory_format(device, spec, fmt, requires_grad, call):
     mf = getattr(torch, fmt)
     c = t.clone(memory_format=mf) if call == "method" else torch.clone(t, memory_format=mf)
     assert c.is_contiguous(memory_format=mf), f"clone(memory_format={fmt}) is not in that format"
-    assert torch.equal(c.detach(), spec.build(device)), f"clone(memory_format={fmt}) changed values"
+    assert_same_bits(c, spec.build(device), f"clone(memory_format={fmt}) changed values")
     assert c.requires_grad == t.requires_grad, f"clone(memory_format={fmt}) changed requires_grad"
 
 
 @pytest.mark.claim("clone.explicit-memory-format")
-@given(spec=tensor_specs(shape=shapes(min_dims=4, max_dims=4)))
+@given(spec=tensor_specs(shape=shapes(min_dims=4, max_dims=4), values="all"))
 def test_clone_channels_last_of_4d(device, spec):
     """Kills: clone(memory_format=channels_last) that ignores the format on
     4-D inputs (the generic property above only sees some 4-D draws)."""
@@ -251,7 +269,7 @@ def test_clone_channels_last_of_4d(device, spec):
     assert c.is_contiguous(memory_format=torch.channels_last), (
         "clone(memory_format=channels_last) is not channels_last"
     )
-    assert torch.equal(c, t), "clone(memory_format=channels_last) changed values"
+    assert_same_bits(c, spec.build(device), "clone(memory_format=channels_last) changed values")
 
 
 @pytest.mark.claim("clone.channels-last-needs-rank-4")

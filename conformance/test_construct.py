@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from conformance.checks import (
+    assert_same_bits,
     capture_warnings,
     grad_mode_restored,
     raises_with,
@@ -55,16 +56,20 @@ def _assert_unshared_copy(c: torch.Tensor, t: torch.Tensor, what: str) -> None:
 
 
 @pytest.mark.claim("construct.tensor-is-detach-clone")
-@given(spec=tensor_specs(), requires_grad=st.booleans(), leaf=st.booleans())
+@given(spec=tensor_specs(values="all"), requires_grad=st.booleans(), leaf=st.booleans())
 def test_tensor_of_tensor_is_detach_clone(device, spec, requires_grad, leaf):
-    """Kills: torch.tensor(t) that aliases t, keeps its graph (grad_fn, requires_grad),
-    converts its dtype/device, or changes values or layout relative to detach().clone()."""
+    """Values are compared bit for bit (every value class drawn) with an
+    independent build of t's spec; strides with ``t.detach().clone()``.
+
+    Kills: torch.tensor(t) that aliases t, keeps its graph (grad_fn, requires_grad),
+    converts its dtype/device, or changes values (-0.0, NaN, subnormals ...)
+    or layout relative to detach().clone()."""
     t = _build(spec, device, requires_grad, leaf)
     ref = t.detach().clone()
     with capture_warnings():
         c = torch.tensor(t)
     assert c.dtype == ref.dtype and c.device == ref.device, "torch.tensor(t) changed dtype/device"
-    assert c.shape == ref.shape and torch.equal(c, ref), "torch.tensor(t) changed the values"
+    assert_same_bits(c, spec.build(device), "torch.tensor(t) changed the values")
     assert c.stride() == ref.stride(), "torch.tensor(t) has other strides than detach().clone()"
     assert c.requires_grad is False, "torch.tensor(t) requires grad"
     assert c.grad_fn is None and c.is_leaf, "torch.tensor(t) has autograd history"
@@ -72,14 +77,18 @@ def test_tensor_of_tensor_is_detach_clone(device, spec, requires_grad, leaf):
 
 
 @pytest.mark.claim("construct.tensor-requires-grad-is-detach-clone-requires-grad")
-@given(spec=tensor_specs(requires_grad=True), requires_grad=st.booleans(), leaf=st.booleans())
+@given(
+    spec=tensor_specs(requires_grad=True, values="all"),
+    requires_grad=st.booleans(),
+    leaf=st.booleans(),
+)
 def test_tensor_requires_grad_true_is_fresh_leaf(device, spec, requires_grad, leaf):
     """Kills: torch.tensor(t, requires_grad=True) that keeps t's graph (gradient reaching t),
     returns a non-leaf, or aliases t."""
     t = _build(spec, device, requires_grad, leaf)
     with capture_warnings():
         c = torch.tensor(t, requires_grad=True)
-    assert torch.equal(c.detach(), t.detach()), "torch.tensor(t, requires_grad=True) changed values"
+    assert_same_bits(c, spec.build(device), "torch.tensor(t, requires_grad=True) changed values")
     assert c.requires_grad and c.is_leaf and c.grad_fn is None, (
         "torch.tensor(t, requires_grad=True) is not a fresh leaf requiring grad"
     )
@@ -135,7 +144,7 @@ def test_tensor_class_call_is_empty_default_float(device, default):
 
 @pytest.mark.claim("construct.new-tensor-is-detach-clone")
 @given(
-    spec=tensor_specs(),
+    spec=tensor_specs(values="all"),
     data=st.data(),
     requires_grad=st.booleans(),
     leaf=st.booleans(),
@@ -151,7 +160,7 @@ def test_new_tensor_is_detach_clone(device, spec, data, requires_grad, leaf, ask
     with capture_warnings():
         c = self_t.new_tensor(x, requires_grad=ask_grad)
     assert c.dtype == x.dtype and c.device == x.device, "new_tensor(x) changed dtype/device"
-    assert torch.equal(c.detach(), x.detach()), "new_tensor(x) changed the values"
+    assert_same_bits(c, spec.build(device), "new_tensor(x) changed the values")
     assert c.requires_grad is ask_grad, f"new_tensor(x, requires_grad={ask_grad}) disagrees"
     assert c.grad_fn is None and c.is_leaf, "new_tensor(x) has autograd history"
     _assert_unshared_copy(c, x, "new_tensor(x)")
@@ -190,7 +199,8 @@ def test_new_tensor_takes_self_dtype_and_device(
     assert c.device == self_t.device, "new_tensor is not on self's device"
     src_dtype = torch.int64 if as_list else data_spec.dtype
     if torch.can_cast(src_dtype, want):  # value-preserving direction only
-        assert torch.equal(c, ref), "new_tensor values differ from data.to(dtype)"
+        # Bounded values: a conversion is not bit-preserving for NaN payloads.
+        assert_same_bits(c, ref, "new_tensor values differ from data.to(dtype)")
 
 
 # --------------------------------------------------------------- torch.as_tensor
@@ -216,12 +226,15 @@ def test_as_tensor_returns_input_itself(device, spec, requires_grad, leaf, expli
 
 @pytest.mark.claim("construct.as-tensor-converts-with-history")
 @given(
-    spec=tensor_specs(),
+    spec=tensor_specs(values="all"),
     target=st.sampled_from(ALL_DTYPES),
     requires_grad=st.booleans(),
 )
 def test_as_tensor_other_dtype_copies_with_history(device, spec, target, requires_grad):
-    """Kills: as_tensor(t, dtype=d) that aliases t, differs from t.to(d), or cuts the graph
+    """The claim is equality with ``t.to(d)`` (the same conversion): compared
+    bit for bit, over every value class.
+
+    Kills: as_tensor(t, dtype=d) that aliases t, differs from t.to(d), or cuts the graph
     (no grad_fn, no gradient for t)."""
     if target == spec.dtype:
         target = torch.float64 if spec.dtype != torch.float64 else torch.float32
@@ -230,7 +243,7 @@ def test_as_tensor_other_dtype_copies_with_history(device, spec, target, require
         r = torch.as_tensor(t, dtype=target)
         ref = t.detach().to(target)
     assert r is not t and r.dtype == target, "as_tensor(t, dtype=d) did not convert"
-    assert torch.equal(r.detach(), ref), "as_tensor(t, dtype=d) differs from t.to(d)"
+    assert_same_bits(r, ref, "as_tensor(t, dtype=d) differs from t.to(d)")
     assert not shares_storage(r, t), "as_tensor(t, dtype=d) shares storage with t"
     if t.requires_grad and target in DIFFERENTIABLE:
         assert r.grad_fn is not None and not r.is_leaf, "as_tensor(t, dtype=d) dropped history"
@@ -274,19 +287,23 @@ def test_asarray_returns_the_input_object(device, spec, requires_grad, leaf, cop
 
 @pytest.mark.claim("construct.asarray-copy-true-never-shares")
 @given(
-    spec=tensor_specs(),
+    spec=tensor_specs(values="all"),
     target=st.one_of(st.none(), st.sampled_from(ALL_DTYPES)),
     requires_grad=st.booleans(),
 )
 def test_asarray_copy_true_never_shares(device, spec, target, requires_grad):
-    """Kills: copy=True ignored when no conversion is needed (the asarray fast path)."""
+    """Without a dtype change the copy must keep t's values bit for bit (an
+    independent build of t's spec); with one, equal ``t.to(d)`` bit for bit
+    (the same conversion). Every value class is drawn.
+
+    Kills: copy=True ignored when no conversion is needed (the asarray fast path)."""
     t = _build(spec, device, requires_grad, leaf=True)
     with capture_warnings():
         b = torch.asarray(t, dtype=target, copy=True, requires_grad=False)
-        ref = t.detach().to(target or t.dtype)
+        ref = spec.build(device) if target in (None, t.dtype) else t.detach().to(target)
     assert b is not t, "asarray(t, copy=True) returned t"
     assert not shares_storage(b, t), "asarray(t, copy=True) shares memory with t"
-    assert torch.equal(b, ref), "asarray(t, copy=True) changed the values"
+    assert_same_bits(b, ref, "asarray(t, copy=True) changed the values")
     if t.numel() and b.dtype == t.dtype:
         assert not writes_visible(b, t), "asarray(t, copy=True): write to the copy seen in t"
 

@@ -11,7 +11,9 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from conformance.checks import (
+    assert_same_bits,
     raises_with,
+    same_bits,
     sentinel_for,
     shares_storage,
     shares_version_counter,
@@ -58,7 +60,7 @@ def _writes_visible(src: torch.Tensor, dst: torch.Tensor) -> bool:
     with torch.no_grad():
         src[index] = value
     written = torch.tensor(value, dtype=dst.dtype, device=dst.device)
-    return torch.equal(dst[(0,) * dst.dim()], written)
+    return same_bits(dst[(0,) * dst.dim()], written)
 
 
 def _overlapping(t: torch.Tensor) -> bool:
@@ -71,16 +73,18 @@ def _mutate(t: torch.Tensor, how: str) -> None:
 
 @pytest.mark.claim("data.shares-storage")
 @given(
-    spec=tensor_specs(shape=shapes(min_side=1)),
+    spec=tensor_specs(shape=shapes(min_side=1), values="all"),
     requires_grad=st.booleans(),
     non_leaf=st.booleans(),
     direction=st.sampled_from(["to-source", "to-data"]),
 )
 def test_data_shares_storage(device, spec, requires_grad, non_leaf, direction):
     """Kills: a .data that copies (for some layout, dtype or autograd state),
-    or that points at a different offset or layout."""
+    alters values (compared bit for bit over every value class), or that
+    points at a different offset or layout."""
     x = _build(spec, device, requires_grad, non_leaf)
     d = x.data
+    assert_same_bits(d, x, ".data does not hold its tensor's values")
     assert shares_storage(d, x), ".data does not share storage with its tensor"
     assert d.data_ptr() == x.data_ptr(), ".data starts at a different address"
     assert _geometry(d) == _geometry(x), ".data changed shape, strides or storage offset"
@@ -105,7 +109,7 @@ def test_data_is_out_of_graph(device, spec, requires_grad, non_leaf):
 
 
 @pytest.mark.claim("data.changes-not-tracked")
-@given(spec=tensor_specs(shape=shapes(min_side=1)), requires_grad=st.booleans())
+@given(spec=tensor_specs(shape=shapes(min_side=1), values="all"), requires_grad=st.booleans())
 def test_data_changes_do_not_bump_version(device, spec, requires_grad):
     """Kills: a .data whose in-place changes are tracked (bump the tensor's
     version counter), or that does not change the tensor at all."""
@@ -121,9 +125,7 @@ def test_data_changes_do_not_bump_version(device, spec, requires_grad):
         d.add_(torch.zeros_like(d))
     assert x._version == version, "an in-place change through .data bumped the version counter"
     written = torch.tensor(value, dtype=x.dtype, device=device)  # rounded to the dtype
-    assert torch.equal(x[index], written), (
-        "an in-place change through .data did not reach the tensor"
-    )
+    assert_same_bits(x[index], written, "an in-place change through .data did not reach the tensor")
 
 
 @pytest.mark.claim("data.own-version-counter")
@@ -190,12 +192,13 @@ def _setter_target(spec, device, requires_grad, non_leaf) -> torch.Tensor:
 @pytest.mark.claim("data.setter-rebinds")
 @given(
     spec=tensor_specs(),
-    new=tensor_specs(),
+    new=tensor_specs(values="all"),
     requires_grad=st.booleans(),
     non_leaf=st.booleans(),
 )
 def test_data_setter_rebinds(device, spec, new, requires_grad, non_leaf):
-    """Kills: a setter that copies t, keeps x's old shape/dtype/storage,
+    """Kills: a setter that copies t (or alters its values, compared bit for
+    bit over every value class), keeps x's old shape/dtype/storage,
     replaces the object, or resets requires_grad / leaf status / grad_fn."""
     x = _setter_target(spec, device, requires_grad, non_leaf)
     assume(not x.requires_grad or new.dtype in DIFFERENTIABLE)
@@ -206,6 +209,7 @@ def test_data_setter_rebinds(device, spec, new, requires_grad, non_leaf):
     assert x.dtype == t.dtype, "after x.data = t, x does not have t's dtype"
     assert _geometry(x) == _geometry(t), "after x.data = t, x does not have t's layout"
     assert shares_storage(x, t), "after x.data = t, x does not share t's storage"
+    assert_same_bits(x, new.build(device), "after x.data = t, x does not hold t's values")
     assert (x.requires_grad, x.is_leaf, x.grad_fn) == state, (
         "assigning .data changed requires_grad, leaf status or grad_fn"
     )

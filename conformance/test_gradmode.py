@@ -20,7 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance import evidence
-from conformance.checks import grad_mode_restored, raises_with
+from conformance.checks import assert_same_bits, grad_mode_restored, raises_with, same_bits
 from strategies import (
     ALL_DTYPES,
     ARITHMETIC,
@@ -68,18 +68,6 @@ def _root(t: torch.Tensor) -> torch.Tensor:
     return t._base if t._base is not None else t
 
 
-def _same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
-    """Same shape, dtype and raw bytes of every element (so -0.0 != 0.0, NaN == NaN)."""
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return False
-    flat = []
-    for x in (a, b):
-        fresh = torch.empty(x.numel(), dtype=x.dtype)  # dense, stride 1
-        fresh.copy_(x.detach().cpu().reshape(-1))
-        flat.append(fresh.view(torch.uint8).tolist())
-    return flat[0] == flat[1]
-
-
 def _set_all(t: torch.Tensor) -> None:
     t[...] = 1
 
@@ -101,8 +89,11 @@ DISABLED_MODES = {
 
 
 @st.composite
-def inplace_cases(draw, dtypes=ALL_DTYPES, views=NON_OVERLAPPING_VIEWS, requires_grad=False):
-    """(op name, spec) with a dtype the op has a kernel for.
+def inplace_cases(
+    draw, dtypes=ALL_DTYPES, views=NON_OVERLAPPING_VIEWS, requires_grad=False, values="bounded"
+):
+    """(op name, spec) with a dtype the op has a kernel for; ``values`` as in
+    ``tensor_specs`` (``"all"`` for the claims comparing values bit for bit).
 
     Expanded layouts are left out by default: an in-place write into
     overlapping memory is refused for an unrelated reason (internal overlap).
@@ -111,7 +102,7 @@ def inplace_cases(draw, dtypes=ALL_DTYPES, views=NON_OVERLAPPING_VIEWS, requires
     pool = [d for d in dtypes if op in INPLACE_ANY or d in ARITHMETIC]
     if requires_grad:
         pool = [d for d in pool if d in DIFFERENTIABLE]
-    return op, draw(tensor_specs(dtype=pool, views=views))
+    return op, draw(tensor_specs(dtype=pool, views=views, values=values))
 
 
 def real_scalar(t: torch.Tensor) -> torch.Tensor:
@@ -353,18 +344,24 @@ def test_no_grad_inplace_bumps_version(device, case, through):
 
 
 @pytest.mark.claim("gradmode.no-grad-inplace-on-leaf-allowed")
-@given(case=inplace_cases(dtypes=DIFFERENTIABLE, requires_grad=True), k=st.integers(1, 3))
+@given(
+    case=inplace_cases(dtypes=DIFFERENTIABLE, requires_grad=True, values="all"),
+    k=st.integers(1, 3),
+)
 def test_no_grad_inplace_on_leaf_allowed(device, case, k):
-    """Kills: a no_grad in which updating a parameter in place (the
+    """The written values are compared bit for bit with the same update of an
+    independent build of the spec (outside autograd), over every value class.
+
+    Kills: a no_grad in which updating a parameter in place (the
     optimizer step) raises, does not write, or turns the leaf into a
     non-leaf / stops it requiring grad."""
     op, spec = case
     x = spec.build(device, requires_grad=True, leaf=True)
-    expected = x.detach().clone()
+    expected = spec.build(device)
     INPLACE[op](expected)
     with torch.no_grad():
         INPLACE[op](x)
-    assert torch.equal(x.detach(), expected), "an in-place update under no_grad wrote wrong values"
+    assert_same_bits(x, expected, "an in-place update under no_grad wrote wrong values")
     assert x.is_leaf and x.grad_fn is None, "an in-place update under no_grad made a non-leaf"
     assert x.requires_grad, "an in-place update under no_grad dropped requires_grad"
     real_scalar(x * k).backward()
@@ -558,31 +555,35 @@ def test_inference_no_version_counter(device, spec, where):
 
 
 @pytest.mark.claim("gradmode.inference-immutable-outside")
-@given(case=inplace_cases(), where=st.sampled_from(["grad mode", "no_grad"]))
+@given(case=inplace_cases(values="all"), where=st.sampled_from(["grad mode", "no_grad"]))
 def test_inference_immutable_outside(device, case, where):
     """The C++ note's 'immutable' as written: the update is refused and
-    nothing changes. torch writes before raising: recorded in expectations.
+    nothing changes (bit for bit, every value class drawn). torch writes
+    before raising: recorded in expectations.
 
     Kills: an inference tensor that can be mutated outside the mode.
     """
     op, spec = case
     t = build_inference(spec, device)
-    before = t.clone()
+    before = spec.build(device)
     probe = spec.build(device)
     INPLACE[op](probe)
-    evidence.features(op_changes_values=not _same_bits(probe, before))
+    evidence.features(op_changes_values=not same_bits(probe, before))
     ctx = torch.no_grad() if where == "no_grad" else contextlib.nullcontext()
     with ctx, raises_with(RuntimeError, "Inplace update to inference tensor outside InferenceMode"):
         INPLACE[op](t)
     # Bit for bit, as op_changes_values is computed (mul_ turns -0.0 into +0.0,
     # which torch.equal would not see).
-    assert _same_bits(t, before), "a refused in-place update changed the inference tensor"
+    assert_same_bits(t, before, "a refused in-place update changed the inference tensor")
 
 
 @pytest.mark.claim("gradmode.inference-inplace-outside-writes-then-raises")
-@given(case=inplace_cases(), where=st.sampled_from(["grad mode", "no_grad", "inside"]))
+@given(case=inplace_cases(values="all"), where=st.sampled_from(["grad mode", "no_grad", "inside"]))
 def test_inference_inplace_outside_writes_then_raises(device, case, where):
-    """Kills: an inference tensor whose in-place update outside the mode is
+    """The written values are compared bit for bit with the same update of a
+    normal tensor built from the same spec, over every value class.
+
+    Kills: an inference tensor whose in-place update outside the mode is
     silently accepted, one whose update inside the mode is refused or wrong,
     and pins the write-then-raise order (a fix checking first shows here)."""
     op, spec = case
@@ -599,7 +600,7 @@ def test_inference_inplace_outside_writes_then_raises(device, case, where):
             raises_with(RuntimeError, "Inplace update to inference tensor outside InferenceMode"),
         ):
             INPLACE[op](t)
-    assert torch.equal(t, expected), f"the in-place update ({where}) did not write its result"
+    assert_same_bits(t, expected, f"the in-place update ({where}) did not write its result")
 
 
 @pytest.mark.claim("gradmode.inference-requires-grad-outside-raises")
@@ -681,7 +682,7 @@ def test_inference_cannot_be_saved(device, pair, op, inference_first):
 
 
 @pytest.mark.claim("gradmode.inference-clone-outside-is-normal")
-@given(spec=tensor_specs(), where=st.sampled_from(["outside", "inside"]))
+@given(spec=tensor_specs(values="all"), where=st.sampled_from(["outside", "inside"]))
 def test_inference_clone_outside_is_normal(device, spec, where):
     """Kills: a clone outside the mode that stays an inference tensor (the
     documented escape hatch would not work), or a clone inside that does not."""
@@ -693,7 +694,7 @@ def test_inference_clone_outside_is_normal(device, spec, where):
         return
     c = t.clone()
     assert not c.is_inference(), "a clone made outside inference_mode is an inference tensor"
-    assert torch.equal(c, t), "the clone has different values"
+    assert_same_bits(c, spec.build(device), "the clone has different values")
     before = c._version
     c.fill_(1)
     assert c._version > before, "the clone's version counter does not work"

@@ -15,7 +15,14 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.checks import capture_warnings, raises_with, sentinel_for, shares_storage
+from conformance.checks import (
+    assert_same_bits,
+    capture_warnings,
+    element_bytes,
+    raises_with,
+    sentinel_for,
+    shares_storage,
+)
 from strategies import (
     ALL_DTYPES,
     ARITHMETIC,
@@ -34,14 +41,6 @@ def _root(t: torch.Tensor) -> torch.Tensor:
     return t._base if t._is_view() else t
 
 
-def _to_np(t: torch.Tensor) -> np.ndarray:
-    """Values of ``t`` as NumPy (bfloat16 via float32, which holds its values exactly)."""
-    t = t.detach().cpu()
-    if t.dtype == torch.bfloat16:
-        t = t.to(torch.float32)
-    return t.numpy()
-
-
 def _np_index(index: tuple) -> tuple:
     """The same index with tensors replaced by NumPy arrays."""
     return tuple(i.cpu().numpy() if isinstance(i, torch.Tensor) else i for i in index)
@@ -57,6 +56,22 @@ def _stored(value, like: torch.Tensor) -> torch.Tensor:
     exactly as a write stores it (complex64 cannot hold every Python complex,
     and ``t == python_complex`` compares without rounding the scalar first)."""
     return torch.tensor(value, dtype=like.dtype, device=like.device)
+
+
+def _assert_selects(r: torch.Tensor, a: torch.Tensor, positions: np.ndarray, claim: str) -> None:
+    """``r`` holds, bit for bit, the elements of ``a`` at the row-major
+    ``positions`` (NumPy's selection), in their order: checked on raw bytes
+    (:func:`~conformance.checks.element_bytes`), so no torch indexing is
+    involved in the oracle and NaN, -0.0 and bfloat16 compare exactly."""
+    assert tuple(r.shape) == positions.shape, (
+        f"{claim}: shape {tuple(r.shape)} != {positions.shape}"
+    )
+    got, want = element_bytes(r), element_bytes(a)[positions.reshape(-1)]
+    bad = np.flatnonzero((got != want).any(axis=1))
+    assert bad.size == 0, (
+        f"{claim}: {bad.size} of {got.shape[0]} elements differ bit for bit, first at flat "
+        f"index {int(bad[0]) if bad.size else -1}"
+    )
 
 
 def _real_sum(t: torch.Tensor) -> torch.Tensor:
@@ -133,7 +148,9 @@ def advanced_indices(draw, shape: tuple[int, ...], device) -> tuple:
 
 @pytest.mark.claim("indexing.element-list-sees-writes")
 @given(
-    spec=tensor_specs(shape=shapes(min_dims=1, min_side=1), views=NON_OVERLAPPING_VIEWS),
+    spec=tensor_specs(
+        shape=shapes(min_dims=1, min_side=1), views=NON_OVERLAPPING_VIEWS, values="all"
+    ),
     data=st.data(),
 )
 def test_element_list_sees_later_writes(device, spec, data):
@@ -148,9 +165,10 @@ def test_element_list_sees_later_writes(device, spec, data):
     a[j] = value
     for k, i in enumerate(idx):
         if i == j:
-            assert bool((b[k] == _stored(value, b[k])).all()), (
-                "list element a[i] did not see a later write to a"
-            )
+            want = _stored(value, b[k]).expand(b[k].shape)
+            assert_same_bits(b[k], want, "list element a[i] did not see a later write to a")
+        else:
+            assert_same_bits(b[k], a[i], "list element a[i] does not show a's row i")
 
 
 @pytest.mark.claim("indexing.element-list-sees-optimizer-step")
@@ -159,6 +177,7 @@ def test_element_list_sees_later_writes(device, spec, data):
         dtype=(torch.float32, torch.float64),
         shape=shapes(min_dims=1, max_dims=2, min_side=1),
         views=False,
+        values="all",  # the step's arithmetic may overflow or keep NaN: only sharing matters
     ),
     data=st.data(),
 )
@@ -175,14 +194,16 @@ def test_element_list_sees_optimizer_step(device, spec, data):
     (c * g).sum().backward()
     torch.optim.SGD([a], lr=0.5).step()
     for k, i in enumerate(idx):
-        assert torch.equal(b[k].detach(), a.detach()[i]), (
-            "list element a[i] does not show the optimizer's update of a"
+        assert_same_bits(
+            b[k], a.detach()[i], "list element a[i] does not show the optimizer's update of a"
         )
 
 
 @pytest.mark.claim("indexing.element-assignment-copies")
 @given(
-    spec=tensor_specs(shape=shapes(min_dims=1, min_side=1), views=NON_OVERLAPPING_VIEWS),
+    spec=tensor_specs(
+        shape=shapes(min_dims=1, min_side=1), views=NON_OVERLAPPING_VIEWS, values="all"
+    ),
     data=st.data(),
 )
 def test_element_assignment_copies(device, spec, data):
@@ -194,31 +215,35 @@ def test_element_assignment_copies(device, spec, data):
     b = torch.zeros((len(idx), *a.shape[1:]), dtype=a.dtype, device=device)
     for k, i in enumerate(idx):
         b[k] = a[i]
-    before = a.clone()
+    before = spec.build(device)  # a's values, built independently
     for k, i in enumerate(idx):
-        assert torch.equal(b[k], before[i]), "b[k] = a[i] did not copy a[i]'s values"
+        assert_same_bits(b[k], before[i], "b[k] = a[i] did not copy a[i]'s values")
     snapshot = b.clone()
     a[j] = sentinel_for(a[j])
-    assert torch.equal(b, snapshot), "a write to a is seen in b after b[k] = a[i]"
+    assert_same_bits(b, snapshot, "a write to a is seen in b after b[k] = a[i]")
 
 
 @pytest.mark.claim("indexing.tensor-of-element-list-cuts-graph")
 @given(
-    spec=tensor_specs(requires_grad=True, shape=shapes(min_dims=1, max_dims=1, min_side=1)),
+    # "finite", not "all": torch.tensor(list of 0-d tensors) reads each element as a
+    # Python scalar, which does not keep a float16/bfloat16 NaN's sign and payload
+    # (e.g. bfloat16 0xFFFF becomes 0x7FC0). Every finite value class is compared.
+    spec=tensor_specs(
+        requires_grad=True, shape=shapes(min_dims=1, max_dims=1, min_side=1), values="finite"
+    ),
     data=st.data(),
 )
 def test_tensor_of_element_list_cuts_the_graph(device, spec, data):
     """Kills: torch.tensor(list of grad-requiring 0-d tensors) that keeps their graph
-    (as torch.stack does), or loses their values."""
+    (as torch.stack does), or loses their values (-0.0, subnormals, extremes,
+    compared bit for bit)."""
     a = spec.build(device, requires_grad=True, leaf=True)
     n = a.shape[0]
     idx = data.draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=6), label="idx")
     b = [a[i] for i in idx]
     with capture_warnings():  # "Converting a tensor with requires_grad=True to a scalar"
         c = torch.tensor(b, device=device)
-    assert c.dtype == a.dtype and torch.equal(c, a.detach()[idx]), (
-        "torch.tensor(list of a[i]) lost the values"
-    )
+    assert_same_bits(c, spec.build(device)[idx], "torch.tensor(list of a[i]) lost the values")
     assert not c.requires_grad and c.grad_fn is None, "torch.tensor(list of a[i]) kept the graph"
     with raises_with(RuntimeError, "does not require grad"):
         _real_sum(c).backward()
@@ -259,7 +284,7 @@ def test_stack_of_element_list_gradients_reach_a(device, spec, data):
 
 
 @pytest.mark.claim("indexing.basic-indexing-is-view")
-@given(spec=tensor_specs(), data=st.data())
+@given(spec=tensor_specs(values="all"), data=st.data())
 def test_basic_indexing_returns_a_view(device, spec, data):
     """Kills: basic indexing (some combination of ints, slices, None, Ellipsis) that
     copies, or a view whose _base is not the root base."""
@@ -269,40 +294,52 @@ def test_basic_indexing_returns_a_view(device, spec, data):
     assert r._is_view(), f"a[{index!r}] is not a view"
     assert r._base is _root(a), f"a[{index!r}]._base is not the root base"
     assert shares_storage(r, a), f"a[{index!r}] does not share storage with a"
+    _assert_selects(
+        r, a, _positions(tuple(a.shape), index), f"a[{index!r}] does not hold a's elements"
+    )
     if r.numel():
         pos = int(_positions(tuple(a.shape), index).reshape(-1)[0])
         value = sentinel_for(r)
         r[(0,) * r.dim()] = value
         # Bit-exact against the sentinel as stored in a's dtype (it may round).
-        assert torch.equal(a.reshape(-1)[pos], _stored(value, a)), (
-            f"a write through a[{index!r}] is not in a"
+        _assert_selects(
+            _stored(value, a), a, np.array(pos), f"a write through a[{index!r}] is not in a"
         )
 
 
 @pytest.mark.claim("indexing.advanced-indexing-is-copy")
-@given(spec=tensor_specs(shape=shapes(min_dims=1)), data=st.data())
+@given(spec=tensor_specs(shape=shapes(min_dims=1), values="all"), data=st.data())
 def test_advanced_indexing_returns_a_copy(device, spec, data):
-    """Kills: advanced indexing (masks, integer lists/tensors) that returns a view or
-    aliases the source, or selects other elements than NumPy."""
+    """The selected values are checked bit for bit (every value class drawn)
+    against NumPy's selection of positions, on raw bytes.
+
+    Kills: advanced indexing (masks, integer lists/tensors) that returns a view or
+    aliases the source, or selects (or alters) other elements than NumPy."""
     a = spec.build(device)
     index = data.draw(advanced_indices(tuple(a.shape), device), label="index")
     r = a[index]
     assert not r._is_view() and r._base is None, "advanced indexing returned a view"
     assert not shares_storage(r, a), "advanced indexing result shares storage with a"
-    assert np.array_equal(_to_np(r), _to_np(a)[_np_index(index)]), (
-        "advanced indexing selected other values than NumPy"
+    _assert_selects(
+        r,
+        a,
+        _positions(tuple(a.shape), _np_index(index)),
+        "advanced indexing selected other values than NumPy",
     )
     if r.numel():
-        before = a.clone()
         r.fill_(sentinel_for(r))
-        assert torch.equal(a, before), "a write to an advanced-indexing result is seen in a"
+        assert_same_bits(
+            a, spec.build(device), "a write to an advanced-indexing result is seen in a"
+        )
 
 
 @pytest.mark.claim("indexing.assignment-is-in-place")
 @given(
     # ARITHMETIC: uint16/32/64 have no masked_fill/index_put kernels (a kernel gap, not
     # a semantic question).
-    spec=tensor_specs(dtype=ARITHMETIC, shape=shapes(min_dims=1), views=NON_OVERLAPPING_VIEWS),
+    spec=tensor_specs(
+        dtype=ARITHMETIC, shape=shapes(min_dims=1), views=NON_OVERLAPPING_VIEWS, values="all"
+    ),
     advanced=st.booleans(),
     data=st.data(),
 )
@@ -317,14 +354,16 @@ def test_index_assignment_is_in_place(device, spec, advanced, data):
         advanced_indices(shape, device) if advanced else basic_indices(shape), label="index"
     )
     value = sentinel_for(a)
-    expected = _to_np(a).copy()
-    expected[_np_index(index)] = value
+    # Oracle on raw bytes: a's elements, with the sentinel's bytes at the
+    # positions NumPy's indexing selects (so NaN and -0.0 elements compare too).
+    expected = element_bytes(a).copy()
+    expected[_positions(shape, _np_index(index)).reshape(-1)] = element_bytes(_stored(value, a))
     ptr, stride, version = a.data_ptr(), a.stride(), root._version
     a[index] = value
     assert a.data_ptr() == ptr and a.stride() == stride, "index assignment moved a"
     assert shares_storage(a, root), "index assignment detached a from its base"
     assert root._version > version, "index assignment did not bump the version counter"
-    assert np.array_equal(_to_np(a), expected), "index assignment wrote other positions"
+    assert np.array_equal(element_bytes(a), expected), "index assignment wrote other positions"
 
 
 @pytest.mark.claim("indexing.zero-dim-index-tensor-follows-numpy")
@@ -339,26 +378,26 @@ def test_zero_dim_index_tensor_gives_copy_like_numpy(device, spec, data):
 
 
 @pytest.mark.claim("indexing.zero-dim-int-tensor-index-is-view")
-@given(spec=tensor_specs(shape=shapes(min_dims=1, min_side=1)), data=st.data())
+@given(spec=tensor_specs(shape=shapes(min_dims=1, min_side=1), values="all"), data=st.data())
 def test_zero_dim_int_tensor_index_acts_as_int(device, spec, data):
     """Pins the select behaviour. Kills: a change of a[torch.tensor(i)] either way."""
     a = spec.build(device)
     i = data.draw(st.integers(-a.shape[0], a.shape[0] - 1), label="i")
     r = a[torch.tensor(i, device=device)]
     assert r._is_view() and r._base is _root(a), "a[0-d integer tensor] is not a view"
-    assert r.shape == a[i].shape and torch.equal(r, a[i]), "a[0-d integer tensor] != a[i]"
+    assert_same_bits(r, a[i], "a[0-d integer tensor] != a[i]")
 
 
 # ------------------------------------------------------------ torch.stack
 
 
 @st.composite
-def _same_shape_specs(draw, requires_grad=False):
+def _same_shape_specs(draw, requires_grad=False, values="bounded"):
     dtype = draw(st.sampled_from(DIFFERENTIABLE if requires_grad else FLOATING + (torch.int32,)))
     shape = draw(shapes(max_dims=3))
     return draw(
         st.lists(
-            tensor_specs(dtype=dtype, shape=shape, requires_grad=requires_grad),
+            tensor_specs(dtype=dtype, shape=shape, requires_grad=requires_grad, values=values),
             min_size=1,
             max_size=4,
         )
@@ -366,10 +405,13 @@ def _same_shape_specs(draw, requires_grad=False):
 
 
 @pytest.mark.claim("indexing.stack-new-memory")
-@given(specs=_same_shape_specs(), data=st.data())
+@given(specs=_same_shape_specs(values="all"), data=st.data())
 def test_stack_new_memory_and_values(device, specs, data):
-    """Kills: a stack that aliases an input (e.g. for a single input), or misplaces
-    inputs along the new dimension."""
+    """Values are compared bit for bit with independent builds of the inputs,
+    over every value class.
+
+    Kills: a stack that aliases an input (e.g. for a single input), misplaces
+    inputs along the new dimension, or alters values."""
     ts = [s.build(device) for s in specs]
     d = ts[0].dim()
     dim = data.draw(st.integers(-(d + 1), d), label="dim")
@@ -378,7 +420,9 @@ def test_stack_new_memory_and_values(device, specs, data):
     expected.insert(dim % (d + 1), len(ts))
     assert list(r.shape) == expected, "stack result has the wrong shape"
     for i, t in enumerate(ts):
-        assert torch.equal(r.select(dim, i), t), f"stack(...).select(dim, {i}) != input {i}"
+        assert_same_bits(
+            r.select(dim, i), specs[i].build(device), f"stack(...).select(dim, {i}) != input {i}"
+        )
         assert not shares_storage(r, t), f"stack result shares storage with input {i}"
 
 
@@ -397,8 +441,11 @@ def test_stack_gradients_are_slices(device, specs, data):
     g = torch.tensor(vals, dtype=torch.float64).reshape(r.shape).to(device=device, dtype=r.dtype)
     r.backward(g)
     for i, t in enumerate(ts):
-        assert t.grad is not None and torch.equal(t.grad, g.select(dim, i)), (
-            f"gradient of stack input {i} is not the matching slice of the upstream gradient"
+        assert t.grad is not None, f"no gradient reached stack input {i}"
+        assert_same_bits(
+            t.grad,
+            g.select(dim, i),
+            f"gradient of stack input {i} is not the matching slice of the upstream gradient",
         )
 
 

@@ -12,7 +12,12 @@ import torch
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from conformance.checks import raises_with, shares_storage, shares_version_counter
+from conformance.checks import (
+    assert_same_bits,
+    raises_with,
+    shares_storage,
+    shares_version_counter,
+)
 from strategies import (
     ALL_DTYPES,
     DIFFERENTIABLE,
@@ -32,17 +37,21 @@ def _geometry(t: torch.Tensor) -> tuple:
 
 
 @pytest.mark.claim("parameter.aliases-input")
-@given(spec=tensor_specs(), requires_grad=st.booleans())
+@given(spec=tensor_specs(values="all"), requires_grad=st.booleans())
 def test_parameter_aliases_its_input(device, spec, requires_grad):
-    """Kills: a Parameter constructor that copies (for some layout or dtype),
-    gets its own version counter, or flips the source's requires_grad."""
+    """Values are compared bit for bit with an independent build of the spec,
+    over every value class.
+
+    Kills: a Parameter constructor that copies (for some layout or dtype),
+    alters values, gets its own version counter, or flips the source's
+    requires_grad."""
     requires_grad = requires_grad and spec.dtype in DIFFERENTIABLE
     t = spec.build(device)
     p = Parameter(t, requires_grad=requires_grad)
     assert type(p) is Parameter, f"Parameter(t) is a {type(p).__name__}"
     assert shares_storage(p, t), "Parameter(t) does not share t's storage"
     assert _geometry(p) == _geometry(t), "Parameter(t) changed shape, strides or offset"
-    assert torch.equal(p.detach(), t), "Parameter(t) changed the values"
+    assert_same_bits(p, spec.build(device), "Parameter(t) changed the values")
     assert shares_version_counter(p, t), "Parameter(t) has its own version counter"
     assert not t.requires_grad, "Parameter(t) made t require grad"
 
@@ -165,10 +174,14 @@ def test_parameter_detach_mutation_raises(device, spec, op):
 
 
 @pytest.mark.claim("parameter.deepcopy")
-@given(spec=tensor_specs(), requires_grad=st.booleans())
+@given(spec=tensor_specs(values="all"), requires_grad=st.booleans())
 def test_parameter_deepcopy(device, spec, requires_grad):
-    """Kills: a deepcopy that aliases the Parameter (storage or version
-    counter), loses the subclass, or changes values/requires_grad."""
+    """Values are compared bit for bit with an independent build of the spec,
+    over every value class.
+
+    Kills: a deepcopy that aliases the Parameter (storage or version
+    counter), loses the subclass, or changes values (-0.0, NaN payloads,
+    subnormals ...) or requires_grad."""
     requires_grad = requires_grad and spec.dtype in DIFFERENTIABLE
     p = Parameter(spec.build(device), requires_grad=requires_grad)
     q = copy.deepcopy(p)
@@ -177,7 +190,7 @@ def test_parameter_deepcopy(device, spec, requires_grad):
     assert not shares_storage(q, p), "deepcopy shares the Parameter's storage"
     assert not shares_version_counter(q, p), "deepcopy shares the version counter"
     assert (q.dtype, tuple(q.shape)) == (p.dtype, tuple(p.shape)), "deepcopy changed dtype or shape"
-    assert torch.equal(q.detach(), p.detach()), "deepcopy changed the values"
+    assert_same_bits(q, spec.build(device), "deepcopy changed the values")
     assert q.requires_grad is requires_grad, "deepcopy changed requires_grad"
 
 

@@ -20,7 +20,9 @@ _FOUR_D = shapes(min_dims=4, max_dims=4, min_side=1, max_side=3)
 
 
 @st.composite
-def non_dense_specs(draw, *, shape=None, requires_grad: bool = False) -> TensorSpec:
+def non_dense_specs(
+    draw, *, shape=None, requires_grad: bool = False, values: str = "bounded"
+) -> TensorSpec:
     """Non-dense, non-empty specs: any spec (every view kind, channels_last
     included), then a stepped slice (step 2-3) keeping two or more elements of
     one dim, and for half of the multi-dim ones a non-identity permute.
@@ -28,7 +30,8 @@ def non_dense_specs(draw, *, shape=None, requires_grad: bool = False) -> TensorS
     The result is overlapping (when its input is), or skips - between its
     first two elements along the sliced dim - an element inside its memory
     span: non-dense either way. ``shape``: a strategy of final shapes (at
-    least 1-D, sides >= 1; default 1-4 dims, sides 1-3).
+    least 1-D, sides >= 1; default 1-4 dims, sides 1-3). ``values``: the
+    element value class, as in :func:`~strategies.tensor_specs`.
     """
     final = list(draw(shape if shape is not None else shapes(min_dims=1, min_side=1, max_side=3)))
     dim = draw(st.integers(0, len(final) - 1))
@@ -37,7 +40,7 @@ def non_dense_specs(draw, *, shape=None, requires_grad: bool = False) -> TensorS
     span = (final[dim] - 1) * step + 1
     inner = list(final)
     inner[dim] = span + tail
-    spec = draw(tensor_specs(shape=tuple(inner), requires_grad=requires_grad))
+    spec = draw(tensor_specs(shape=tuple(inner), requires_grad=requires_grad, values=values))
     views = (*spec.views, ("slice", dim, 0, None if tail == 0 else span, step))
     if len(final) >= 2 and draw(st.booleans()):
         perm = tuple(draw(st.permutations(range(len(final)))))
@@ -46,25 +49,29 @@ def non_dense_specs(draw, *, shape=None, requires_grad: bool = False) -> TensorS
 
 
 @st.composite
-def _swapped_specs(draw, *, requires_grad: bool = False) -> TensorSpec:
+def _swapped_specs(draw, *, requires_grad: bool = False, values: str = "bounded") -> TensorSpec:
     """A plain row-major base with two dims of size >= 2 swapped (dense,
     not row-major)."""
     shape = list(draw(shapes(min_dims=2, min_side=1, max_side=3)))
     i, j = sorted(draw(st.permutations(range(len(shape))))[:2])
     shape[i], shape[j] = max(shape[i], 2), max(shape[j], 2)
     spec = draw(tensor_specs(shape=tuple(shape), views=False, channels_last=False,
-                             requires_grad=requires_grad))  # fmt: skip
+                             requires_grad=requires_grad, values=values))  # fmt: skip
     perm = list(range(len(shape)))
     perm[i], perm[j] = j, i
     return dataclasses.replace(spec, views=(("permute", tuple(perm)),))
 
 
-def not_row_major_specs(*, requires_grad: bool = False) -> st.SearchStrategy[TensorSpec]:
+def not_row_major_specs(
+    *, requires_grad: bool = False, values: str = "bounded"
+) -> st.SearchStrategy[TensorSpec]:
     """Specs that are not row-major contiguous: non-dense ones
     (:func:`non_dense_specs`) and dense permuted ones (a swap of two dims of
-    size >= 2 of a row-major base)."""
+    size >= 2 of a row-major base). ``values``: as in
+    :func:`~strategies.tensor_specs`."""
     return st.one_of(
-        non_dense_specs(requires_grad=requires_grad), _swapped_specs(requires_grad=requires_grad)
+        non_dense_specs(requires_grad=requires_grad, values=values),
+        _swapped_specs(requires_grad=requires_grad, values=values),
     )
 
 

@@ -13,7 +13,12 @@ reviewer can paste::
 cares about - contiguous tensors, views with a storage offset, stepped slices,
 transposes/permutations, ``expand`` (stride 0), ``unsqueeze``/``select`` views,
 channels_last bases, 0-d and zero-size tensors - alone and composed.
-:func:`tensors` draws built tensors directly.
+:func:`tensors` draws built tensors directly. Element values come in three
+classes (``values=``): ``"bounded"`` (finite, ``|x| <= 1e3``, the default, for
+arithmetic), ``"finite"`` and ``"all"`` (every value of the dtype, with
+``-0.0``, subnormals, the extremes and - for ``"all"`` - NaN and +-Inf drawn
+often; see :func:`special_values`), for claims that values are kept, copied or
+shared, checked bit for bit with :func:`conformance.checks.same_bits`.
 :func:`layout_kinds` classifies any tensor by its strides, so meta-tests can
 prove that every layout family actually occurs in the draws.
 """
@@ -28,6 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
 from hypothesis.extra import numpy as hnp
 
 from strategies.dtypes import ALL_DTYPES, DIFFERENTIABLE, dtype_name
@@ -35,6 +41,7 @@ from strategies.dtypes import ALL_DTYPES, DIFFERENTIABLE, dtype_name
 __all__ = [
     "VIEW_KINDS",
     "NON_OVERLAPPING_VIEWS",
+    "VALUE_CLASSES",
     "LAYOUT_KINDS",
     "TensorSpec",
     "shapes",
@@ -44,6 +51,8 @@ __all__ = [
     "layout_kinds",
     "is_dense",
     "numpy_dtype",
+    "scalar_repr",
+    "special_values",
 ]
 
 #: View operations a spec may apply to its base, in the order they are applied.
@@ -98,6 +107,36 @@ def _apply_view(t: torch.Tensor, op: tuple) -> torch.Tensor:
     raise ValueError(f"unknown view op {op!r}")
 
 
+_CANONICAL_NAN_BITS = {0x7FF8000000000000: "float('nan')", 0xFFF8000000000000: "float('-nan')"}
+
+
+def _float_repr(x: float) -> str:
+    """Runnable Python for float ``x`` that rebuilds its exact bits."""
+    if math.isfinite(x):
+        return repr(x)  # shortest round-tripping repr; '-0.0' keeps the sign
+    if math.isinf(x):
+        return "float('inf')" if x > 0 else "float('-inf')"
+    bits = int(np.array(x, dtype=np.float64).view(np.uint64))
+    if bits in _CANONICAL_NAN_BITS:
+        return _CANONICAL_NAN_BITS[bits]
+    signed = bits - (1 << 64) if bits >> 63 else bits
+    return f"torch.tensor({signed}).view(torch.float64).item()"
+
+
+def scalar_repr(v) -> str:
+    """Runnable Python for one storage value (bool, int, float or complex)
+    that rebuilds its exact bits (see :class:`TensorSpec`'s repr); needs
+    ``import torch`` only for a NaN with a payload."""
+    if isinstance(v, float):
+        return _float_repr(v)
+    if isinstance(v, complex):
+        parts = (v.real, v.imag)
+        if all(math.isfinite(p) and p != 0 for p in parts):
+            return repr(v)
+        return f"complex({_float_repr(v.real)}, {_float_repr(v.imag)})"
+    return repr(v)
+
+
 @dataclass(frozen=True)
 class TensorSpec:
     """A reproducible recipe for one strided tensor.
@@ -114,7 +153,11 @@ class TensorSpec:
         channels_last: lay the base out in ``torch.channels_last``.
 
     ``repr`` is runnable given ``import torch`` and
-    ``from strategies import TensorSpec``.
+    ``from strategies import TensorSpec``, and rebuilds the same bits:
+    ``-0.0`` stays ``-0.0``, infinities read ``float('inf')``, a NaN reads
+    ``float('nan')``/``float('-nan')`` or, with a payload, an expression
+    rebuilding its exact float64 bits, and a complex value whose parts a
+    plain literal would not keep reads ``complex(re, im)``.
     """
 
     dtype: torch.dtype
@@ -127,13 +170,19 @@ class TensorSpec:
         parts = [
             f"dtype=torch.{dtype_name(self.dtype)}",
             f"base_shape={self.base_shape!r}",
-            f"storage={list(self.storage)!r}",
+            f"storage=[{', '.join(scalar_repr(v) for v in self.storage)}]",
         ]
         if self.views:
             parts.append(f"views={self.views!r}")
         if self.channels_last:
             parts.append("channels_last=True")
         return f"TensorSpec({', '.join(parts)})"
+
+    def _repr_pretty_(self, p, cycle) -> None:
+        """Pretty printing (Hypothesis' falsifying examples, IPython): the same
+        runnable repr, rather than Hypothesis' field-by-field dataclass
+        printing, which shows NaN and infinities as bare ``nan``/``inf``."""
+        p.text(repr(self))
 
     @property
     def is_view(self) -> bool:
@@ -223,6 +272,128 @@ def _elements(dtype: torch.dtype) -> st.SearchStrategy:
     return st.integers(info.min, info.max)
 
 
+#: The value classes :func:`tensor_specs` can draw element values from.
+VALUE_CLASSES: tuple[str, ...] = ("bounded", "finite", "all")
+
+
+def _nan_from_bits(bits: int, np_float: str) -> float:
+    """The NaN of ``np_float`` with bit pattern ``bits``, as a Python float
+    (which holds it exactly: converting back to ``np_float`` gives ``bits``)."""
+    width = np.dtype(np_float).itemsize * 8
+    return np.array([bits], dtype=f"uint{width}").view(np_float)[0].item()
+
+
+#: Extra NaN bit patterns per floating dtype (besides +NaN and -NaN): a
+#: quiet NaN with a payload, and where a Python float keeps it, a signalling
+#: NaN. float32 NaNs pass through a Python float (float64), which quiets
+#: them; bfloat16 storage is converted from float32 by torch, which maps every
+#: NaN to one pattern, so it has no extra ones.
+_EXTRA_NANS: dict[torch.dtype, tuple[tuple[int, str], ...]] = {
+    torch.float16: ((0x7E01, "float16"), (0xFC01, "float16")),
+    torch.float32: ((0x7FC00001, "float32"), (0xFFC12345, "float32")),
+    torch.float64: ((0x7FF8000000000001, "float64"), (0x7FF0000000000001, "float64")),
+}
+
+
+def _floating_specials(dtype: torch.dtype, values: str) -> list[float]:
+    """The special values of a floating dtype (all exactly representable):
+    signed zeros, the extremes (largest finite, smallest normal, smallest
+    and largest subnormal, each signed), 1, -1 and epsilon; with
+    ``values="all"`` also +-Inf, +-NaN and NaNs with payloads."""
+    fi = torch.finfo(dtype)
+    smallest_subnormal = fi.tiny * fi.eps  # 2**(emin - mantissa bits): exact
+    out = [-0.0, 0.0, fi.max, -fi.max, fi.tiny, -fi.tiny, smallest_subnormal,
+           -smallest_subnormal, fi.tiny - smallest_subnormal, -(fi.tiny - smallest_subnormal),
+           fi.eps, 1.0, -1.0]  # fmt: skip
+    if values == "all":
+        out += [math.inf, -math.inf, math.nan, -math.nan]
+        out += [_nan_from_bits(bits, np_float) for bits, np_float in _EXTRA_NANS.get(dtype, ())]
+    return out
+
+
+def special_values(dtype: torch.dtype, values: str = "all") -> list:
+    """The special values of ``dtype`` that :func:`tensor_specs` mixes into
+    its draws for ``values`` (``"finite"`` or ``"all"``), as Python scalars
+    exactly representable in ``dtype``.
+
+    Floating: ``-0.0``, ``0.0``, +-largest finite, +-smallest normal,
+    +-smallest and +-largest subnormal, epsilon, +-1; with ``"all"`` also
+    +-Inf, +-NaN and NaNs with a payload. Complex: pairs of the component
+    dtype's specials (each part special). Integral: the extremes, 0 and
+    +-1. Bool: both values. ``"bounded"`` has no special values (``[]``).
+
+    Raises ``hypothesis.errors.InvalidArgument`` for an unknown ``values``.
+    """
+    _check_values(values)
+    if values == "bounded":
+        return []
+    if dtype == torch.bool:
+        return [False, True]
+    if dtype.is_complex:
+        part = _floating_specials(torch.float32 if dtype == torch.complex64 else torch.float64,
+                                  values)  # fmt: skip
+        # Each special as the real part with a varied imaginary part, and
+        # the other way round; each bit pattern once.
+        pairs = [complex(p, part[(i * 7 + 3) % len(part)]) for i, p in enumerate(part)] + [
+            complex(part[(i * 5 + 1) % len(part)], p) for i, p in enumerate(part)
+        ]
+        return list({np.array(z, dtype=np.complex128).tobytes(): z for z in pairs}.values())
+    if dtype.is_floating_point:
+        return _floating_specials(dtype, values)
+    info = torch.iinfo(dtype)
+    return sorted({info.min, info.max, 0, 1, -1 if info.min < 0 else 2})
+
+
+def _check_values(values) -> None:
+    if values not in VALUE_CLASSES:
+        raise InvalidArgument(
+            f"values={values!r} must be one of {', '.join(map(repr, VALUE_CLASSES))}"
+        )
+
+
+def _to_bfloat16_grid(x: float) -> float:
+    """Round a float32 value towards zero onto bfloat16's grid (drop the low
+    16 bits): finite stays finite, subnormals stay subnormal or become a
+    signed zero, infinities and NaNs stay what they are."""
+    if math.isnan(x):
+        return x
+    bits = np.array([x], dtype=np.float32).view(np.uint32) & np.uint32(0xFFFF0000)
+    return bits.view(np.float32)[0].item()
+
+
+def _special_elements(dtype: torch.dtype, values: str) -> st.SearchStrategy:
+    """Element values of ``dtype`` for ``values`` in ``("finite", "all")``:
+    Hypothesis' ``from_dtype`` (which favours boundary values), mixed with
+    :func:`special_values` drawn explicitly so every special value class is
+    reached within a few hundred draws for every dtype."""
+    specials = st.sampled_from(special_values(dtype, values))
+    if dtype == torch.bool:
+        return st.booleans()
+    nonfinite = values == "all"
+    if dtype == torch.bfloat16:
+        drawn = hnp.from_dtype(
+            np.dtype("float32"), allow_nan=nonfinite, allow_infinity=nonfinite,
+            allow_subnormal=True,
+        ).map(_to_bfloat16_grid)  # fmt: skip
+    elif dtype.is_complex or dtype.is_floating_point:
+        drawn = hnp.from_dtype(
+            numpy_dtype(dtype), allow_nan=nonfinite, allow_infinity=nonfinite,
+            allow_subnormal=True,
+        )  # fmt: skip
+        if dtype.is_complex:
+            # Each part special on its own, independently of the other.
+            width = numpy_dtype(dtype).itemsize * 4
+            parts = special_values(torch.float32 if width == 32 else torch.float64, values)
+            part = st.one_of(
+                st.floats(width=width, allow_nan=nonfinite, allow_infinity=nonfinite),
+                st.sampled_from(parts),
+            )
+            drawn = st.one_of(drawn, st.builds(complex, part, part))
+    else:
+        drawn = hnp.from_dtype(numpy_dtype(dtype))
+    return st.one_of(drawn, specials).map(lambda v: v.item() if hasattr(v, "item") else v)
+
+
 @st.composite
 def _view_chain(draw, shape: tuple[int, ...], kinds: Sequence[str], max_views: int):
     """Draw a chain of view ops producing ``shape``; returns (base_shape, ops)."""
@@ -289,9 +460,7 @@ def _view_chain(draw, shape: tuple[int, ...], kinds: Sequence[str], max_views: i
     return tuple(out), tuple(ops)
 
 
-@st.composite
 def tensor_specs(
-    draw,
     *,
     dtype: torch.dtype | Sequence[torch.dtype] | st.SearchStrategy | None = None,
     shape: tuple[int, ...] | st.SearchStrategy | None = None,
@@ -299,7 +468,8 @@ def tensor_specs(
     max_views: int = 2,
     channels_last: bool | None = None,
     requires_grad: bool = False,
-) -> TensorSpec:
+    values: str = "bounded",
+) -> st.SearchStrategy[TensorSpec]:
     """Strategy for :class:`TensorSpec`.
 
     Args:
@@ -315,10 +485,58 @@ def tensor_specs(
             base; ``None`` draws it whenever the base is 4-D.
         requires_grad: restrict dtypes to floating/complex so the spec can be
             built with ``requires_grad=True``.
+        values: the class of element values (one of :data:`VALUE_CLASSES`):
+
+            - ``"bounded"`` (default): finite values with ``|x| <= 1e3`` for
+              floating and complex dtypes (each part), so sums, products and
+              gradients stay finite even in float16; the whole range for
+              integral dtypes. For properties that do arithmetic.
+            - ``"finite"``: every finite value of the dtype, with its special
+              ones drawn often: ``-0.0``, subnormals, the largest finite
+              value and the smallest normal (see :func:`special_values`),
+              integer extremes. For properties whose arithmetic makes NaN
+              meaningless but that should see the whole finite range.
+            - ``"all"``: ``"finite"`` plus ``NaN`` (signed, with payloads where
+              the storage keeps them) and ``+-Inf``. For every property that
+              says values are kept, copied, shared or written: compare with
+              :func:`conformance.checks.same_bits`, not ``==``.
+
+            Complex dtypes draw each part on its own; bfloat16 draws values
+            on its own grid (its extremes and subnormals exactly); bool draws
+            both values whatever ``values`` says.
+
+    Example::
+
+        @given(spec=tensor_specs(dtype=torch.float16, values="all"))
+        def test_clone_keeps_bits(spec):
+            t = spec.build()
+            assert_same_bits(t.clone(), spec.build(), "clone() keeps the values")
 
     The base never exceeds :data:`MAX_BASE_NUMEL` elements (draws beyond it
     are rejected, which is rare with the default shapes).
+
+    Raises ``hypothesis.errors.InvalidArgument`` (when called, before
+    anything is drawn) for a ``values`` not in :data:`VALUE_CLASSES`, and
+    ``ValueError`` (when drawing) for ``requires_grad=True`` with a
+    non-differentiable ``dtype``.
     """
+    _check_values(values)
+    return _tensor_specs(
+        dtype=dtype,
+        shape=shape,
+        views=views,
+        max_views=max_views,
+        channels_last=channels_last,
+        requires_grad=requires_grad,
+        values=values,
+    )
+
+
+@st.composite
+def _tensor_specs(
+    draw, *, dtype, shape, views, max_views, channels_last, requires_grad, values
+) -> TensorSpec:
+    """The draws of :func:`tensor_specs` (arguments validated there)."""
     if dtype is None:
         pool = DIFFERENTIABLE if requires_grad else ALL_DTYPES
         dt = draw(st.sampled_from(pool))
@@ -367,14 +585,15 @@ def tensor_specs(
         from hypothesis import reject
 
         reject()
-    values = draw(
+    elements = _elements(dt) if values == "bounded" else _special_elements(dt, values)
+    drawn = draw(
         hnp.arrays(
             numpy_dtype(dt) if dt != torch.bool else np.dtype(bool),
             (numel,),
-            elements=_elements(dt),
+            elements=elements,
         )
     )
-    storage = tuple(v.item() for v in values)
+    storage = tuple(v.item() for v in drawn)
     return TensorSpec(
         dtype=dt, base_shape=tuple(base_shape), storage=storage, views=ops, channels_last=cl
     )
@@ -480,30 +699,60 @@ GRID_LAYOUTS: tuple[tuple[str, tuple[int, ...], tuple[tuple, ...], bool], ...] =
 )
 
 
-def _grid_values(dtype: torch.dtype, n: int) -> tuple:
+#: The order in which the grid puts special values first: the classes a
+#: value-preserving op most often gets wrong lead, so even small layouts
+#: hold them.
+_GRID_SPECIAL_ORDER = (-0.0, math.nan, math.inf, -math.inf)
+
+
+def _grid_values(dtype: torch.dtype, n: int, values: str = "bounded") -> tuple:
     if dtype == torch.bool:
         return tuple(bool(i % 2) for i in range(n))
     if dtype.is_complex:
-        return tuple(complex(i + 1, -i) for i in range(n))
+        plain = tuple(complex(i + 1, -i) for i in range(n))
+    elif dtype.is_floating_point:
+        plain = tuple(float(i) + 0.5 for i in range(n))
+    else:
+        plain = tuple(i + 1 for i in range(n))
+    if values == "bounded":
+        return plain
+    specials = special_values(dtype, values)
     if dtype.is_floating_point:
-        return tuple(float(i) + 0.5 for i in range(n))
-    return tuple(i + 1 for i in range(n))
+        lead = [v for v in _GRID_SPECIAL_ORDER if any(_same_float(v, x) for x in specials)]
+        specials = lead + [x for x in specials if not any(_same_float(v, x) for v in lead)]
+    # The specials first (each a distinct bit pattern), then the plain
+    # values (x.5, i + 1, ... never equal to a special one).
+    return tuple(specials[:n]) + plain[len(specials) :]
 
 
-def layout_grid(dtypes: Sequence[torch.dtype] = ALL_DTYPES) -> list[TensorSpec]:
+def _same_float(a: float, b: float) -> bool:
+    return np.array(a, dtype=np.float64).view(np.uint64) == np.array(b, np.float64).view(np.uint64)
+
+
+def layout_grid(
+    dtypes: Sequence[torch.dtype] = ALL_DTYPES, *, values: str = "bounded"
+) -> list[TensorSpec]:
     """Every (dtype, layout family) pair of :data:`GRID_LAYOUTS` as a spec.
 
     Random generation covers the product of dtypes and layouts unevenly in
     100 examples; this grid guarantees each combination is tried once, so a
     torch that breaks for one dtype on one layout (a fast path gone wrong)
     cannot slip through. Use with :func:`grid_examples`. Values are distinct
-    per element (``i + 0.5``, ``i + 1``, alternating bools).
+    per element (``i + 0.5``, ``i + 1``, alternating bools). With ``values``
+    ``"finite"`` or ``"all"`` the first elements of each base are the
+    dtype's :func:`special_values` (for floating dtypes ``-0.0``, then with
+    ``"all"`` NaN, +Inf, -Inf, then the extremes and subnormals), still
+    each a distinct bit pattern.
+
+    Raises ``hypothesis.errors.InvalidArgument`` for an unknown ``values``.
     """
+    _check_values(values)
     specs = []
     for dt in dtypes:
         for _name, base_shape, views, cl in GRID_LAYOUTS:
             n = math.prod(base_shape)
-            specs.append(TensorSpec(dtype=dt, base_shape=base_shape, storage=_grid_values(dt, n),
+            specs.append(TensorSpec(dtype=dt, base_shape=base_shape,
+                                    storage=_grid_values(dt, n, values),
                                     views=views, channels_last=cl))  # fmt: skip
     return specs
 
@@ -512,19 +761,27 @@ def grid_examples(
     param: str = "spec",
     dtypes: Sequence[torch.dtype] = ALL_DTYPES,
     where=None,
+    *,
+    grid_values: str = "bounded",
     **fixed,
 ):
     """Decorator adding one Hypothesis ``@example`` per :func:`layout_grid` spec.
 
     Place it above ``@given``. ``param`` names the ``TensorSpec`` argument;
     ``where`` (``TensorSpec -> bool``) keeps only the specs a claim covers
-    (e.g. non-empty ones); ``fixed`` gives values for the test's other
-    ``@given`` arguments. Explicit examples run first in every profile.
+    (e.g. non-empty ones); ``grid_values`` is :func:`layout_grid`'s
+    ``values`` (``"all"`` puts NaN, +-Inf, -0.0 and the extremes into every
+    layout); ``fixed`` gives values for the test's other ``@given``
+    arguments. Explicit examples run first in every profile.
+
+    Raises ``hypothesis.errors.InvalidArgument`` for an unknown ``grid_values``.
     """
     from hypothesis import example
 
+    specs = layout_grid(dtypes, values=grid_values)
+
     def decorate(fn):
-        for spec in layout_grid(dtypes):
+        for spec in specs:
             if where is not None and not where(spec):
                 continue
             fn = example(**{param: spec}, **fixed)(fn)
