@@ -49,6 +49,7 @@ from strategies.graphs import (
     Op,
     analyze,
     graphs,
+    lazy_view_graphs,
     promote_dtype,
     silent_graphs,
 )
@@ -58,6 +59,7 @@ VERSION_ERROR = "modified by an inplace operation"
 NO_GRAD_VIEW_ERROR = "its base or another view of its base has been modified inplace"
 SECOND_BACKWARD = "Trying to backward through the graph a second time"
 NO_GRAD_FN = "does not require grad and does not have a grad_fn"
+LEAF_INPLACE_ERROR = "a leaf Variable that requires grad is being used in an in-place operation"
 
 # Relative tolerances (max-norm, relative to max(|reference|, 1)) of an
 # autograd gradient against float64 finite differences, by the least precise
@@ -529,13 +531,40 @@ def test_results_computed_with_grad_disabled_do_not_require_grad(device, graph):
         )
 
 
+# n9 is a lazy view (graphs.lazy-view-grad-fn): made in grad mode while n5
+# did not require grad, nothing reads it after n5.mul_(n2); reading n9.grad
+# does not warn (found by the dev profile, seed 4).
+_LAZY_UNREAD = Graph(
+    leaves=(
+        Leaf(TensorSpec(dtype=torch.float16, base_shape=(), storage=[0.5]), requires_grad=True),
+        Leaf(TensorSpec(dtype=torch.complex64, base_shape=(3,), storage=[(0.5+0.5j)] * 3),
+             requires_grad=True),
+        Leaf(TensorSpec(dtype=torch.float16, base_shape=(1,), storage=[0.5], views=(("select", 0, 0),)),
+             requires_grad=True),
+    ),
+    ops=(
+        Op("add", (2, 1), mode="no_grad"), Op("exp", (3,), mode="no_grad"),
+        Op("exp", (2,), mode="no_grad"), Op("add", (5, 4), mode="no_grad"),
+        Op("select", (6,), (0, 0), mode="no_grad"), Op("exp", (7,), mode="no_grad"),
+        Op("unsqueeze", (5,), (0,)), Op("exp", (9,)), Op("mul_", (5, 2), ((), None)),
+    ),
+    output=11,
+)  # fmt: skip
+
+
 @pytest.mark.claim("graphs.grad-populated-exactly", "graphs.nonleaf-grad-warns")
+@example(graph=_LAZY_UNREAD)
 @given(graph=graphs())
 def test_grad_populated_exactly_on_reached_leaves_and_retained(device, graph):
     """Kills: backward populating .grad on non-leaves, on unreached leaves or
     through detach/no_grad cuts, missing a reached leaf or a retained
     non-leaf, a grad of the wrong shape/dtype, and a .grad getter that warns
-    for leaves/retained tensors or not for plain non-leaves."""
+    for leaves/retained tensors or not for plain non-leaves.
+
+    Lazy views (a view whose root started to require grad after it was
+    made, not read since: torch treats it as a leaf until asked for its
+    grad_fn) are never retained by the strategy; whether reading their .grad
+    warns is graphs.lazy-view-grad-fn's to check (counted here as a tally)."""
     _program(graph, device)
     model = analyze(graph)
     assume(model.out_rg)
@@ -556,6 +585,9 @@ def test_grad_populated_exactly_on_reached_leaves_and_retained(device, graph):
             assert g.shape == t.shape and g.dtype == t.dtype, (
                 f"n{i}.grad has shape {tuple(g.shape)} {g.dtype}"
             )
+        if model.lazy(i):
+            evidence.tally("lazy view: .grad warning left to graphs.lazy-view-grad-fn")
+            continue
         should_warn = not s.is_leaf and not model.retains(i)
         assert warned == should_warn, (
             f"reading n{i}.grad {'warned' if warned else 'did not warn'} (non-leaf={not s.is_leaf})"
@@ -1006,4 +1038,131 @@ def test_backward_twice_with_retain_graph_doubles_grad(device, graph):
         g2 = run.nodes[i].grad
         assert torch.allclose(g2, 2 * g1, rtol=1e-3, atol=0, equal_nan=True), (
             f"n{i}.grad after a second backward is not twice the first"
+        )
+
+
+# --------------------------------------------------------------------------- lazy view grad_fn
+
+
+#: Reads of a view before the probe: name -> (does torch materialize the
+#: view's grad_fn for it?, the read). Python's .grad_fn and .is_leaf (and
+#: repr) call the C++ grad_fn(), which regenerates it; so does every op
+#: autograd records with the view as an input. .requires_grad (True through
+#: the view root either way), ._version, detach() and ops under no_grad do not.
+LAZY_READS: dict[str, tuple[bool, object]] = {
+    "nothing": (False, lambda t: None),
+    "requires_grad": (False, lambda t: t.requires_grad),
+    "_version": (False, lambda t: t._version),
+    "detach()": (False, lambda t: t.detach()),
+    "exp under no_grad": (False, lambda t: _under_no_grad(torch.exp, t)),
+    "grad_fn": (True, lambda t: t.grad_fn),
+    "is_leaf": (True, lambda t: t.is_leaf),
+    "exp": (True, lambda t: torch.exp(t)),
+}
+
+
+def _under_no_grad(f, t):
+    with torch.no_grad():
+        return f(t)
+
+
+def _view_probes(graph: Graph, model: GraphModel) -> list[int]:
+    """Nodes the lazy-view test may probe: grad-mode views (not overlapping,
+    not detach()/.data aliases, not inference) of a fresh intermediate, that
+    require grad once the graph ran: lazy or not, an in-place op on them is
+    otherwise valid."""
+    out = []
+    for i in range(len(graph.leaves), graph.n_nodes):
+        s = model.state(i)
+        if (
+            s.is_view
+            and s.rg
+            and s.view_ok
+            and not (s.overlap or s.cut or s.inference)
+            and model.states[s.root].fresh
+        ):
+            out.append(i)
+    return out
+
+
+# The repro: b = exp(<3 values>) does not require grad, v = b.select(0, 0),
+# b[::2].copy_(x) with x requiring grad; v.mul_(2) raises unless v.grad_fn
+# (or v.is_leaf, or an op recording v) was read first.
+_LAZY_VIEW = Graph(
+    leaves=(
+        Leaf(TensorSpec(dtype=torch.float32, base_shape=(3,), storage=[0.5, -1.25, 1.5])),
+        Leaf(TensorSpec(dtype=torch.float32, base_shape=(), storage=[0.5]), requires_grad=True),
+    ),
+    ops=(Op("exp", (0,)), Op("select", (2,), (0, 0)), Op("copy_", (2, 1), (("slice", 0, 0, 2), None))),
+    output=4,
+)  # fmt: skip
+
+
+@pytest.mark.claim("graphs.lazy-view-grad-fn")
+# n3 of the repro is lazy, n4 (the slice the copy_ wrote through) is not
+@example(graph=_LAZY_VIEW, pick=0, read="nothing", probe="mul_")
+@example(graph=_LAZY_VIEW, pick=0, read="requires_grad", probe="mul_")
+@example(graph=_LAZY_VIEW, pick=0, read="grad_fn", probe="mul_")
+@example(graph=_LAZY_VIEW, pick=0, read="exp", probe="mul_")
+@example(graph=_LAZY_VIEW, pick=1, read="nothing", probe="mul_")
+@example(graph=_LAZY_VIEW, pick=0, read="detach()", probe="grad")
+@example(graph=_LAZY_VIEW, pick=0, read="is_leaf", probe="grad")
+@example(graph=_LAZY_VIEW, pick=0, read="exp under no_grad", probe="retain_grad")
+@example(graph=_LAZY_VIEW, pick=0, read="exp", probe="retain_grad")
+@given(
+    graph=lazy_view_graphs(),
+    pick=st.integers(0, 20),
+    read=st.sampled_from(list(LAZY_READS)),
+    probe=st.sampled_from(["mul_", "grad", "retain_grad"]),
+)
+def test_lazy_view_is_a_leaf_until_its_grad_fn_is_read(device, graph, pick, read, probe):
+    """Characterization: a view made while its root did not require grad,
+    whose root then started to through an in-place op, has no grad_fn until
+    something asks for it (the static model tracks which views are in that
+    state: ``GraphModel.lazy``). Until then torch treats it as a leaf that
+    requires grad: an in-place op on it raises the leaf error, reading its
+    .grad does not warn, retain_grad() does nothing; after a read that
+    materializes the grad_fn it is a plain non-leaf.
+
+    Kills: a change in either direction - a torch that gives such views
+    their grad_fn eagerly (or whose in-place check asks for it), and one
+    that stops regenerating it on .grad_fn/.is_leaf or recorded ops (the
+    in-place op would raise after a read too)."""
+    _program(graph, device)
+    model = analyze(graph)
+    cands = _view_probes(graph, model)
+    assume(cands)  # ~2% of lazy_view_graphs(): the in-place op had no kernel
+    i = cands[pick % len(cands)]
+    materializes, do_read = LAZY_READS[read]
+    lazy = model.lazy(i) and not materializes
+    evidence.features(lazy_view=model.lazy(i), lazy_at_probe=lazy)
+    note(f"probe n{i} ({'lazy' if model.lazy(i) else 'not lazy'}), read {read!r}, then {probe}")
+    t = graph.build(device)[i]
+    do_read(t)
+    assert t.requires_grad, f"n{i} does not require grad"
+    if probe == "mul_":
+        if lazy:
+            with raises_with(RuntimeError, LEAF_INPLACE_ERROR):
+                t.mul_(2)
+            return
+        try:
+            t.mul_(2)
+        except RuntimeError as e:
+            raise AssertionError(
+                f"an in-place op on n{i} raised although its grad_fn was materialized: {e}"
+            ) from None
+        assert not t.is_leaf, f"n{i} is a leaf after an in-place op on it"
+    elif probe == "grad":
+        with capture_warnings() as caught:
+            t.grad  # noqa: B018 - the read is the probe
+        warned = any(NONLEAF_WARNING in str(w.message) for w in caught)
+        assert warned == (not lazy), (
+            f"reading n{i}.grad {'warned' if warned else 'did not warn'} "
+            f"({'lazy' if lazy else 'grad_fn materialized'})"
+        )
+    else:
+        t.retain_grad()
+        assert t.retains_grad == (not lazy), (
+            f"n{i}.retain_grad() {'took' if t.retains_grad else 'was ignored'} "
+            f"({'lazy' if lazy else 'grad_fn materialized'})"
         )

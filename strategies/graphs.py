@@ -27,7 +27,9 @@ connect to which, which version counter and storage each node uses, which
 reads are differentiable - computed from the description alone, never by
 running torch autograd. The strategy uses it to draw only valid programs
 (no in-place op on a leaf that requires grad, no in-place op on a view made
-in no_grad mode, ...); the properties compare real torch against it.
+in no_grad mode, nor directly into a lazy view, ...); the properties compare
+real torch against it. :func:`lazy_view_graphs` draws programs built to make
+lazy views.
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ __all__ = [
     "analyze",
     "graphs",
     "silent_graphs",
+    "lazy_view_graphs",
     "scalar_loss",
     "promote_dtype",
 ]
@@ -621,6 +624,11 @@ class TState:
     overlap: bool  # may have several elements at one memory location
     cut: bool  # a detach()/.data alias (or a view of one)
     mode: str
+    #: A grad-mode view that requires grad through its view root but whose
+    #: grad_fn torch has not materialized: made while its root did not
+    #: require grad, and not recorded by any op since the root started to
+    #: (see :func:`analyze`). torch's C++ ``is_leaf()`` is true for it.
+    lazy: bool = False
 
     @property
     def is_leaf(self) -> bool:
@@ -649,6 +657,14 @@ class GraphModel:
     disabled_views: set[int]  # roots that have a view made in no_grad/inference
     loss_vertex: Vertex | None = None
     out_rg: bool = False
+    #: Steps whose in-place op torch refuses with "a leaf Variable that
+    #: requires grad is being used in an in-place operation": the op writes
+    #: directly into a lazy view (:attr:`TState.lazy`). The strategy never
+    #: draws one; hand-written graphs may have them.
+    leaf_inplace_errors: list[int] = field(default_factory=list)
+    #: Objects that were lazy when ``retain_grad()`` ran (after the ops,
+    #: before the loss): ``retain_grad()`` is a silent no-op on them.
+    lazy_at_retain: frozenset[int] = frozenset()
 
     def state(self, node: int) -> TState:
         return self.states[self.obj[node]]
@@ -705,6 +721,11 @@ class GraphModel:
         """Leaves with a gradient accumulator (user-created, requiring grad)."""
         return [i for i, a in enumerate(self.acc) if a is not None]
 
+    def lazy(self, node: int) -> bool:
+        """Is ``node`` a lazy view (:attr:`TState.lazy`) once the graph ran,
+        loss included (the loss records the output, so it is never lazy)?"""
+        return self.state(node).lazy
+
 
 class _Modeller:
     """Incremental static model; used by :func:`analyze` and by the strategy."""
@@ -716,6 +737,7 @@ class _Modeller:
         self.bumps: dict[int, list[int]] = {}
         self.acc: list[Vertex | None] = []
         self.disabled_views: set[int] = set()
+        self.leaf_inplace_errors: list[int] = []
         self._ids = itertools.count()
         self.n_leaves = 0
 
@@ -785,6 +807,8 @@ class _Modeller:
             inference = a.inference
             if mode == "grad":
                 rg = a.rg
+                if rg:  # recorded: torch materializes the input's grad_fn
+                    a.lazy = False
                 vertex = Vertex.op([a.vertex]) if rg else None
             elif a.inference:
                 rg, vertex = False, None
@@ -818,6 +842,9 @@ class _Modeller:
                 rg = any(s.rg for s in differentiable)
                 vertex = Vertex.op([s.vertex for s in differentiable]) if rg else None
                 inference = False
+                if rg:  # recorded: torch materializes every input's grad_fn
+                    for s in ins:
+                        s.lazy = False
             else:
                 rg, vertex = False, None
                 inference = mode == "inference"
@@ -847,7 +874,17 @@ class _Modeller:
             if s.root == root_id and not s.cut and s.view_ok and not s.inference
         ]
         view = op.params[0]
-        through_view = bool(view) or self.obj[op.args[0]] != root_id
+        target = self.obj[op.args[0]]
+        through_view = bool(view) or target != root_id
+        if view:
+            # Taking the view sub-op (before the write) records t when t
+            # requires grad, which a lazy t does: its grad_fn is materialized.
+            t.lazy = False
+        elif t.lazy:
+            self.leaf_inplace_errors.append(step)
+        if new_rg and other is not None:
+            other.lazy = False  # recorded as an input of the in-place op
+        was_rg = {i: self.states[i].rg for i in family}
         if new_rg:
             # mul_ by a Python scalar saves it as a wrapped-number tensor
             # (invisible to saved_tensors_hooks, freed by backward).
@@ -861,6 +898,10 @@ class _Modeller:
                 s = self.states[i]
                 s.rg = True
                 s.vertex = new_root_vertex if i == root_id else Vertex.op([new_root_vertex])
+                # A view that had no grad_fn gets none until something asks
+                # for it; the written view itself is re-based (it gets one).
+                if i != root_id and not was_rg[i] and not (i == target and not view):
+                    s.lazy = True
         if view:
             rs = self.states[root_id]
             st_ = TState(
@@ -888,10 +929,14 @@ class _Modeller:
         out = self.s(graph.output)
         self.reads[(len(graph.ops), 0)] = out.vertex is not None and out.vertex.live
         loss_vertex = Vertex.op([out.vertex]) if out.rg else None
+        lazy_at_retain = frozenset(o for o, s in enumerate(self.states) if s.lazy)
+        if out.rg:
+            out.lazy = False  # the loss records the output
         return GraphModel(
             graph=graph, obj=self.obj, states=self.states, reads=self.reads, bumps=self.bumps,
             acc=self.acc, disabled_views=self.disabled_views, loss_vertex=loss_vertex,
-            out_rg=out.rg,
+            out_rg=out.rg, leaf_inplace_errors=list(self.leaf_inplace_errors),
+            lazy_at_retain=lazy_at_retain,
         )  # fmt: skip
 
 
@@ -932,7 +977,20 @@ def analyze(graph: Graph) -> GraphModel:
       ``detach()``, not by ``.data``); when the target or the other operand
       requires grad, the target's view root gets a new vertex with edges to
       its old vertex and to the operand, and every view of that root made in
-      grad mode is re-based on it.
+      grad mode is re-based on it;
+    - lazy views (``TState.lazy``): a view made in grad mode while its root
+      did not require grad has no grad_fn; when the root starts to require
+      grad, the view reports ``requires_grad=True`` but torch gives it a
+      grad_fn only when asked (C++ ``grad_fn()``: Python's ``.grad_fn`` /
+      ``.is_leaf``, or any op autograd records with it as an input - views
+      of it in grad mode, an in-place op writing through a view of it, the
+      loss - but not ``detach()``, ``.data``, ``.to(<int>)``, ops under
+      no_grad/inference_mode). An in-place op written directly into it is
+      re-based (gets one). While lazy, torch's C++ ``is_leaf()`` is true for
+      it: an in-place op directly on it raises "a leaf Variable that requires
+      grad is being used in an in-place operation"
+      (:attr:`GraphModel.leaf_inplace_errors`), ``.grad`` does not warn and
+      ``retain_grad()`` is a no-op (:attr:`GraphModel.lazy_at_retain`).
     """
     m = _Modeller()
     for leaf in graph.leaves:
@@ -1038,17 +1096,68 @@ MAX_DIMS = 4
 
 def _draw_op(draw, m: _Modeller, mode: str, allow_inplace: bool) -> Op | None:
     op = _draw_op_unchecked(draw, m, mode, allow_inplace)
-    if op is None:
-        return None
+    return op if op is not None and _has_kernel(op, m) else None
+
+
+def _has_kernel(op: Op, m: _Modeller) -> bool:
+    """Can torch run ``op`` on the modelled inputs (a kernel for the dtype
+    combination, and not the experimental complex32 result)?"""
     try:
         with warnings.catch_warnings():  # "ComplexHalf support is experimental"
             warnings.simplefilter("ignore")
             _, dtype = _probe_result(op, [m.s(j) for j in op.args])
     except RuntimeError:  # no kernel for this dtype combination
+        return False
+    return dtype != torch.complex32  # e.g. float16 tensor * complex 0-d: experimental dtype
+
+
+def _draw_view_op(
+    draw, a: int, shape: tuple[int, ...], mode: str, expand: bool = True
+) -> Op | None:
+    """A view op of node ``a`` (of ``shape``), or None when none applies
+    (``expand=False``: never ``expand``, so the view does not overlap)."""
+    nd = len(shape)
+    kinds = ["slice", "select"] if nd else []
+    if nd >= 2:
+        kinds.append("transpose")
+    if nd < MAX_DIMS:
+        kinds += ["expand", "unsqueeze", "reshape"] if expand else ["unsqueeze", "reshape"]
+    elif 1 in shape:
+        kinds.append("reshape")
+    if not kinds:
         return None
-    if dtype == torch.complex32:  # e.g. float16 tensor * complex 0-d: experimental dtype
-        return None
-    return op
+    k = draw(st.sampled_from(kinds))
+    if k == "slice":
+        dim = draw(st.integers(0, nd - 1))
+        start = draw(st.integers(0, shape[dim] - 1))
+        return Op(k, (a,), (dim, start, draw(st.sampled_from([2, 3, 1]))), mode)
+    if k == "select":
+        dim = draw(st.integers(0, nd - 1))
+        return Op(k, (a,), (dim, draw(st.integers(0, shape[dim] - 1))), mode)
+    if k == "transpose":
+        d0, d1 = draw(st.permutations(range(nd)))[:2]
+        return Op(k, (a,), (min(d0, d1), max(d0, d1)), mode)
+    if k == "unsqueeze":
+        return Op(k, (a,), (draw(st.integers(0, nd)),), mode)
+    if k == "expand":
+        ones = [i for i, s in enumerate(shape) if s == 1]
+        if ones and draw(st.booleans()):
+            i = draw(st.sampled_from(ones))
+            new = list(shape)
+            new[i] = draw(st.sampled_from([2, 3]))
+            return Op(k, (a,), (tuple(new),), mode)
+        return Op(k, (a,), ((draw(st.sampled_from([2, 3])), *shape),), mode)
+    # reshape: only inserting or removing size-1 dims, which is a view for
+    # any strides (a general reshape may copy, and torch says not to rely
+    # on which, so its aliasing could not be modelled).
+    ones = [i for i, s in enumerate(shape) if s == 1]
+    if ones and (nd >= MAX_DIMS or draw(st.booleans())):
+        i = draw(st.sampled_from(ones))
+        new = shape[:i] + shape[i + 1 :]
+    else:
+        i = draw(st.integers(0, nd))
+        new = shape[:i] + (1,) + shape[i:]
+    return Op(k, (a,), (tuple(new),), mode)
 
 
 def _draw_op_unchecked(draw, m: _Modeller, mode: str, allow_inplace: bool) -> Op | None:
@@ -1121,49 +1230,7 @@ def _draw_op_unchecked(draw, m: _Modeller, mode: str, allow_inplace: bool) -> Op
         return Op("matmul", (a, b), (), mode)
     if cat == "view":
         a = _pick(draw, nodes)
-        shape = states[a].shape
-        nd = len(shape)
-        kinds = ["slice", "select"] if nd else []
-        if nd >= 2:
-            kinds.append("transpose")
-        if nd < MAX_DIMS:
-            kinds += ["expand", "unsqueeze", "reshape"]
-        elif 1 in shape:
-            kinds.append("reshape")
-        if not kinds:
-            return None
-        k = draw(st.sampled_from(kinds))
-        if k == "slice":
-            dim = draw(st.integers(0, nd - 1))
-            start = draw(st.integers(0, shape[dim] - 1))
-            return Op(k, (a,), (dim, start, draw(st.sampled_from([2, 3, 1]))), mode)
-        if k == "select":
-            dim = draw(st.integers(0, nd - 1))
-            return Op(k, (a,), (dim, draw(st.integers(0, shape[dim] - 1))), mode)
-        if k == "transpose":
-            d0, d1 = draw(st.permutations(range(nd)))[:2]
-            return Op(k, (a,), (min(d0, d1), max(d0, d1)), mode)
-        if k == "unsqueeze":
-            return Op(k, (a,), (draw(st.integers(0, nd)),), mode)
-        if k == "expand":
-            ones = [i for i, s in enumerate(shape) if s == 1]
-            if ones and draw(st.booleans()):
-                i = draw(st.sampled_from(ones))
-                new = list(shape)
-                new[i] = draw(st.sampled_from([2, 3]))
-                return Op(k, (a,), (tuple(new),), mode)
-            return Op(k, (a,), ((draw(st.sampled_from([2, 3])), *shape),), mode)
-        # reshape: only inserting or removing size-1 dims, which is a view for
-        # any strides (a general reshape may copy, and torch says not to rely
-        # on which, so its aliasing could not be modelled).
-        ones = [i for i, s in enumerate(shape) if s == 1]
-        if ones and (nd >= MAX_DIMS or draw(st.booleans())):
-            i = draw(st.sampled_from(ones))
-            new = shape[:i] + shape[i + 1 :]
-        else:
-            i = draw(st.integers(0, nd))
-            new = shape[:i] + (1,) + shape[i:]
-        return Op(k, (a,), (tuple(new),), mode)
+        return _draw_view_op(draw, a, states[a].shape, mode)
     if cat == "copy":
         a = _pick(draw, nodes)
         k = draw(st.sampled_from(COPY_OPS))
@@ -1179,19 +1246,41 @@ def _draw_op_unchecked(draw, m: _Modeller, mode: str, allow_inplace: bool) -> Op
             return Op(k, (a,), (draw(st.sampled_from(targets)),), mode)
         return Op(k, (a,), (), mode)
     # in-place (grad mode only)
-    targets = [i for i in nodes if m.inplace_root_ok(i)]
+    return _draw_inplace_op(draw, m, nodes, mode)
+
+
+def _draw_inplace_op(
+    draw,
+    m: _Modeller,
+    nodes: Sequence[int],
+    mode: str,
+    operand: Callable[[int], bool] | None = None,
+) -> Op | None:
+    """An in-place op on a node of ``nodes`` (or a view sub-op of it) with an
+    operand from ``nodes`` (restricted to ``operand(o)`` when given: then
+    never a Python scalar), or None when the draw finds none.
+
+    Never directly into a lazy view (torch refuses it:
+    :attr:`GraphModel.leaf_inplace_errors`); through a view sub-op of one is
+    fine (taking the sub-view materializes its grad_fn), so a lazy target
+    always gets one, and a 0-d lazy view (no sub-view) is no target."""
+    states = [m.s(i) for i in range(len(m.obj))]
+    targets = [
+        i for i in nodes if m.inplace_root_ok(i) and not (states[i].lazy and not states[i].shape)
+    ]
     if not targets:
         return None
     t = _pick(draw, targets)
     ts = states[t]
     k = draw(st.sampled_from(INPLACE_OPS))
-    view = _draw_view(draw, ts.shape) if (k == "copy_" or draw(st.booleans())) else ()
+    sub = k == "copy_" or ts.lazy or draw(st.booleans())
+    view = _draw_view(draw, ts.shape) if sub else ()
     if k == "copy_" and not view:
         return None
     vshape = _view_shape(ts.shape, view)
     others = [
         o
-        for o in nodes
+        for o in range(len(m.obj))
         if _broadcasts_to(states[o].shape, vshape)
         and states[o].storage != ts.storage
         and not states[o].inference
@@ -1200,8 +1289,9 @@ def _draw_op_unchecked(draw, m: _Modeller, mode: str, allow_inplace: bool) -> Op
             if k != "copy_"
             else not (states[o].dtype.is_complex and not ts.dtype.is_complex)
         )
+        and (operand is None or operand(o))
     ]
-    if k != "copy_" and (not others or draw(st.booleans())):
+    if k != "copy_" and operand is None and (not others or draw(st.booleans())):
         scalar = draw(st.sampled_from([2.0, -1.5, 0.5]))
         return Op(k, (t,), (view, scalar), mode)
     if not others:
@@ -1276,8 +1366,14 @@ def graphs(
     weighted = draw(st.sampled_from([True, True, False]))
     retained: tuple[int, ...] = ()
     if retain:
+        # Not on lazy views: retain_grad() is a silent no-op on them
+        # (GraphModel.lazy_at_retain; pinned by graphs.lazy-view-grad-fn).
         cands = sorted(
-            {i for i in range(len(lv), len(lv) + len(ops)) if not m.s(i).is_leaf and m.s(i).rg}
+            {
+                i
+                for i in range(len(lv), len(lv) + len(ops))
+                if not m.s(i).is_leaf and m.s(i).rg and not m.s(i).lazy
+            }
         )
         if cands:
             retained = tuple(
@@ -1292,6 +1388,64 @@ def graphs(
 
         assume(need(analyze(g)))
     return g
+
+
+@st.composite
+def lazy_view_graphs(
+    draw, *, dtypes: Sequence[torch.dtype] = DIFFERENTIABLE, max_views: int = 3, max_tail: int = 4
+) -> Graph:
+    """Strategy for graphs that make lazy views (:attr:`TState.lazy`) by
+    construction, which :func:`graphs` does only about once in a thousand:
+
+    1. leaf ``n0`` (not requiring grad), leaf ``n1`` (0-d, same dtype,
+       requiring grad) and possibly a third leaf drawn by :func:`leaves`;
+    2. a unary op on ``n0`` in grad mode: a fresh root not requiring grad;
+    3. 1..``max_views`` views, in grad mode, of the root or of each other
+       (the first one not ``expand``: it does not overlap);
+    4. an in-place op on the root or one of those views (directly, or
+       through a view sub-op) whose operand requires grad: the root starts
+       to require grad, and every view of step 3 it did not write directly
+       becomes lazy;
+    5. 0..``max_tail`` ops drawn as :func:`graphs` draws grad-mode ops: they
+       may read some views (materializing their grad_fn), write through
+       them, or leave them alone.
+
+    The output is the last node; nothing is retained, no mutation."""
+    d = draw(st.sampled_from(list(dtypes)))
+    lv = [draw(leaves(dtypes=(d,), requires_grad=False, no_grad=False))]
+    value = draw(_COMPLEX_VALUE if d.is_complex else _REAL_VALUE)
+    lv.append(Leaf(TensorSpec(dtype=d, base_shape=(), storage=(value,)), requires_grad=True))
+    if draw(st.booleans()):
+        lv.append(draw(leaves(dtypes=dtypes, no_grad=False)))
+    m = _Modeller()
+    for leaf in lv:
+        m.add_leaf(leaf)
+    ops: list[Op] = []
+
+    def add(op: Op | None) -> bool:
+        if op is None:
+            return False
+        m.add_op(op, len(ops))
+        ops.append(op)
+        return True
+
+    unary = [k for k in UNARY_OPS if not (k == "relu" and d.is_complex)]
+    add(Op(draw(st.sampled_from(unary)), (0,)))
+    root = len(lv)
+    family = [root]
+    for k in range(draw(st.integers(1, max_views))):
+        a = _pick(draw, family)
+        # the first view never overlaps: a valid in-place target, and a probe
+        if add(_draw_view_op(draw, a, m.s(a).shape, "grad", expand=k > 0)):
+            family.append(len(lv) + len(ops) - 1)
+    for _ in range(4):  # a few tries: a drawn combination may have no kernel
+        op = _draw_inplace_op(draw, m, family, "grad", operand=lambda o: m.s(o).rg)
+        if op is not None and _has_kernel(op, m):
+            add(op)
+            break
+    for _ in range(draw(st.integers(0, max_tail))):
+        add(_draw_op(draw, m, "grad", True))
+    return Graph(tuple(lv), tuple(ops), len(lv) + len(ops) - 1)
 
 
 @st.composite

@@ -43,6 +43,11 @@ CONTROL = "graphs.requires-grad-propagation"
             "graphs.data-silent-wrong-gradient",
             {"graphs.data-silent-wrong-gradient"},
         ),
+        (
+            "view-grad-fn-eager",
+            "graphs.lazy-view-grad-fn",
+            {"graphs.lazy-view-grad-fn"},
+        ),
     ],
 )
 def test_graph_mutant_is_caught_and_named(cli, tmp_path, read_results, mutant, claims, broken):

@@ -100,7 +100,15 @@ def test_regions_and_no_grad_leaves_occur():
 def test_dtypes_sizes_and_retain_occur():
     leaf_dtypes = {lf.spec.dtype for g in _graphs() for lf in g.leaves}
     assert leaf_dtypes == set(DIFFERENTIABLE)
-    assert any(torch.int32 in [op.params[0] for op in g.ops if op.kind == "to"] for g in _graphs())
+
+    # A few per hundred graphs; Hypothesis's pool of constants from the local
+    # modules already imported shifts derandomized draws, so look further.
+    def int_cast(g: Graph) -> bool:
+        return torch.int32 in [op.params[0] for op in g.ops if op.kind == "to"]
+
+    assert any(map(int_cast, _graphs())) or any(map(int_cast, _draw_many(graphs(), 1000))), (
+        "no .to(torch.int32) drawn"
+    )
     lengths = {len(g.ops) for g in _graphs()}
     assert 1 in lengths and 12 in lengths, sorted(lengths)
     assert any(g.retain for g in _graphs())

@@ -76,4 +76,23 @@ GRAPH_MUTANTS: dict[str, tuple[str, str]] = {
         torch.Tensor.sigmoid = sigmoid
         """,
     ),
+    "view-grad-fn-eager": (
+        "in-place ops and retain_grad() ask for a view's grad_fn first, as if torch gave "
+        "views whose root started to require grad their grad_fn eagerly: an in-place op on "
+        "such a lazy view no longer raises the leaf error, retain_grad() on it takes",
+        """
+        import torch
+        def _eager(name):
+            method = getattr(torch.Tensor, name)
+            def f(self, *args, **kwargs):
+                try:
+                    self.grad_fn
+                except RuntimeError:
+                    pass
+                return method(self, *args, **kwargs)
+            setattr(torch.Tensor, name, f)
+        for _name in ("mul_", "add_", "copy_", "retain_grad"):
+            _eager(_name)
+        """,
+    ),
 }
