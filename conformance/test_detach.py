@@ -12,7 +12,7 @@ import torch
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from conformance.checks import raises_with, shares_storage, writes_visible
+from conformance.checks import assert_same_bits, raises_with, shares_storage, writes_visible
 from strategies import DIFFERENTIABLE, NON_OVERLAPPING_VIEWS, grid_examples, shapes, tensor_specs
 
 
@@ -53,14 +53,25 @@ def test_detach_writes_visible_both_ways(device, spec, requires_grad, direction)
 
 
 @pytest.mark.claim("detach.keeps-dtype-and-values")
-@given(spec=tensor_specs(), requires_grad=st.booleans())
-def test_detach_keeps_dtype_and_values(device, spec, requires_grad):
-    """Kills: a detach that converts dtype, moves device or alters values."""
+@given(
+    spec=tensor_specs(values="all"),
+    requires_grad=st.booleans(),
+    form=st.sampled_from(["method", "function"]),
+)
+def test_detach_keeps_dtype_and_values(device, spec, requires_grad, form):
+    """The expected values come from an independent build of the same spec
+    (NumPy storage, then the view chain), never from ``detach`` itself, and
+    are compared bit for bit over every value class (NaN, +-Inf, -0.0,
+    subnormals, extremes).
+
+    Kills: a detach that converts dtype, moves device or alters values
+    (zeros, a flushed -0.0, a canonicalised NaN), in either calling form."""
     t = spec.build(device, requires_grad=requires_grad and spec.dtype in DIFFERENTIABLE)
-    d = t.detach()
+    want = spec.build(device)
+    d = t.detach() if form == "method" else torch.detach(t)
     assert d.dtype == t.dtype, f"detach() changed dtype {t.dtype} -> {d.dtype}"
     assert d.device == t.device, "detach() moved the tensor"
-    assert torch.equal(d, t.detach()), "detach() changed the values"
+    assert_same_bits(d, want, "t.detach() keeps t's values")
 
 
 @pytest.mark.claim("detach.never-requires-grad", "detach.is-leaf")
@@ -91,24 +102,68 @@ def test_detach_inplace_after_save_raises(device, spec):
         loss.backward()
 
 
-@pytest.mark.claim("detach.metadata-change-raises")
-@given(
-    spec=tensor_specs(shape=shapes(min_dims=2, min_side=1)),
-    op=st.sampled_from(["resize_", "resize_as_", "set_", "transpose_"]),
-)
-def test_detach_metadata_change_raises(device, spec, op):
-    """The seed's claim as stated. Stale since torch 1.13: recorded in expectations."""
-    t = spec.build(device)
-    d = t.detach()
-    other = torch.zeros(3, dtype=t.dtype, device=device)
+_METADATA_OPS = ("resize_", "resize_as_", "set_", "transpose_")
+
+
+def _metadata_change(d: torch.Tensor, op: str, other: torch.Tensor) -> torch.Tensor:
     calls = {
         "resize_": lambda: d.resize_(7),
         "resize_as_": lambda: d.resize_as_(other),
         "set_": lambda: d.set_(other),
         "transpose_": lambda: d.transpose_(0, 1),
     }
+    return calls[op]()
+
+
+@pytest.mark.claim("detach.metadata-change-raises")
+@given(
+    spec=tensor_specs(shape=shapes(min_dims=2, min_side=1)),
+    op=st.sampled_from(_METADATA_OPS),
+)
+def test_detach_metadata_change_raises(device, spec, op):
+    """The seed's claim as stated. Stale since torch 1.13: recorded in
+    expectations, pinned by ``detach.metadata-change-allowed``."""
+    t = spec.build(device)
+    d = t.detach()
+    other = torch.zeros(3, dtype=t.dtype, device=device)
     with pytest.raises(RuntimeError):
-        calls[op]()
+        _metadata_change(d, op, other)
+
+
+@pytest.mark.claim("detach.metadata-change-allowed")
+@given(
+    spec=tensor_specs(shape=shapes(min_dims=2, min_side=1), values="all"),
+    op=st.sampled_from(_METADATA_OPS),
+    requires_grad=st.booleans(),
+)
+def test_detach_metadata_change_allowed(device, spec, op, requires_grad):
+    """Pins today's behaviour (PR #83590, torch 1.13): the metadata change
+    succeeds, returns the detached tensor, gives it the new shape (and, for
+    ``set_``, the other tensor's storage), and leaves the source's shape,
+    strides, storage offset and values (bit for bit) as they were.
+
+    Kills: a return to raising (the stale seed claim), or a metadata change
+    that leaks into the source it was detached from."""
+    t = spec.build(device, requires_grad=requires_grad and spec.dtype in DIFFERENTIABLE)
+    want = spec.build(device)
+    meta = (tuple(t.shape), t.stride(), t.storage_offset())
+    d = t.detach()
+    other = torch.zeros(3, dtype=t.dtype, device=device)
+    out = _metadata_change(d, op, other)
+    assert out is d, f"detach().{op} did not return the detached tensor itself"
+    expected_shape = {
+        "resize_": (7,),
+        "resize_as_": (3,),
+        "set_": (3,),
+        "transpose_": (meta[0][1], meta[0][0], *meta[0][2:]),
+    }[op]
+    assert tuple(d.shape) == expected_shape, f"detach().{op} gave shape {tuple(d.shape)}"
+    if op == "set_":
+        assert d.data_ptr() == other.data_ptr(), "detach().set_(other) does not use other's storage"
+    assert (tuple(t.shape), t.stride(), t.storage_offset()) == meta, (
+        f"detach().{op} changed the source's shape, strides or storage offset"
+    )
+    assert_same_bits(t, want, f"detach().{op} leaves the source's values unchanged")
 
 
 @pytest.mark.claim("detach.parameter-sees-optimizer-step")

@@ -27,7 +27,7 @@ from conformance.checks import (
     sentinel_for,
     shares_storage,
 )
-from strategies import ALL_DTYPES, COMPLEX, DIFFERENTIABLE, numpy_dtype, tensor_specs
+from strategies import ALL_DTYPES, COMPLEX, DIFFERENTIABLE, TensorSpec, numpy_dtype, tensor_specs
 
 #: NumPy dtype -> torch dtype, for every torch dtype NumPy can hold (not bfloat16).
 NP_TO_TORCH: dict[np.dtype, torch.dtype] = {
@@ -626,20 +626,52 @@ def _flagged(spec, why: str) -> torch.Tensor:
     return spec.build("cpu").conj().imag  # a real view with the negative bit set
 
 
+@st.composite
+def _refused(draw) -> tuple[str, TensorSpec, bool]:
+    """``(why, spec, leaf)``: a reason ``numpy()`` must refuse, and a spec of
+    every dtype and strided layout that reason covers: ``requires_grad``
+    over every differentiable dtype (leaves and non-leaf views), ``conj``
+    over the complex dtypes, ``bf16`` over bfloat16 tensors."""
+    why = draw(st.sampled_from(["requires_grad", "conj", "bf16"]))
+    dtype = {"requires_grad": DIFFERENTIABLE, "conj": COMPLEX, "bf16": (torch.bfloat16,)}[why]
+    spec = draw(tensor_specs(dtype=dtype, values="all"), label="spec")
+    return why, spec, draw(st.booleans(), label="leaf")
+
+
 @pytest.mark.claim("numpy.numpy-refuses-grad-conj-dtype")
-@given(spec=tensor_specs(dtype=COMPLEX), why=st.sampled_from(["requires_grad", "conj", "bf16"]))
-def test_numpy_refuses_grad_conj_and_bfloat16(device, spec, why):
-    """Kills: numpy() that silently detaches, silently resolves the conjugate (a copy that
-    breaks the sharing promise), or reinterprets bfloat16 bits."""
-    if why == "bf16":
-        t = spec.build("cpu").real.to(torch.bfloat16)
-        with raises_with(TypeError, "BFloat16"):
+@given(case=_refused())
+def test_numpy_refuses_grad_conj_and_bfloat16(device, case):
+    """Every dtype and layout each condition covers: a tensor that requires
+    grad (leaf or non-leaf view, any differentiable dtype), a conjugate view
+    (any complex dtype), a bfloat16 tensor (any layout). A bfloat16 tensor
+    that requires grad fails two conditions; the docstring does not say
+    which is checked first, so either error counts as the refusal.
+
+    Kills: numpy() that silently detaches (for some dtype, for leaves or for
+    views), silently resolves the conjugate (a copy that breaks the sharing
+    promise), or reinterprets bfloat16 bits."""
+    why, spec, leaf = case
+    evidence.features(why=why, dtype=spec.dtype, leaf=leaf, view=spec.is_view)
+    if why == "requires_grad":
+        t = spec.build("cpu", requires_grad=True, leaf=leaf)
+        refusals = [(RuntimeError, "requires grad")]
+        if spec.dtype == torch.bfloat16:
+            refusals.append((TypeError, "BFloat16"))
+    elif why == "conj":
+        t = spec.build("cpu").conj()
+        refusals = [(RuntimeError, "conjugate bit set")]
+    else:
+        t = spec.build("cpu")
+        refusals = [(TypeError, "BFloat16")]
+    with torch.enable_grad():
+        try:
             t.numpy()
-        return
-    t = _flagged(spec, why)
-    needle = "requires grad" if why == "requires_grad" else "conjugate bit set"
-    with torch.enable_grad(), raises_with(RuntimeError, needle):
-        t.numpy()
+        except tuple(e for e, _ in refusals) as e:
+            assert any(isinstance(e, et) and m in str(e) for et, m in refusals), (
+                f"numpy() refused a {why} tensor with an unexpected error: {type(e).__name__}: {e}"
+            )
+        else:
+            raise AssertionError(f"numpy() did not refuse a {why} tensor ({spec.dtype})")
 
 
 @pytest.mark.claim("numpy.numpy-refuses-neg-bit")

@@ -91,8 +91,6 @@ def test_every_applicable_deviation_has_a_region_and_a_pinning_claim():
     for d in load_expectations(registry=registry):
         if not d.applies(torch_version=torch.__version__, device="cpu"):
             continue
-        if d.claim == "detach.metadata-change-raises" and not d.pinned_by:
-            continue  # pinned once detach.metadata-change-allowed lands (see below)
         assert d.region is not None, f"{d.key}: whole-test deviation (give it a region)"
         assert d.pinned_by, f"{d.key}: no characterization claim pins today's behaviour"
         for c in d.pinned_by:

@@ -256,6 +256,26 @@ CATALOGUE: tuple[Mutant, ...] = (
         assert x._version == 1
         """,
     ),
+    Mutant(
+        "detach-returns-zeros",
+        "detach() returns a tensor of zeros (same dtype, shape and device) instead of the input's values",
+        A,
+        ("detach.keeps-dtype-and-values", "detach"),
+        """
+        import torch
+        _orig = torch.Tensor.detach
+        def detach(self):
+            return torch.zeros_like(_orig(self))
+        torch.Tensor.detach = detach
+        torch.detach = detach
+        """,
+        """
+        import torch
+        x = torch.arange(1.0, 4.0)
+        assert x.detach().tolist() == [1.0, 2.0, 3.0]
+        assert torch.detach(x).tolist() == [1.0, 2.0, 3.0]
+        """,
+    ),
     # --------------------------------------------------------------- detach_
     Mutant(
         "detach_-noop",
@@ -505,6 +525,32 @@ CATALOGUE: tuple[Mutant, ...] = (
         assert x._version == 0
         """,
         family="autograd",
+    ),
+    Mutant(
+        "clone-flushes-negative-zero",
+        "clone() of a floating tensor returns +0.0 where its input holds -0.0 "
+        "(equal under ==, so only a bit-exact value check sees it)",
+        P,
+        ("clone.same-values-dtype-shape-device", "clone"),
+        """
+        import torch
+        _orig = torch.Tensor.clone
+        def clone(self, *args, **kwargs):
+            out = _orig(self, *args, **kwargs)
+            if self.dtype.is_floating_point and out.numel():
+                d = out.data  # an untracked alias: no version bump, no autograd record
+                d.masked_fill_((d == 0) & torch.signbit(d), 0.0)
+            return out
+        torch.Tensor.clone = clone
+        torch.clone = clone
+        """,
+        """
+        import torch
+        x = torch.tensor([1.0, -0.0])
+        assert torch.signbit(x.clone())[1].item()
+        assert torch.signbit(torch.clone(x))[1].item()
+        """,
+        family="dtype",
     ),
     # -------------------------------------------------------------------- .data
     Mutant(
@@ -1109,6 +1155,34 @@ CATALOGUE: tuple[Mutant, ...] = (
         assert a[0] == 1
         """,
         family="convention",
+    ),
+    Mutant(
+        "numpy-detaches-float-requires-grad",
+        "Tensor.numpy() on a real floating tensor that requires grad silently detaches "
+        "instead of raising (complex and other dtypes still refuse)",
+        P,
+        ("numpy.numpy-refuses-grad-conj-dtype", "numpy"),
+        """
+        import torch
+        _orig = torch.Tensor.numpy
+        def numpy(self, *, force=False):
+            if self.requires_grad and self.is_floating_point() and torch.is_grad_enabled():
+                with torch.no_grad():
+                    return _orig(self, force=force)
+            return _orig(self, force=force)
+        torch.Tensor.numpy = numpy
+        """,
+        """
+        import torch
+        t = torch.zeros(3, requires_grad=True)
+        try:
+            t.numpy()
+        except RuntimeError:
+            pass
+        else:
+            raise AssertionError("numpy() of a tensor that requires grad did not raise")
+        """,
+        family="dtype",
     ),
     # -------------------------------------------------------------------- to()
     Mutant(
