@@ -22,6 +22,10 @@ doc source with a quote; ``folklore`` claims need a seed source;
 ``characterization`` claims pin undocumented behaviour and need a ``note``
 explaining why. ``check = "measurement"`` marks a claim (a speed claim) that
 is measured and reported outside the pass/fail gate instead of tested.
+``unfalsifiable = "..."`` says why no mutant of torch patched from Python can
+break the claim (every other claim is declared by some mutant in
+``conformance/mutants/<area>.py``, whose targeted sweep proves the claim's
+own tests would catch it).
 
 Loading never raises anything but :class:`RegistryError`, whose message is
 one line naming the file and the problem.
@@ -82,6 +86,9 @@ class Claim:
     check: str = "property"
     catalogue: tuple[str, ...] = ()
     file: str = ""
+    #: Why no mutant of torch can break this claim from Python (shown in the
+    #: report's detection-power section); ``None`` for a falsifiable claim.
+    unfalsifiable: str | None = None
 
     def to_dict(self) -> dict:
         d = {
@@ -98,6 +105,8 @@ class Claim:
         d["check"] = self.check
         if self.catalogue:
             d["catalogue"] = list(self.catalogue)
+        if self.unfalsifiable:
+            d["unfalsifiable"] = self.unfalsifiable
         return d
 
 
@@ -180,6 +189,7 @@ def load_file(path: Path) -> tuple[str, str, list[Claim]]:
             "devices",
             "check",
             "catalogue",
+            "unfalsifiable",
         }
         if unknown:
             raise RegistryError(f"{where}: unknown key(s) {sorted(unknown)}")
@@ -211,6 +221,11 @@ def load_file(path: Path) -> tuple[str, str, list[Claim]]:
         check = raw.get("check", "property")
         if check not in CHECKS:
             raise RegistryError(f"{where}: check must be one of {', '.join(CHECKS)}, got {check!r}")
+        unfalsifiable = raw.get("unfalsifiable")
+        if unfalsifiable is not None and (
+            not isinstance(unfalsifiable, str) or not unfalsifiable.strip()
+        ):
+            raise RegistryError(f"{where}: unfalsifiable must be a non-empty reason")
         claims.append(
             Claim(
                 id=cid,
@@ -223,6 +238,7 @@ def load_file(path: Path) -> tuple[str, str, list[Claim]]:
                 check=check,
                 catalogue=tuple(catalogue),
                 file=name,
+                unfalsifiable=" ".join(unfalsifiable.split()) if unfalsifiable else None,
             )
         )
     return area, title, claims

@@ -425,12 +425,19 @@ def test_nonleaf_grad_warns(device, spec, chain):
 
 
 @pytest.mark.claim("autograd.retain-grad-populates")
-@given(spec=tensor_specs(requires_grad=True), k=st.integers(1, 4), twice=st.booleans())
-def test_retain_grad_populates(device, spec, k, twice):
-    """Kills: a retain_grad that does not fill the non-leaf's .grad, fills it
-    with a wrong value or shape, or leaves the non-leaf warning on access."""
+@given(
+    spec=tensor_specs(requires_grad=True),
+    k=st.integers(1, 4),
+    twice=st.booleans(),
+    form=st.sampled_from(["result", "view-of-leaf", "view-of-result"]),
+)
+def test_retain_grad_populates(device, spec, k, twice, form):
+    """Kills: a retain_grad that does not fill the non-leaf's .grad (for an
+    op result or a non-leaf view), fills it with a wrong value or shape, or
+    leaves the non-leaf warning on access."""
     x = spec.build(device, requires_grad=True, leaf=True)
-    y = x * 2
+    y = {"result": lambda: x * 2, "view-of-leaf": lambda: x[...],
+         "view-of-result": lambda: (x * 2)[...]}[form]()  # fmt: skip
     assert y.retain_grad() is None
     if twice:
         y.retain_grad()  # idempotent

@@ -109,11 +109,18 @@ def test_data_is_out_of_graph(device, spec, requires_grad, non_leaf):
 
 
 @pytest.mark.claim("data.changes-not-tracked")
-@given(spec=tensor_specs(shape=shapes(min_side=1), values="all"), requires_grad=st.booleans())
-def test_data_changes_do_not_bump_version(device, spec, requires_grad):
+@given(
+    spec=tensor_specs(shape=shapes(min_side=1), values="all"),
+    requires_grad=st.booleans(),
+    parameter=st.booleans(),
+)
+def test_data_changes_do_not_bump_version(device, spec, requires_grad, parameter):
     """Kills: a .data whose in-place changes are tracked (bump the tensor's
-    version counter), or that does not change the tensor at all."""
+    version counter), or that does not change the tensor at all - for plain
+    tensors and for ``nn.Parameter`` (whose ``p.data`` optimizers write)."""
     x = _build(spec, device, requires_grad)
+    if parameter and spec.dtype in DIFFERENTIABLE:
+        x = torch.nn.Parameter(x.detach(), requires_grad=requires_grad)
     version = x._version
     d = x.data
     index = (0,) * d.dim()

@@ -596,11 +596,14 @@ def _kill_children_on_sigterm() -> None:
 
 
 def cmd_mutate(args) -> int:
-    """Run the suite once per semantic mutant of torch; print the kill matrix.
+    """Run the targeted sweep: each semantic mutant of torch against the tests
+    of the claims it declares; print which claims each falsified.
 
     Writes ``OUT/mutants.json``; embeds the result into ``OUT/results.json``
     and re-renders ``OUT/report.html`` when a result file is there. Exit 1
-    when a mutant survived (or broke the run) or the control run failed.
+    when a declared claim escaped (its tests missed the mutant) or a run
+    broke; ``--whole-suite`` also runs the whole suite once per mutant (the
+    kill matrix) and fails on a survivor.
     """
     from conformance.mutants import all_mutants
 
@@ -621,53 +624,84 @@ def cmd_mutate(args) -> int:
         chosen = [by_name[n] for n in dict.fromkeys(names)]
     else:
         chosen = catalogue
+    if args.area:
+        from conformance.registry import default_registry
+
+        areas = [a.strip() for a in args.area.split(",") if a.strip()]
+        unknown = [a for a in areas if a not in default_registry().areas]
+        if unknown or not areas:
+            return _err(f"--area: unknown area(s) {', '.join(unknown) or '(none)'}")
+        chosen = [m for m in chosen if m.area in areas]
+        if not chosen:
+            return _err(f"--area: no mutant in {', '.join(areas)}")
     devs = [d.strip() for d in args.devices.split(",") if d.strip()]
     if not devs or any(d not in ("cpu", "cuda") for d in devs):
         return _err(f"--devices: unknown device(s) in {args.devices!r}; use cpu and/or cuda")
-    workers = args.n
     _check_out(args.out, "--out")
-    from conformance.mutants import runner
+    from conformance.mutants import targeted
     from reports.mutation import embed_mutation
     from reports.results import ResultsError, write_json_atomic
 
     out = Path(args.out)
     console = _console()
-    if not console.is_terminal:  # logs: room for the kill matrix
+    if not console.is_terminal:  # logs: room for the tables
         from rich.console import Console
 
         console = Console(highlight=False, width=160)
-    total = len(chosen) + (0 if args.no_control else 1)
+    total = len(chosen)
     done = {"n": 0}
 
     def progress(rec: dict) -> None:
         done["n"] += 1
-        what = ", ".join(rec["claims"][:3]) or rec["reason"] or ""
-        colour = {"killed": "green", "survived": "red", "error": "yellow"}[rec["status"]]
-        if rec["name"] == "control":
-            colour = "green" if rec["status"] == "survived" else "red"
+        colour = {"killed": "green", "escaped": "red", "error": "yellow"}[rec["status"]]
+        claims = ", ".join(
+            c + ("" if v["state"] == "falsified" else f" ({v['state']}: {v['verdict']})")
+            for c, v in rec["claims"].items()
+        )
         console.print(
             f"[{done['n']}/{total}] {rec['name']}: [{colour}]{rec['status']}[/] "
-            f"in {rec['time_s']:.1f} s {what}"
+            f"in {rec['time_s']:.1f} s - {claims}"
         )
 
     _kill_children_on_sigterm()
-    doc = runner.sweep(
+    doc = targeted.sweep(
         chosen,
         out,
-        workers=max(1, workers),
+        workers=max(1, args.n),
         profile=args.profile,
         devices=",".join(devs),
-        stop_first=not args.keep_going,
-        control=not args.no_control,
         timeout=args.timeout,
         progress=progress,
-        hints=None if args.cold else runner.previous_kills(out / "mutants.json"),
-        shrink=args.shrink,
     )
+    ok = targeted.gate_ok(doc)
+    if args.whole_suite:
+        from conformance.mutants import runner
+
+        console.print("whole-suite sweep (every test under each mutant, until the first kill):")
+        whole = runner.sweep(
+            chosen, out, workers=max(1, args.n), profile=args.profile, devices=",".join(devs),
+            stop_first=True, control=True, timeout=args.timeout,
+            hints=runner.previous_kills(out / "mutants.json"),
+        )  # fmt: skip
+        doc["whole_suite"] = runner.for_report(whole)
+        console.print(runner.kill_matrix_table(whole))
+        for line in runner.summary_lines(whole):
+            print(line)
+        ok = ok and runner.gate_ok(whole)
+    cov = targeted.coverage(doc) if not args.mutants and not args.area else None
+    if cov is not None:
+        doc["coverage"] = cov
     write_json_atomic(out / "mutants.json", doc)
-    console.print(runner.kill_matrix_table(doc))
-    for line in runner.summary_lines(doc):
+    console.print(targeted.by_claim_table(doc) if args.by_claim else targeted.sweep_table(doc))
+    for line in targeted.summary_lines(doc):
         print(line)
+    if cov is not None:
+        print(
+            f"registry: {len(cov['falsifiable'])} claims proven falsifiable, "
+            f"{len(cov['unfalsifiable'])} unfalsifiable (with a reason), "
+            f"{len(cov['uncovered'])} without a falsifying mutant"
+            + (f": {', '.join(cov['uncovered'])}" if cov["uncovered"] else "")
+        )
     print(f"mutants: {out / 'mutants.json'}")
     try:
         report = embed_mutation(out, doc)
@@ -676,7 +710,7 @@ def cmd_mutate(args) -> int:
         report = None
     if report is not None:
         print(f"report:  {report} (detection power section)")
-    return EXIT_OK if runner.gate_ok(doc) else EXIT_FAIL
+    return EXIT_OK if ok else EXIT_FAIL
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -740,10 +774,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="table (one block per claim, ids whole), tsv or json")  # fmt: skip
     c.set_defaults(func=cmd_claims)
     mu = sub.add_parser(
-        "mutate", help="run the suite once per semantic mutant of torch (kill matrix)"
+        "mutate",
+        help="run each semantic mutant of torch against the tests of the claims it breaks",
     )
     mu.add_argument("--list", action="store_true", help="print the mutant names, one per line")
     mu.add_argument("--mutants", default=None, help="only these mutants (comma-separated names)")
+    mu.add_argument(
+        "--area", default=None, help="only the mutants of these areas (comma-separated)"
+    )
+    mu.add_argument("--by-claim", action="store_true",
+                    help="print claims x mutants (which mutants falsify each claim) instead of one row per mutant")  # fmt: skip
     mu.add_argument("-n", default=os.cpu_count() or 1, type=_positive_int,
                     help="mutants run in parallel (default: CPU count)")  # fmt: skip
     mu.add_argument("--out", default="conformance-out", type=_nonempty,
@@ -752,17 +792,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--profile", default="ci", choices=["ci", "dev", "thorough"], help="Hypothesis profile"
     )
     mu.add_argument("--devices", default="cpu", help="devices to run on (default cpu)")
-    mu.add_argument("--no-control", action="store_true",
-                    help="skip the control run without a mutant")  # fmt: skip
-    mu.add_argument("--keep-going", action="store_true",
-                    help="run every test instead of stopping at the first failure (full matrix, slower)")  # fmt: skip
+    mu.add_argument("--whole-suite", action="store_true",
+                    help="also run the whole suite once per mutant, until its first failure (kill matrix; slow)")  # fmt: skip
     mu.add_argument(
-        "--timeout", type=_positive_float, default=1200, help="seconds per mutant (default 1200)"
+        "--timeout", type=_positive_float, default=600, help="seconds per mutant (default 600)"
     )
-    mu.add_argument("--shrink", action="store_true",
-                    help="let Hypothesis shrink each killing example (readable, slower kills)")  # fmt: skip
-    mu.add_argument("--cold", action="store_true",
-                    help="ignore OUT/mutants.json from an earlier sweep (whose killing tests otherwise run first)")  # fmt: skip
     mu.set_defaults(func=cmd_mutate)
     return p
 

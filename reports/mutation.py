@@ -4,7 +4,8 @@
 ``DIR/results.json`` (from ``torch-conformance run --out DIR``) exists, the
 compact form of the mutation document is stored under its ``mutation`` key
 and ``DIR/report.html`` is re-rendered with a "detection power" section
-(mutants x areas kill matrix).
+(per claim: the mutants that falsified it, escapes, unfalsifiable claims;
+per area: the share of claims proven falsifiable).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ def embed_mutation(out_dir: Path | str, mutation: dict) -> Path | None:
     Returns the report path, or ``None`` when there is no result file to
     embed into. Raises :class:`reports.results.ResultsError` for a corrupt one.
     """
-    from conformance.mutants.runner import for_report
+    from conformance.mutants.targeted import for_report
     from reports.html import render_report
     from reports.results import load_results, write_json_atomic, write_text_atomic
 

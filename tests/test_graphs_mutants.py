@@ -2,7 +2,7 @@
 results name exactly the claims each breaks (like test_gate's mutant test).
 
 Each case runs ``torch-conformance run`` in a subprocess whose torch is
-patched at start-up (see :mod:`tests.mutants.graphs`).
+patched at start-up (see :mod:`conformance.mutants.graphs`).
 """
 
 from __future__ import annotations
@@ -11,9 +11,6 @@ import pytest
 
 from tests.conftest import cpu_verdicts, run_gate
 from tests.mutants import MUTANTS, mutant_env
-from tests.mutants.graphs import GRAPH_MUTANTS
-
-MUTANTS.update(GRAPH_MUTANTS)  # until the lead merges them into MUTANTS
 
 #: A claim no mutant here touches: it must keep holding (the gate names
 #: exactly the broken claims, not everything it ran).

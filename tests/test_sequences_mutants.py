@@ -10,10 +10,7 @@ from __future__ import annotations
 import pytest
 
 from conformance import test_copy_sequences
-from tests.mutants import MUTANTS, mutant_env
-from tests.mutants.sequences import SEQUENCE_MUTANTS
-
-MUTANTS.update(SEQUENCE_MUTANTS)
+from tests.mutants import mutant_env
 
 #: The machine's claims that no other test of the module carries: selecting
 #: them runs the state machine and nothing else.

@@ -28,6 +28,15 @@ Two kinds (:attr:`Mutant.kind`):
     broadcast shapes), or one tensor subclass (``nn.Parameter``). These are
     the mutants that measure how well the *strategies* cover the input space.
 
+Every mutant *declares the claims it breaks* (:attr:`Mutant.claims`) and
+the region of the input space where it breaks them (:attr:`Mutant.region`):
+``torch-conformance mutate`` runs each mutant against the tests of exactly
+those claims and requires every one of them to turn FAILED, so "held" on a
+claim means its own tests would have caught a torch that broke it. Mutants
+live one module per claim area (``conformance/mutants/<area>.py``, beside
+``conformance/claims/<area>.toml`` and ``conformance/test_<area>.py``), each
+defining ``MUTANTS``; :data:`CATALOGUE` collects them all.
+
 Every mutant carries a :attr:`Mutant.witness`: a short Python snippet that
 asserts the real behaviour, so it exits 0 on real torch and fails with an
 ``AssertionError`` under the mutant (checked by ``tests/test_mutants_catalogue.py``).
@@ -38,12 +47,12 @@ mutant (``torch-conformance mutate``) and records which claims killed it.
 
 from __future__ import annotations
 
+import importlib
 import os
-import re
-import textwrap
-from dataclasses import dataclass
+import pkgutil
 from pathlib import Path
-from typing import Literal
+
+from conformance.mutants.base import FAMILIES, KINDS, Mutant
 
 __all__ = [
     "KINDS",
@@ -52,86 +61,51 @@ __all__ = [
     "CATALOGUE",
     "MUTANTS",
     "CONTROL",
+    "AREA_MODULES",
     "get",
     "all_mutants",
+    "by_claim",
     "write_sitecustomize",
     "mutant_env",
 ]
 
-#: The two mutant kinds (see the module docstring).
-KINDS: tuple[str, ...] = ("always", "partial")
-#: The input-space families a ``partial`` mutant can be wrong on.
-FAMILIES: tuple[str, ...] = (
-    "layout", "dtype", "autograd", "convention", "relation", "subclass", "mode", "other",
-)  # fmt: skip
+#: Modules of this package that are not mutant areas.
+_NOT_AREAS = {"base", "runner", "order", "targeted", "forkserver"}
+
+#: The area modules (``conformance.mutants.<area>``), by area name.
+AREA_MODULES: dict[str, str] = {
+    info.name: f"{__name__}.{info.name}"
+    for info in pkgutil.iter_modules([str(Path(__file__).parent)])
+    if info.name not in _NOT_AREAS and not info.name.startswith("_")
+}
 
 
-@dataclass(frozen=True)
-class Mutant:
-    """One semantic mutant of torch.
-
-    Attributes:
-        name: unique kebab-case name (``detach-copies-expanded``).
-        description: one sentence saying what is broken, and for which inputs.
-        kind: ``"always"`` (the broken path runs on every call) or
-            ``"partial"`` (wrong on part of the input space only: one layout,
-            dtype family, autograd state, calling convention, argument
-            relation or tensor subclass).
-        targets: where the killers are expected: claim ids (their tests run
-            first) and/or conformance areas (the modules testing them run
-            before the others). Used only to *order* a mutation run so the
-            likely killers run first; the whole suite always runs.
-        source: Python source executed at interpreter start-up (as
-            ``sitecustomize``) that patches torch. Must import cleanly and
-            leave ``import torch``, pytest and Hypothesis working.
-        witness: a short Python snippet asserting the *real* behaviour the
-            mutant breaks: it exits 0 on real torch and raises
-            ``AssertionError`` under the mutant.
-        family: for ``partial`` mutants, the part of the input space that is
-            wrong: ``layout``, ``dtype``, ``autograd``, ``convention``,
-            ``relation``, ``subclass`` or ``mode`` (grad/inference mode).
-    """
-
-    name: str
-    description: str
-    kind: Literal["always", "partial"]
-    targets: tuple[str, ...]
-    source: str
-    witness: str = ""
-    family: str = ""
-
-    def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise ValueError(f"mutant {self.name}: kind must be one of {KINDS}, not {self.kind!r}")
-        if self.kind == "partial" and self.family not in FAMILIES:
-            raise ValueError(f"partial mutant {self.name}: family must be one of {FAMILIES}")
-        object.__setattr__(self, "source", textwrap.dedent(self.source).strip() + "\n")
-        object.__setattr__(self, "witness", textwrap.dedent(self.witness).strip() + "\n")
-        object.__setattr__(self, "targets", tuple(self.targets))
-
-    def to_dict(self) -> dict:
-        return {
-            "name": self.name,
-            "description": self.description,
-            "kind": self.kind,
-            "targets": list(self.targets),
-            "family": self.family,
-        }
+def _collect() -> tuple[Mutant, ...]:
+    out: list[Mutant] = []
+    for area, module in sorted(AREA_MODULES.items()):
+        mod = importlib.import_module(module)
+        for m in getattr(mod, "MUTANTS", ()):
+            if m.area != area:
+                raise RuntimeError(
+                    f"mutant {m.name} (first claim {m.claims[0]}) is not in {area}.py"
+                )
+            out.append(m)
+    return tuple(out)
 
 
-from conformance.mutants.catalogue import CATALOGUE  # noqa: E402
+#: Every mutant of every area module.
+CATALOGUE: tuple[Mutant, ...] = _collect()
 
 #: The no-op mutant of a control run: real torch through the same machinery.
 CONTROL = Mutant(
     name="control",
     description="no mutation: real torch through the same sitecustomize machinery",
-    kind="always",
-    targets=(),
+    claims=(),
     source="# control run: torch is not patched\n",
     witness="",
 )
 
-#: Legacy view of the catalogue: name -> (description, source).
+#: name -> (description, source), for the suite's own tests.
 MUTANTS: dict[str, tuple[str, str]] = {m.name: (m.description, m.source) for m in CATALOGUE}
 
 _BY_NAME: dict[str, Mutant] = {m.name: m for m in CATALOGUE}
@@ -139,60 +113,25 @@ if len(_BY_NAME) != len(CATALOGUE):  # pragma: no cover - guarded by the self-te
     raise RuntimeError("duplicate mutant names in the catalogue")
 
 
-def _extra_mutants() -> list[Mutant]:
-    """Mutants contributed in the legacy ``(description, source)`` format by
-    ``tests/mutants/graphs.py`` (``GRAPH_MUTANTS``) and
-    ``tests/mutants/sequences.py`` (``SEQUENCE_MUTANTS``), when the source
-    tree has them. Their kind and targets are inferred from the module."""
-    import importlib.util
+def all_mutants() -> list[Mutant]:
+    """Every mutant, area by area."""
+    return list(CATALOGUE)
 
-    out: list[Mutant] = []
-    here = Path(__file__).resolve().parents[2] / "tests" / "mutants"
-    for filename, attr, area in (
-        ("graphs.py", "GRAPH_MUTANTS", "graphs"),
-        ("sequences.py", "SEQUENCE_MUTANTS", "sequences"),
-    ):
-        # By file path: the source tree's ``tests`` is not an installed package.
-        path = here / filename
-        if not path.is_file():
-            continue
-        spec = importlib.util.spec_from_file_location(f"_torch_conformance_{area}_mutants", path)
-        mod = importlib.util.module_from_spec(spec)
-        try:
-            spec.loader.exec_module(mod)
-        except Exception:  # a broken contributed file must not break the catalogue
-            continue
-        for name, value in getattr(mod, attr, {}).items():
-            if name in _BY_NAME:
-                continue
-            if isinstance(value, Mutant):
-                out.append(value)
-                continue
-            description, source = value[0], value[1]
-            # "only for 3-D inputs", "when the destination is a view" (not "even when").
-            partial = bool(re.search(r"\bonly\b|(?<!even) when ", description))
-            kind = "partial" if partial else "always"
-            out.append(
-                Mutant(name, description, kind, (area,), source, family="other" if partial else "")
-            )
+
+def by_claim() -> dict[str, list[Mutant]]:
+    """``{claim id: the mutants that declare it}``."""
+    out: dict[str, list[Mutant]] = {}
+    for m in CATALOGUE:
+        for c in m.claims:
+            out.setdefault(c, []).append(m)
     return out
 
 
-def all_mutants(include_extra: bool = True) -> list[Mutant]:
-    """The catalogue, plus the graph/sequence mutants of ``tests/mutants`` when present."""
-    return list(CATALOGUE) + (_extra_mutants() if include_extra else [])
-
-
 def get(name: str) -> Mutant:
-    """The mutant called ``name`` (catalogue, extras, or ``control``); ``KeyError`` if none."""
+    """The mutant called ``name`` (or ``control``); ``KeyError`` if none."""
     if name == CONTROL.name:
         return CONTROL
-    if name in _BY_NAME:
-        return _BY_NAME[name]
-    for m in _extra_mutants():
-        if m.name == name:
-            return m
-    raise KeyError(name)
+    return _BY_NAME[name]
 
 
 def write_sitecustomize(name: str | Mutant, directory: Path) -> Path:

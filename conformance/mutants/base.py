@@ -1,0 +1,102 @@
+"""The :class:`Mutant` record (kept apart from the package so that the area
+modules can import it without importing each other)."""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass, field
+from typing import Literal
+
+__all__ = ["KINDS", "FAMILIES", "Mutant"]
+
+#: The two mutant kinds (see :mod:`conformance.mutants`).
+KINDS: tuple[str, ...] = ("always", "partial")
+#: The input-space families a ``partial`` mutant can be wrong on.
+FAMILIES: tuple[str, ...] = (
+    "layout", "dtype", "autograd", "convention", "relation", "subclass", "mode", "value",
+    "backend", "other",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One semantic mutant of torch: a patch that breaks declared claims.
+
+    Attributes:
+        name: unique kebab-case name (``detach-copies-expanded``).
+        description: one sentence saying what is broken, and for which inputs.
+        claims: the claim ids this mutant violates (at least one). The
+            targeted sweep (``torch-conformance mutate``) runs the tests of
+            exactly these claims under the mutant and requires each one's
+            verdict to flip to FAILED; one that keeps its verdict *escaped*
+            (a defect of the suite). The first claim's area is the module
+            the mutant lives in.
+        region: the part of the input space where the mutant is wrong, in
+            words ("non-contiguous float64 inputs", "the function form
+            ``torch.detach(t)`` only"); empty for a mutant wrong on every
+            input its claims cover. A non-empty region makes it ``partial``.
+        family: for a ``partial`` mutant, which kind of region it is:
+            ``layout``, ``dtype``, ``value``, ``autograd``, ``convention``
+            (calling form), ``relation`` (between arguments), ``subclass``,
+            ``mode`` (grad/inference mode), ``backend`` (a compile backend)
+            or ``other``.
+        source: Python executed after ``import torch`` (as ``sitecustomize``
+            at interpreter start-up, or in a forked child of the sweep) that
+            patches torch. It keeps the real implementation under a private
+            name and calls it outside the broken region.
+        witness: a short Python snippet asserting the *real* behaviour the
+            mutant breaks: it exits 0 on real torch and raises
+            ``AssertionError`` under the mutant.
+
+    Raises ``ValueError`` on construction for a mutant without claims, a
+    partial mutant without family, or an unknown family.
+    """
+
+    name: str
+    description: str
+    claims: tuple[str, ...]
+    source: str
+    witness: str
+    region: str = ""
+    family: str = ""
+    #: Extra areas whose modules the sweep also collects (rarely needed:
+    #: the claims' own areas are always collected).
+    areas: tuple[str, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        if not self.claims and self.name != "control":
+            raise ValueError(f"mutant {self.name}: declares no claims")
+        if self.region and self.family not in FAMILIES:
+            raise ValueError(f"partial mutant {self.name}: family must be one of {FAMILIES}")
+        if not self.region and self.family:
+            raise ValueError(f"mutant {self.name}: a family without a region")
+        object.__setattr__(self, "claims", tuple(self.claims))
+        object.__setattr__(self, "areas", tuple(self.areas))
+        object.__setattr__(self, "source", textwrap.dedent(self.source).strip() + "\n")
+        object.__setattr__(self, "witness", textwrap.dedent(self.witness).strip() + "\n")
+
+    @property
+    def kind(self) -> Literal["always", "partial"]:
+        """``partial`` when the mutant is wrong on a region only, else ``always``."""
+        return "partial" if self.region else "always"
+
+    @property
+    def area(self) -> str:
+        """The area of the first declared claim (the module it lives in)."""
+        return self.claims[0].split(".", 1)[0] if self.claims else ""
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        """The declared claims (the name older code used)."""
+        return self.claims
+
+    def to_dict(self) -> dict:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "kind": self.kind,
+            "claims": list(self.claims),
+            "region": self.region,
+            "family": self.family,
+            "area": self.area,
+        }

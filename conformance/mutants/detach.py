@@ -1,0 +1,269 @@
+"""Mutants of the ``detach`` area (Tensor.detach and Tensor.detach_); claims in ``conformance/claims/detach.toml``,
+tests in ``conformance/test_detach.py``.
+
+See :mod:`conformance.mutants` for what a mutant is and how it is run.
+"""
+
+from __future__ import annotations
+
+from conformance.mutants.base import Mutant
+
+MUTANTS: tuple[Mutant, ...] = (
+    Mutant(
+        name="detach-copies",
+        description="detach() returns a copy instead of an alias of the input's storage",
+        claims=("detach.shares-storage",),
+        source="""
+        import torch
+        _orig = torch.Tensor.detach
+        def detach(self):
+            return _orig(self).clone()
+        torch.Tensor.detach = detach
+        torch.detach = detach
+        """,
+        witness="""
+        import torch
+        x = torch.arange(6.0)
+        assert x.detach().data_ptr() == x.data_ptr()
+        assert torch.detach(x).data_ptr() == x.data_ptr()
+        """,
+    ),
+    Mutant(
+        name="detach-copies-noncontig-f64",
+        description="detach() copies, but only for non-contiguous float64 inputs",
+        claims=("detach.shares-storage",),
+        region="non-contiguous float64 inputs",
+        family="layout",
+        source="""
+        import torch
+        _orig = torch.Tensor.detach
+        def _detach(self):
+            out = _orig(self)
+            if self.dtype == torch.float64 and not self.is_contiguous():
+                out = out.clone()
+            return out
+        torch.Tensor.detach = _detach
+        torch.detach = _detach
+        """,
+        witness="""
+        import torch
+        x = torch.arange(6.0, dtype=torch.float64).reshape(2, 3).t()
+        assert x.detach().data_ptr() == x.data_ptr()
+        """,
+    ),
+    Mutant(
+        name="detach-copies-expanded",
+        description="detach() materialises expanded (stride-0) inputs instead of aliasing them",
+        claims=("detach.shares-storage",),
+        region="expanded (stride-0) inputs",
+        family="layout",
+        source="""
+        import torch
+        _orig = torch.Tensor.detach
+        def detach(self):
+            out = _orig(self)
+            if any(st == 0 and sz > 1 for sz, st in zip(self.shape, self.stride())):
+                out = out.clone()
+            return out
+        torch.Tensor.detach = detach
+        torch.detach = detach
+        """,
+        witness="""
+        import torch
+        x = torch.arange(3.0).expand(2, 3)
+        d = x.detach()
+        assert d.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+        assert d.stride() == x.stride()
+        """,
+    ),
+    Mutant(
+        name="detach-copies-zero-size",
+        description="detach() of a zero-size tensor returns a fresh empty tensor (new storage)",
+        claims=("detach.shares-storage",),
+        region="zero-size inputs",
+        family="layout",
+        source="""
+        import torch
+        _orig = torch.Tensor.detach
+        def detach(self):
+            out = _orig(self)
+            if self.numel() == 0:
+                out = torch.empty_strided(self.shape, self.stride(), dtype=self.dtype, device=self.device)
+            return out
+        torch.Tensor.detach = detach
+        torch.detach = detach
+        """,
+        witness="""
+        import torch
+        x = torch.empty(0, 3)
+        assert x.detach().untyped_storage() is x.untyped_storage()
+        """,
+    ),
+    Mutant(
+        name="detach-copies-0d",
+        description="detach() of a 0-d tensor copies the scalar",
+        claims=("detach.shares-storage",),
+        region="0-d inputs",
+        family="layout",
+        source="""
+        import torch
+        _orig = torch.Tensor.detach
+        def detach(self):
+            out = _orig(self)
+            return out.clone() if self.dim() == 0 else out
+        torch.Tensor.detach = detach
+        torch.detach = detach
+        """,
+        witness="""
+        import torch
+        x = torch.tensor(3.0)
+        assert x.detach().data_ptr() == x.data_ptr()
+        """,
+    ),
+    Mutant(
+        name="detach-copies-channels-last",
+        description="detach() copies channels_last (non-contiguous 4-D) inputs",
+        claims=("detach.shares-storage",),
+        region="channels_last 4-D inputs",
+        family="layout",
+        source="""
+        import torch
+        _orig = torch.Tensor.detach
+        def detach(self):
+            out = _orig(self)
+            if (self.dim() == 4 and not self.is_contiguous()
+                    and self.is_contiguous(memory_format=torch.channels_last)):
+                out = out.clone()
+            return out
+        torch.Tensor.detach = detach
+        torch.detach = detach
+        """,
+        witness="""
+        import torch
+        x = torch.zeros(2, 3, 2, 2).contiguous(memory_format=torch.channels_last)
+        assert x.detach().data_ptr() == x.data_ptr()
+        """,
+    ),
+    Mutant(
+        name="detach-copies-bool",
+        description="detach() copies bool tensors (a dtype family)",
+        claims=("detach.shares-storage",),
+        region="bool inputs",
+        family="dtype",
+        source="""
+        import torch
+        _orig = torch.Tensor.detach
+        def detach(self):
+            out = _orig(self)
+            return out.clone() if self.dtype == torch.bool else out
+        torch.Tensor.detach = detach
+        torch.detach = detach
+        """,
+        witness="""
+        import torch
+        x = torch.tensor([True, False])
+        assert x.detach().data_ptr() == x.data_ptr()
+        """,
+    ),
+    Mutant(
+        name="detach-function-copies",
+        description="torch.detach(t) (function form only) copies; t.detach() is correct",
+        claims=("detach.shares-storage",),
+        region="the function form torch.detach(t) only",
+        family="convention",
+        source="""
+        import torch
+        _orig = torch.detach
+        def detach(input):
+            return _orig(input).clone()
+        torch.detach = detach
+        """,
+        witness="""
+        import torch
+        x = torch.arange(4.0)
+        assert torch.detach(x).data_ptr() == x.data_ptr()
+        """,
+    ),
+    Mutant(
+        name="detach-keeps-grad-nonleaf",
+        description="detach() of a non-leaf that requires grad returns a tensor that still requires grad",
+        claims=("detach.is-leaf", "detach.never-requires-grad"),
+        region="non-leaf inputs that require grad",
+        family="autograd",
+        source="""
+        import torch
+        _orig = torch.Tensor.detach
+        def detach(self):
+            out = _orig(self)
+            if self.requires_grad and not self.is_leaf:
+                out.requires_grad_(True)
+            return out
+        torch.Tensor.detach = detach
+        torch.detach = detach
+        """,
+        witness="""
+        import torch
+        x = torch.ones(3, requires_grad=True) * 2
+        assert x.detach().requires_grad is False
+        """,
+    ),
+    Mutant(
+        name="detach-copies-parameter",
+        description="detach() of an nn.Parameter snapshots it (copy); plain tensors are aliased",
+        claims=("detach.parameter-sees-optimizer-step",),
+        region="nn.Parameter inputs",
+        family="subclass",
+        source="""
+        import torch
+        _orig = torch.Tensor.detach
+        def detach(self):
+            out = _orig(self)
+            return out.clone() if isinstance(self, torch.nn.Parameter) else out
+        torch.Tensor.detach = detach
+        torch.detach = detach
+        """,
+        witness="""
+        import torch
+        p = torch.nn.Parameter(torch.ones(3))
+        assert p.detach().data_ptr() == p.data_ptr()
+        """,
+    ),
+    Mutant(
+        name="detach-own-version-counter",
+        description="detach() aliases the storage but gets its own version counter (like .data)",
+        claims=("detach.inplace-error-when-saved", "graphs.version-error-predicted"),
+        source="""
+        import torch
+        _data = torch._C.TensorBase.data
+        def detach(self):
+            return _data.__get__(self)
+        torch.Tensor.detach = detach
+        torch.detach = detach
+        """,
+        witness="""
+        import torch
+        x = torch.ones(3)
+        x.detach().add_(1)
+        assert x._version == 1
+        """,
+    ),
+    Mutant(
+        name="detach-returns-zeros",
+        description="detach() returns a tensor of zeros (same dtype, shape and device) instead of the input's values",
+        claims=("detach.keeps-dtype-and-values",),
+        source="""
+        import torch
+        _orig = torch.Tensor.detach
+        def detach(self):
+            return torch.zeros_like(_orig(self))
+        torch.Tensor.detach = detach
+        torch.detach = detach
+        """,
+        witness="""
+        import torch
+        x = torch.arange(1.0, 4.0)
+        assert x.detach().tolist() == [1.0, 2.0, 3.0]
+        assert torch.detach(x).tolist() == [1.0, 2.0, 3.0]
+        """,
+    ),
+)

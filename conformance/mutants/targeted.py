@@ -1,0 +1,500 @@
+"""The targeted sweep: is every claim falsifiable by its own tests?
+
+For each :class:`~conformance.mutants.Mutant`, run *the tests of the claims
+it declares* (``--claims``) under the mutant and read each declared claim's
+verdict. A declared claim is
+
+``falsified``
+    when its verdict flipped to ``FAILED`` or ``unexpected pass``: its own
+    tests caught the broken torch;
+``escaped``
+    when it kept a passing verdict (held, expected deviation, region not
+    reached, skipped): its tests would not have noticed that torch broke
+    it - a defect of the suite, not of the mutant;
+``error``
+    when the run could not judge it (``ERROR``: a suite error such as a
+    health check, or no result at all: the mutant broke the interpreter).
+
+A mutant whose declared claims were all falsified is ``killed``; one with
+an escaped claim is ``escaped``; otherwise ``error``.
+
+Speed: one *fork server* imports torch, NumPy, Hypothesis and pytest once;
+each mutant runs in a forked child that executes the mutant's source (as
+its ``sitecustomize`` would right after ``import torch``) and then
+``pytest.main`` on the modules holding its claims' tests. The suite's own
+modules are imported by the child only, after the patch. ``workers``
+children run at once. Where ``fork`` is missing, each mutant runs in a
+fresh interpreter with a generated ``sitecustomize`` instead.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+
+from conformance.mutants import CATALOGUE, Mutant, write_sitecustomize
+from conformance.mutants.order import NO_SHRINK_ENV
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFORMANCE_DIR = ROOT / "conformance"
+SCHEMA = 2
+FALSIFIED = ("FAILED", "unexpected pass")
+
+__all__ = [
+    "claim_modules",
+    "sweep",
+    "by_claim",
+    "coverage",
+    "summary_lines",
+    "by_claim_table",
+    "sweep_table",
+]
+
+
+def claim_modules(claims: Iterable[str], conformance_dir: Path = CONFORMANCE_DIR) -> list[Path]:
+    """The conformance test modules holding the tests of ``claims``, sorted:
+    those quoting a claim id (``@pytest.mark.claim("a.b")``), and for a
+    claim no module quotes (a marker built from a computed list, like the
+    state machine's), the modules testing its area."""
+    texts = {p: p.read_text(encoding="utf-8") for p in sorted(conformance_dir.glob("test_*.py"))}
+    out: set[Path] = set()
+    for c in claims:
+        quoting = {p for p, text in texts.items() if f'"{c}"' in text}
+        if not quoting:
+            from conformance.mutants.runner import module_areas
+
+            area = c.split(".", 1)[0]
+            quoting = {p for p, areas in module_areas(conformance_dir).items() if area in areas}
+        out |= quoting
+    return sorted(out)
+
+
+def _pytest_args(mutant: Mutant, results: Path, profile: str, devices: str) -> list[str]:
+    mods = [str(p.relative_to(ROOT)) for p in claim_modules(mutant.claims)]
+    return [
+        *mods,
+        "-p", "reports.plugin", "-p", "conformance.mutants.order",
+        "-p", "no:cacheprovider", "-p", "no:randomly", "-p", "no:unraisableexception",
+        "-p", "no:xdist",
+        "--rootdir", str(ROOT),
+        "--hypothesis-profile", profile,
+        "--devices", devices,
+        "--claims", ",".join(mutant.claims),
+        "--results-json", str(results),
+        "-q", "--no-header",
+    ]  # fmt: skip
+
+
+#: The fork server: imports the heavy modules once, then reads one JSON job
+#: per line on stdin and forks a child per job; replies one JSON line per
+#: finished child. A child patches torch, then runs pytest.main.
+_SERVER = r"""
+import json, os, select, signal, sys, time
+import numpy, torch
+import hypothesis, pytest  # noqa: F401
+torch.set_num_threads(1)
+
+def child(job):
+    fd = os.open(job["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(fd, 1); os.dup2(fd, 2)
+    sys.stdout = os.fdopen(1, "w", buffering=1); sys.stderr = os.fdopen(2, "w", buffering=1)
+    os.chdir(job["cwd"])
+    os.environ.update(job["env"])
+    rc = 3
+    try:
+        exec(compile(job["source"], "<mutant %s>" % job["name"], "exec"), {"__name__": "sitecustomize"})
+        rc = int(pytest.main(job["args"]))
+    except BaseException:
+        import traceback; traceback.print_exc()
+        rc = 4
+    sys.stdout.flush(); sys.stderr.flush()
+    os._exit(rc)
+
+running = {}
+pending = []
+workers = int(sys.argv[1])
+closed = False
+while not closed or pending or running:
+    while pending and len(running) < workers:
+        job = pending.pop(0)
+        pid = os.fork()
+        if pid == 0:
+            os.setpgid(0, 0)
+            child(job)
+        running[pid] = (job, time.monotonic())
+    if not closed:
+        r, _, _ = select.select([sys.stdin], [], [], 0.05)
+        if r:
+            line = sys.stdin.readline()
+            if not line:
+                closed = True
+            else:
+                pending.append(json.loads(line))
+    for pid, (job, t0) in list(running.items()):
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done == 0:
+            if time.monotonic() - t0 > job["timeout"]:
+                try:
+                    os.killpg(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+                os.waitpid(pid, 0)
+                status = -1
+            else:
+                continue
+        del running[pid]
+        rc = os.waitstatus_to_exitcode(status) if status != -1 else None
+        print(json.dumps({"name": job["name"], "rc": rc, "time_s": time.monotonic() - t0}), flush=True)
+    if closed and not pending and running:
+        time.sleep(0.05)
+"""
+
+
+def _child_env(workdir: Path) -> dict[str, str]:
+    return {
+        "HYPOTHESIS_STORAGE_DIRECTORY": str(workdir / "hypothesis"),
+        NO_SHRINK_ENV: "1",
+        "PYTHONHASHSEED": "0",
+    }
+
+
+def _judge(mutant: Mutant, results: Path, rc: int | None, log: Path) -> dict:
+    """Per-claim verdicts of one mutant run, and the mutant's status."""
+    from reports.results import claim_verdicts
+
+    doc = None
+    if results.exists():
+        try:
+            doc = json.loads(results.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            doc = None
+    per_claim: dict[str, dict] = {}
+    if doc is not None:
+        cv = claim_verdicts(doc)
+        for c in mutant.claims:
+            cells = cv.get(c, {})
+            cell = cells.get("cpu") or next(iter(cells.values()), None)
+            verdict = cell["verdict"] if cell else "not run"
+            first = next(
+                (t for t in (cell or {}).get("tests", []) if t.get("verdict") == "regression"),
+                None,
+            )
+            failure = (first or {}).get("failure") or {}
+            per_claim[c] = {
+                "verdict": verdict,
+                "state": "falsified"
+                if verdict in FALSIFIED
+                else "error"
+                if verdict in ("ERROR", "not run")
+                else "escaped",
+                "examples": (cell or {}).get("examples", 0),
+                "signature": failure.get("signature"),
+            }
+    else:
+        for c in mutant.claims:
+            per_claim[c] = {"verdict": "no result", "state": "error", "examples": 0}
+    states = {v["state"] for v in per_claim.values()}
+    if states == {"falsified"}:
+        status, reason = "killed", ""
+    elif "escaped" in states:
+        status = "escaped"
+        reason = "claims escaped: " + ", ".join(
+            c for c, v in per_claim.items() if v["state"] == "escaped"
+        )
+    else:
+        status = "error"
+        tail = (
+            log.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-5:]
+            if (log.exists())
+            else []
+        )
+        reason = f"pytest exit {rc}: " + " | ".join(tail)[-400:]
+    return {"status": status, "reason": reason, "claims": per_claim}
+
+
+def _run_subprocess(job: dict, mutant: Mutant) -> int | None:
+    """Fallback without fork: a fresh interpreter with a sitecustomize."""
+    with tempfile.TemporaryDirectory(prefix="torch-mutant-") as tmp:
+        env = dict(os.environ)
+        env.update(job["env"])
+        env["PYTHONPATH"] = os.pathsep.join(
+            filter(
+                None,
+                [
+                    str(write_sitecustomize(mutant, Path(tmp)).parent),
+                    str(ROOT),
+                    env.get("PYTHONPATH"),
+                ],
+            )
+        )
+        with open(job["log"], "w", encoding="utf-8") as log:
+            try:
+                return subprocess.run(
+                    [sys.executable, "-m", "pytest", *job["args"]],
+                    cwd=job["cwd"], env=env, stdout=log, stderr=subprocess.STDOUT,
+                    timeout=job["timeout"], check=False,
+                ).returncode  # fmt: skip
+            except subprocess.TimeoutExpired:
+                return None
+
+
+def sweep(
+    mutants: Sequence[Mutant],
+    out_dir: Path,
+    *,
+    workers: int = 2,
+    profile: str = "ci",
+    devices: str = "cpu",
+    timeout: float = 600,
+    progress: Callable[[dict], None] | None = None,
+) -> dict:
+    """Run the targeted sweep over ``mutants``; returns the ``mutants.json``
+    document (schema 2, not written). Each mutant's work files (log,
+    results) go to ``out_dir/mutants-work/<name>/``."""
+    out_dir = Path(out_dir)
+    work = out_dir / "mutants-work"
+    started = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+    t0 = time.perf_counter()
+    jobs: dict[str, dict] = {}
+    by_name = {m.name: m for m in mutants}
+    for m in mutants:
+        wd = work / m.name
+        wd.mkdir(parents=True, exist_ok=True)
+        for f in ("results.json", "pytest.log"):
+            (wd / f).unlink(missing_ok=True)
+        jobs[m.name] = {
+            "name": m.name,
+            "source": m.source,
+            "args": _pytest_args(m, wd / "results.json", profile, devices),
+            "log": str(wd / "pytest.log"),
+            "cwd": str(ROOT),
+            "env": _child_env(wd),
+            "timeout": timeout,
+        }
+    records: dict[str, dict] = {}
+
+    def finish(name: str, rc: int | None, elapsed: float) -> None:
+        m = by_name[name]
+        wd = work / name
+        rec = {
+            **m.to_dict(),
+            "rc": rc,
+            "time_s": round(elapsed, 2),
+            **_judge(m, wd / "results.json", rc, wd / "pytest.log"),
+        }
+        if rc is None:
+            rec["status"], rec["reason"] = "error", f"timed out after {timeout:.0f} s"
+        records[name] = rec
+        if progress is not None:
+            progress(rec)
+
+    if hasattr(os, "fork"):
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+        env.pop("PYTEST_ADDOPTS", None)
+        env.pop("PYTEST_XDIST_WORKER", None)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _SERVER, str(max(1, workers))],
+            cwd=str(ROOT), env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            text=True, start_new_session=True,
+        )  # fmt: skip
+        try:
+            for job in jobs.values():
+                proc.stdin.write(json.dumps(job) + "\n")
+            proc.stdin.close()
+            for line in proc.stdout:
+                try:
+                    msg = json.loads(line)
+                except ValueError:
+                    continue
+                finish(msg["name"], msg["rc"], msg["time_s"])
+            proc.wait()
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGTERM)
+                proc.wait()
+        for name in jobs:
+            if name not in records:  # the server died under this child
+                finish(name, None, 0.0)
+                records[name]["reason"] = "the fork server died"
+    else:  # pragma: no cover - non-POSIX fallback
+        for name, job in jobs.items():
+            t1 = time.perf_counter()
+            rc = _run_subprocess(job, by_name[name])
+            finish(name, rc, time.perf_counter() - t1)
+    ordered = [records[m.name] for m in mutants]
+    import torch
+
+    doc = {
+        "schema": SCHEMA,
+        "mode": "targeted",
+        "torch": torch.__version__,
+        "profile": profile,
+        "devices": devices,
+        "workers": workers,
+        "started": started,
+        "wall_s": round(time.perf_counter() - t0, 1),
+        "mutants": ordered,
+    }
+    doc["by_claim"] = by_claim(doc)
+    doc["score"] = score(doc)
+    return doc
+
+
+def by_claim(doc: dict) -> dict[str, dict]:
+    """``{claim: {"falsified_by": [{mutant, time_s}], "escaped": [...], "error": [...]}}``
+    over the declared claims of a sweep document."""
+    out: dict[str, dict] = {}
+    for rec in doc["mutants"]:
+        for c, v in rec["claims"].items():
+            cell = out.setdefault(c, {"falsified_by": [], "escaped": [], "error": []})
+            key = {"falsified": "falsified_by", "escaped": "escaped", "error": "error"}[v["state"]]
+            cell[key].append({"mutant": rec["name"], "time_s": rec["time_s"]})
+    return dict(sorted(out.items()))
+
+
+def score(doc: dict) -> dict:
+    recs = doc["mutants"]
+    out = {"total": len(recs)}
+    for status in ("killed", "escaped", "error"):
+        out[status] = sum(r["status"] == status for r in recs)
+    out["partial"] = sum(r["kind"] == "partial" for r in recs)
+    out["partial_share"] = round(out["partial"] / len(recs), 3) if recs else 0.0
+    bc = doc.get("by_claim") or by_claim(doc)
+    out["claims_declared"] = len(bc)
+    out["claims_falsified"] = sum(bool(v["falsified_by"]) for v in bc.values())
+    out["claims_escaped"] = sorted(c for c, v in bc.items() if v["escaped"])
+    return out
+
+
+def coverage(doc: dict | None = None) -> dict:
+    """Which registered claims are proven falsifiable.
+
+    Returns ``{"falsifiable": [...], "unfalsifiable": {claim: reason},
+    "uncovered": [...], "by_area": {area: {"claims": n, "falsifiable": k,
+    "unfalsifiable": u, "share": k / (n - u)}}}``. Without a sweep document
+    a claim counts as falsifiable when some mutant declares it (what the
+    sweep would check); with one, when some mutant falsified it.
+    """
+    from conformance.registry import default_registry
+
+    reg = default_registry()
+    if doc is not None:
+        bc = doc.get("by_claim") or by_claim(doc)
+        proven = {c for c, v in bc.items() if v["falsified_by"]}
+    else:
+        proven = {c for m in CATALOGUE for c in m.claims}
+    out: dict = {"falsifiable": [], "unfalsifiable": {}, "uncovered": [], "by_area": {}}
+    for cid, claim in reg.claims.items():
+        area = out["by_area"].setdefault(
+            claim.area, {"claims": 0, "falsifiable": 0, "unfalsifiable": 0}
+        )
+        area["claims"] += 1
+        if claim.check == "measurement":
+            out["unfalsifiable"][cid] = "a measurement, outside the gate"
+            area["unfalsifiable"] += 1
+        elif claim.unfalsifiable:
+            out["unfalsifiable"][cid] = claim.unfalsifiable
+            area["unfalsifiable"] += 1
+        elif cid in proven:
+            out["falsifiable"].append(cid)
+            area["falsifiable"] += 1
+        else:
+            out["uncovered"].append(cid)
+    for a in out["by_area"].values():
+        judged = a["claims"] - a["unfalsifiable"]
+        a["share"] = round(a["falsifiable"] / judged, 3) if judged else 1.0
+    return out
+
+
+def for_report(doc: dict) -> dict:
+    """A compact copy of a sweep document for embedding in ``results.json``."""
+    slim = {k: v for k, v in doc.items() if k != "mutants"}
+    slim["mutants"] = [
+        {**{k: v for k, v in r.items() if k not in ("reason",)}, "reason": r["reason"][:300]}
+        for r in doc["mutants"]
+    ]
+    return slim
+
+
+def gate_ok(doc: dict) -> bool:
+    """True when every mutant was killed (no claim escaped, nothing broke)."""
+    return doc["score"]["killed"] == doc["score"]["total"]
+
+
+def summary_lines(doc: dict) -> list[str]:
+    s = doc["score"]
+    times = sorted(r["time_s"] for r in doc["mutants"])
+    median = times[len(times) // 2] if times else 0
+    lines = [
+        f"targeted sweep: {s['killed']}/{s['total']} mutants killed, {s['escaped']} with an "
+        f"escaped claim, {s['error']} errors; {s['partial']}/{s['total']} input-dependent "
+        f"({100 * s['partial_share']:.0f}%)",
+        f"claims: {s['claims_falsified']}/{s['claims_declared']} declared claims falsified; "
+        f"median {median:.1f} s per mutant, sweep {doc['wall_s']} s with {doc['workers']} workers",
+    ]
+    if s["claims_escaped"]:
+        lines.append("ESCAPED (a claim's own tests missed a mutant that breaks it): "
+                     + ", ".join(s["claims_escaped"]))  # fmt: skip
+    errors = [
+        f"{r['name']} ({r['reason'][:200]})" for r in doc["mutants"] if r["status"] == "error"
+    ]
+    if errors:
+        lines.append("errors: " + "; ".join(errors))
+    return lines
+
+
+def sweep_table(doc: dict):
+    """One row per mutant: kind/region, status, time, declared claims with their verdicts."""
+    from rich.table import Table
+
+    s = doc["score"]
+    table = Table(title=f"Targeted sweep: {s['killed']}/{s['total']} mutants killed")
+    for col in ("mutant", "region", "result", "time (s)", "declared claims"):
+        table.add_column(col, overflow="fold")
+    style = {"killed": "green", "escaped": "bold red", "error": "bold yellow"}
+    for r in doc["mutants"]:
+        claims = ", ".join(
+            c + ("" if v["state"] == "falsified" else f" [{v['state'].upper()}: {v['verdict']}]")
+            for c, v in r["claims"].items()
+        )
+        table.add_row(
+            r["name"], r["region"] or "(every input)", f"[{style[r['status']]}]{r['status']}[/]",
+            f"{r['time_s']:.1f}", claims,
+        )  # fmt: skip
+    return table
+
+
+def by_claim_table(doc: dict):
+    """Claims x mutants: one row per registered claim, the mutants that
+    falsified it (with time to falsify), escapes, or why it is unfalsifiable."""
+    from rich.table import Table
+
+    cov = coverage(doc)
+    bc = doc.get("by_claim") or by_claim(doc)
+    table = Table(title="Claims by falsifying mutant")
+    for col in ("claim", "falsified by (time to falsify)", "escaped / not covered"):
+        table.add_column(col, overflow="fold")
+    from conformance.registry import default_registry
+
+    for cid in default_registry().claims:
+        cell = bc.get(cid, {"falsified_by": [], "escaped": [], "error": []})
+        fals = ", ".join(f"{x['mutant']} ({x['time_s']:.1f} s)" for x in cell["falsified_by"])
+        if cid in cov["unfalsifiable"]:
+            other = f"unfalsifiable: {cov['unfalsifiable'][cid]}"
+        elif cell["escaped"]:
+            other = "[bold red]ESCAPED[/] " + ", ".join(x["mutant"] for x in cell["escaped"])
+        elif not cell["falsified_by"]:
+            other = "[yellow]no mutant falsified it[/]"
+        else:
+            other = ""
+        table.add_row(cid, fals or "-", other)
+    return table

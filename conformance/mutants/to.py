@@ -1,0 +1,235 @@
+"""Mutants of the ``to`` area (Tensor.to, Tensor.cpu, Tensor.type and Tensor.contiguous); claims in ``conformance/claims/to.toml``,
+tests in ``conformance/test_to.py``.
+
+See :mod:`conformance.mutants` for what a mutant is and how it is run.
+"""
+
+from __future__ import annotations
+
+from conformance.mutants.base import Mutant
+
+MUTANTS: tuple[Mutant, ...] = (
+    Mutant(
+        name="to-always-copies",
+        description="Tensor.to() copies even when dtype and device already match",
+        claims=("to.same-dtype-device-returns-self",),
+        source="""
+        import torch
+        _orig = torch.Tensor.to
+        def to(self, *args, **kwargs):
+            kwargs["copy"] = True
+            return _orig(self, *args, **kwargs)
+        torch.Tensor.to = to
+        """,
+        witness="""
+        import torch
+        x = torch.ones(3)
+        assert x.to(torch.float32) is x
+        """,
+    ),
+    Mutant(
+        name="to-kwarg-dtype-copies",
+        description="x.to(dtype=x.dtype) (keyword form) copies; x.to(x.dtype) returns self",
+        claims=("to.same-dtype-device-returns-self",),
+        region="the keyword form to(dtype=x.dtype) only",
+        family="convention",
+        source="""
+        import torch
+        _orig = torch.Tensor.to
+        def to(self, *args, **kwargs):
+            out = _orig(self, *args, **kwargs)
+            if out is self and not args and "dtype" in kwargs:
+                return _orig(self, *args, **{**kwargs, "copy": True})
+            return out
+        torch.Tensor.to = to
+        """,
+        witness="""
+        import torch
+        x = torch.ones(3)
+        assert x.to(dtype=torch.float32) is x
+        """,
+    ),
+    Mutant(
+        name="to-dtype-change-detaches",
+        description="x.to(other floating dtype) of a tensor requiring grad returns a detached copy",
+        claims=("to.dtype-change-in-graph",),
+        region="dtype changes of tensors requiring grad",
+        family="autograd",
+        source="""
+        import torch
+        _orig = torch.Tensor.to
+        def to(self, *args, **kwargs):
+            out = _orig(self, *args, **kwargs)
+            if out is not self and self.requires_grad and out.dtype != self.dtype:
+                out = out.detach()
+            return out
+        torch.Tensor.to = to
+        """,
+        witness="""
+        import torch
+        x = torch.ones(3, requires_grad=True)
+        assert x.to(torch.float64).grad_fn is not None
+        """,
+    ),
+    Mutant(
+        name="to-dtype-change-ignores-memory-format",
+        description="x.to(dtype, memory_format=fmt) ignores fmt whenever the dtype also changes (keeps the input's strides, as preserve_format would)",
+        claims=("to.memory-format-honoured",),
+        region="memory_format given together with a dtype change",
+        family="relation",
+        source="""
+        import torch
+        _orig = torch.Tensor.to
+        def to(self, *args, **kwargs):
+            dtype = kwargs.get("dtype")
+            if dtype is None and args and isinstance(args[0], torch.dtype):
+                dtype = args[0]
+            fmt = kwargs.get("memory_format")
+            if (dtype is not None and dtype != self.dtype and fmt is not None
+                    and fmt != torch.preserve_format):
+                kwargs = {**kwargs, "memory_format": torch.preserve_format}
+            return _orig(self, *args, **kwargs)
+        torch.Tensor.to = to
+        """,
+        witness="""
+        import torch
+        x = torch.arange(6.0).reshape(2, 3).t()
+        assert x.to(torch.float64, memory_format=torch.contiguous_format).is_contiguous()
+        """,
+    ),
+    Mutant(
+        name="to-same-itemsize-reinterprets",
+        description="x.to(dtype) between dtypes of the same element size reinterprets the bits (a view) instead of converting",
+        claims=("to.conversion-copies",),
+        region="dtype changes between dtypes of one element size",
+        family="relation",
+        source="""
+        import torch
+        _orig = torch.Tensor.to
+        def to(self, *args, **kwargs):
+            dtype = kwargs.get("dtype")
+            if dtype is None and args and isinstance(args[0], torch.dtype):
+                dtype = args[0]
+            if (dtype is not None and dtype != self.dtype and not self.requires_grad
+                    and dtype.itemsize == self.dtype.itemsize and self.dim() > 0
+                    and self.stride(-1) == 1 and not kwargs.get("copy")
+                    and torch.bool not in (dtype, self.dtype)):
+                return self.view(dtype)
+            return _orig(self, *args, **kwargs)
+        torch.Tensor.to = to
+        """,
+        witness="""
+        import torch
+        x = torch.tensor([1, 2], dtype=torch.int32)
+        assert x.to(torch.float32).tolist() == [1.0, 2.0]
+        """,
+    ),
+    Mutant(
+        name="cpu-copies",
+        description="Tensor.cpu() copies a tensor that is already in CPU memory",
+        claims=("to.cpu-returns-self",),
+        source="""
+        import torch
+        _orig = torch.Tensor.cpu
+        def cpu(self, *args, **kwargs):
+            out = _orig(self, *args, **kwargs)
+            return out.clone() if out is self else out
+        torch.Tensor.cpu = cpu
+        """,
+        witness="""
+        import torch
+        x = torch.ones(3)
+        assert x.cpu() is x
+        """,
+    ),
+    Mutant(
+        name="type-string-copies",
+        description="x.type('torch.FloatTensor') (string form) copies when the type already matches; x.type(torch.float32) is fine",
+        claims=("to.type-returns-self",),
+        region="the string form x.type('torch.FloatTensor') with no change",
+        family="convention",
+        source="""
+        import torch
+        _orig = torch.Tensor.type
+        def type(self, dtype=None, non_blocking=False, **kwargs):
+            out = _orig(self, dtype, non_blocking, **kwargs)
+            if isinstance(dtype, str) and out is self:
+                return self.clone()
+            return out
+        torch.Tensor.type = type
+        """,
+        witness="""
+        import torch
+        x = torch.ones(3)
+        assert x.type("torch.FloatTensor") is x
+        """,
+    ),
+    Mutant(
+        name="contiguous-always-copies",
+        description="contiguous() copies even when the tensor is already contiguous",
+        claims=("to.contiguous-returns-self",),
+        source="""
+        import torch
+        _orig = torch.Tensor.contiguous
+        def contiguous(self, *args, **kwargs):
+            out = _orig(self, *args, **kwargs)
+            return out.clone() if out is self else out
+        torch.Tensor.contiguous = contiguous
+        """,
+        witness="""
+        import torch
+        x = torch.ones(2, 3)
+        assert x.contiguous() is x
+        """,
+    ),
+    Mutant(
+        name="contiguous-dense-returns-self",
+        description="contiguous() returns self for any dense input (permuted/transposed too), not only contiguous ones",
+        claims=("to.contiguous-copies-otherwise",),
+        region="dense non-contiguous (permuted, transposed) inputs",
+        family="layout",
+        source="""
+        import torch
+        _orig = torch.Tensor.contiguous
+        def contiguous(self, memory_format=torch.contiguous_format):
+            if memory_format == torch.contiguous_format and self.numel() > 0:
+                pairs = sorted((st, sz) for sz, st in zip(self.shape, self.stride()) if sz != 1)
+                expected = 1
+                dense = True
+                for st, sz in pairs:
+                    dense = dense and st == expected
+                    expected *= sz
+                if dense:
+                    return self
+            return _orig(self, memory_format=memory_format)
+        torch.Tensor.contiguous = contiguous
+        """,
+        witness="""
+        import torch
+        x = torch.zeros(2, 3).t()
+        assert x.contiguous().is_contiguous()
+        """,
+    ),
+    Mutant(
+        name="contiguous-copy-detaches",
+        description="contiguous() of a non-contiguous tensor requiring grad returns a detached copy",
+        claims=("to.contiguous-copy-in-graph",),
+        region="non-contiguous inputs requiring grad",
+        family="autograd",
+        source="""
+        import torch
+        _orig = torch.Tensor.contiguous
+        def contiguous(self, *args, **kwargs):
+            out = _orig(self, *args, **kwargs)
+            if out is not self and self.requires_grad:
+                out = out.detach()
+            return out
+        torch.Tensor.contiguous = contiguous
+        """,
+        witness="""
+        import torch
+        x = torch.ones(2, 3, requires_grad=True)
+        assert x.t().contiguous().grad_fn is not None
+        """,
+    ),
+)
