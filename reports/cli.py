@@ -110,9 +110,15 @@ def _check_out(path, what: str, *, file: bool = False) -> None:
 
 
 def _console():
+    """The terminal console; when stdout is not a terminal (CI logs, pipes)
+    tables get a fixed 160 columns instead of rich's 80, so area names and
+    verdict headers are never cut."""
     from rich.console import Console
 
-    return Console(stderr=False, highlight=False)
+    console = Console(stderr=False, highlight=False)
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console = Console(stderr=False, highlight=False, width=160)
+    return console
 
 
 def _validate_inputs(args) -> None:

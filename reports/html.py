@@ -16,6 +16,7 @@ _CSS_CLASS = {
     "ERROR": "v-fail",
     "FAILED": "v-fail",
     "unexpected pass": "v-unexp",
+    "not applicable": "v-na",
     "skipped": "v-skip",
     "not run": "v-skip",
     "measured": "v-meas",
@@ -51,13 +52,13 @@ def reproducer(test: dict) -> str:
 _SOURCE_KEYS = ("doc", "url", "seed", "quote")
 _TEST_KEYS = (
     "skip_reason", "expectation", "changed_failure", "failure", "region", "tallies",
-    "failed_claims", "claim_examples", "muted_violations",
+    "failed_claims", "claim_examples", "muted_violations", "not_applicable",
 )  # fmt: skip
 #: CSS class of a test verdict.
 TEST_CLASS = {
     "held": "v-held", "expected-deviation": "v-dev", "region-not-reached": "v-skip",
     "regression": "v-fail", "unexpected-pass": "v-unexp", "suite-error": "v-fail",
-    "skipped": "v-skip",
+    "not-applicable": "v-na", "skipped": "v-skip",
 }  # fmt: skip
 _FAILURE_KEYS = ("signature", "message", "falsifying_example", "notes", "reproduce")
 

@@ -100,7 +100,7 @@ def junit_xml(doc: dict) -> str:
                     f"expected deviation {k}: {e.get('reason', '')}" for k, e in exps.items()
                 )
                 ET.SubElement(case, "skipped", type="pytest.xfail", message=_x(msg))
-            elif verdict in ("skipped", "not run"):
+            elif verdict in ("skipped", "not run", "not applicable"):
                 counts["skipped"] += 1
                 reasons = "; ".join(r for r in cell.get("reasons", []) if r) or verdict
                 ET.SubElement(case, "skipped", message=_x(reasons))

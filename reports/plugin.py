@@ -289,6 +289,12 @@ def _run_example(fn, args: tuple, kwargs: dict):
         try:
             fn(*args, **kwargs)
             error = None
+        except evidence.NotApplicable as e:
+            # Not a verdict: this input cannot exercise the claim on this
+            # torch. Counted per reason; it credits and blames no claim.
+            if led is not None:
+                led.not_applicable[e.reason] += 1
+            return None
         except BaseException as e:
             if _passthrough(e):
                 if led is not None and ex.checked:
@@ -450,6 +456,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function):
                 "claim_examples": dict(led.claim_examples),
                 "tallies": dict(led.tallies),
                 "muted_counts": dict(led.muted_counts),
+                "not_applicable": dict(led.not_applicable),
                 "region": {k: dict(v) for k, v in led.region.items()},
                 "failures": failures,
                 "passes": passes,
@@ -575,6 +582,17 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
                     "expectation": d.to_dict(),
                     "region": _region_record(d, stats),
                 }
+            elif _all_not_applicable(led):
+                reasons = led.get("not_applicable", {})
+                text = "; ".join(f"{r} ({n} examples)" for r, n in sorted(reasons.items()))
+                report.outcome = "skipped"
+                report.longrepr = (str(item.path), None, f"not applicable on torch "
+                                   f"{_torch_version()}: {text}")  # fmt: skip
+                record = {
+                    "verdict": "not-applicable",
+                    "outcome": "skipped",
+                    "skip_reason": f"not applicable on torch {_torch_version()}: {text}",
+                }
             else:
                 record = {"verdict": "held", "outcome": "passed"}
         elif report.failed and call.excinfo is not None:
@@ -643,6 +661,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
             record["tallies"] = led["tallies"]
         if led.get("muted_counts"):
             record["muted_violations"] = led["muted_counts"]
+        if led.get("not_applicable"):
+            record["not_applicable"] = led["not_applicable"]
         record["passes"] = led.get("passes", 1)
     record.update(
         {
@@ -658,6 +678,16 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     )
     report.user_properties.append(("conformance", json.dumps(record, default=str)))
     return report
+
+
+def _all_not_applicable(led: dict) -> bool:
+    """Every example the test ran was not applicable: it checked nothing."""
+    na = sum((led or {}).get("not_applicable", {}).values())
+    return (
+        na > 0
+        and not any((led or {}).get("claim_examples", {}).values())
+        and (led.get("examples", 0) <= na)
+    )
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

@@ -16,6 +16,9 @@
     }
 
 Test verdicts (:data:`TEST_VERDICTS`): ``held``, ``expected-deviation``,
+``not-applicable`` (every example the test ran was one it cannot exercise on
+the installed torch - a helper op lacks the dtype, an API or argument form
+does not exist yet - with the reasons in ``not_applicable``; not a failure),
 ``region-not-reached`` (a deviation with a region whose region no example
 reached: the claim held on every example drawn, none fell where torch is
 known to deviate), ``regression``, ``unexpected-pass``, ``suite-error`` (a
@@ -23,7 +26,9 @@ defect of the suite - a Hypothesis health check, a region reading a feature
 the test does not report - never a verdict on torch; it fails the gate) and
 ``skipped``. Claim verdicts per device (:func:`claim_verdicts`): ``ERROR``,
 ``FAILED``, ``unexpected pass``, ``expected deviation``, ``region not
-reached``, ``held``, ``skipped``, ``not run``.
+reached``, ``held``, ``not applicable``, ``skipped``, ``not run``. A test
+that held on some examples and was not applicable on others is ``held``
+and records the not-applicable counts per reason (``not_applicable``).
 
 A test that checks several claims records ``failed_claims`` (the claims its
 failures name; it was re-run with those muted) and ``claim_examples`` (per
@@ -42,11 +47,11 @@ from pathlib import Path
 SCHEMA_VERSION = 1
 TEST_VERDICTS = (
     "held", "expected-deviation", "region-not-reached", "regression", "unexpected-pass",
-    "suite-error", "skipped",
+    "suite-error", "not-applicable", "skipped",
 )  # fmt: skip
 CLAIM_VERDICTS = (
     "ERROR", "FAILED", "unexpected pass", "expected deviation", "region not reached", "held",
-    "skipped", "not run",
+    "not applicable", "skipped", "not run",
 )  # fmt: skip
 #: Test verdicts that fail the gate.
 FAILING_TEST_VERDICTS = ("regression", "unexpected-pass", "suite-error")
@@ -195,6 +200,12 @@ def claim_verdicts(doc: dict) -> dict[str, dict[str, dict]]:
                 cell["verdict"] = "region not reached"
             elif "held" in vs:
                 cell["verdict"] = "held"
+            elif "not-applicable" in vs:
+                cell["verdict"] = "not applicable"
+                cell["reasons"] = sorted(
+                    {t.get("skip_reason") or "" for t in cell["tests"]
+                     if t["verdict"] == "not-applicable"}
+                )  # fmt: skip
             else:
                 cell["verdict"] = "skipped"
                 cell["reasons"] = sorted({t.get("skip_reason") or "" for t in cell["tests"]})

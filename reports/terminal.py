@@ -6,6 +6,7 @@ from reports.results import claim_verdicts, overall_verdict, summarize
 
 _STYLE = {
     "held": "green",
+    "not applicable": "cyan",
     "expected deviation": "yellow",
     "region not reached": "dim yellow",
     "ERROR": "bold red",
@@ -29,6 +30,7 @@ def print_summary(doc: dict, console) -> None:
         "ERROR",
         "FAILED",
         "unexpected pass",
+        "not applicable",
         "skipped",
         "not run",
         "measured",
