@@ -154,6 +154,20 @@ def _validate_inputs(args) -> None:
                 raise BadInput(
                     "--devices cuda: CUDA is not available (torch.cuda.is_available() is False)"
                 )
+    if args.backends:
+        from reports.plugin import BACKENDS, backend_unavailable
+
+        bks = [b.strip() for b in args.backends.split(",") if b.strip()]
+        bad = [b for b in bks if b not in BACKENDS]
+        if bad or not bks:
+            raise BadInput(
+                f"--backends: unknown backend(s) {', '.join(bad) or '(none)'}; "
+                f"use {', '.join(BACKENDS)}"
+            )
+        for b in bks:
+            why = backend_unavailable(b)
+            if why:
+                raise BadInput(f"--backends {b}: {why}")
     if args.baseline:
         from reports.results import ResultsError, load_results
 
@@ -184,6 +198,8 @@ def _pytest_cmd(args, results_json: Path) -> list[str]:
     ]  # fmt: skip
     if args.devices:
         cmd += ["--devices", args.devices]
+    if args.backends:
+        cmd += ["--backends", args.backends]
     if args.claims:
         cmd += ["--claims", args.claims]
     if args.expectations:
@@ -728,6 +744,9 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="run the suite and write results.json + report.html")
     r.add_argument("--devices", default=None, type=_id_list,
                    help="cpu,cuda (default: cpu, plus cuda when available)")  # fmt: skip
+    r.add_argument("--backends", default=None, type=_id_list,
+                   help="torch.compile backends of the compile tier: eager,aot_eager,inductor "
+                        "(default: all that work here)")  # fmt: skip
     r.add_argument(
         "--profile", default="ci", choices=["ci", "dev", "thorough"], help="Hypothesis profile"
     )

@@ -6,7 +6,11 @@ Registered by the root ``conftest.py`` (and by ``torch-conformance run`` with
 - adds ``--devices``, ``--claims``, ``--results-json`` and ``--expectations``;
 - registers the Hypothesis profiles ``ci`` (the default), ``dev`` and ``thorough``;
 - parametrizes every test that takes a ``device`` argument over the devices
-  (CUDA cases are skipped with a reason when CUDA is unavailable);
+  (CUDA cases are skipped with a reason when CUDA is unavailable), and every
+  test that takes a ``backend`` argument (the compile tier) over the
+  ``torch.compile`` backends (``--backends``: ``eager``, the oracle run
+  through the same harness, ``aot_eager`` and ``inductor``; inductor cases are
+  skipped with a reason when no C++ compiler is found);
 - validates ``@pytest.mark.claim`` ids against the registry at collection;
 - turns failures into verdicts against ``conformance/expectations.toml``:
   a failure with the recorded signature is an expected deviation (reported
@@ -82,6 +86,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "cases that are skipped with a reason when CUDA is unavailable)",
     )
     g.addoption(
+        "--backends",
+        default=None,
+        help="comma-separated torch.compile backends for the compile tier: eager, aot_eager, "
+        "inductor (default: all three; inductor cases are skipped with a reason when no C++ "
+        "compiler is found)",
+    )
+    g.addoption(
         "--claims", default=None, help="run only the tests of these claim ids (comma-separated)"
     )
     g.addoption(
@@ -98,6 +109,29 @@ def _cuda_available() -> bool:
     import torch
 
     return torch.cuda.is_available()
+
+
+#: The compile-tier backends, the eager oracle first.
+BACKENDS = ("eager", "aot_eager", "inductor")
+
+
+def cxx_compiler() -> str | None:
+    """The C++ compiler inductor would use (``$CXX``, else ``c++``/``g++``/
+    ``clang++`` on ``PATH``), or ``None`` when there is none."""
+    import shutil
+
+    for name in filter(None, (os.environ.get("CXX"), "c++", "g++", "clang++")):
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+def backend_unavailable(backend: str) -> str | None:
+    """Why ``backend`` cannot run on this machine, or ``None`` when it can."""
+    if backend == "inductor" and cxx_compiler() is None:
+        return "inductor needs a C++ compiler and none was found (set CXX or install g++)"
+    return None
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -128,6 +162,19 @@ def pytest_configure(config: pytest.Config) -> None:
             "--devices cuda: CUDA is not available (torch.cuda.is_available() is False)"
         )
     config._conformance["devices"] = devices  # type: ignore[attr-defined]
+    raw_b = config.getoption("backends")
+    backends = [b.strip() for b in (raw_b or ",".join(BACKENDS)).split(",") if b.strip()]
+    bad_b = [b for b in backends if b not in BACKENDS]
+    if bad_b or not backends:
+        raise pytest.UsageError(
+            f"--backends: unknown backend(s) {bad_b or raw_b!r}; use {', '.join(BACKENDS)}"
+        )
+    if raw_b is not None:
+        for b in backends:
+            why = backend_unavailable(b)
+            if why:
+                raise pytest.UsageError(f"--backends {b}: {why}")
+    config._conformance["backends"] = list(dict.fromkeys(backends))  # type: ignore[attr-defined]
     claims = config.getoption("claims")
     if claims:
         wanted = [c.strip() for c in claims.split(",") if c.strip()]
@@ -145,9 +192,18 @@ def _state(config: pytest.Config) -> dict:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "device" not in metafunc.fixturenames or not _in_conformance(metafunc.definition):
+    if not _in_conformance(metafunc.definition):
         return
     st = _state(metafunc.config)
+    if "backend" in metafunc.fixturenames:
+        bparams = []
+        for b in st["backends"]:
+            why = backend_unavailable(b)
+            marks = [pytest.mark.skip(reason=why)] if why else []
+            bparams.append(pytest.param(b, marks=marks, id=b))
+        metafunc.parametrize("backend", bparams)
+    if "device" not in metafunc.fixturenames:
+        return
     registry = st["registry"]
     marker_claims = [c for m in metafunc.definition.iter_markers("claim") for c in m.args]
     only: set[str] = set()
@@ -178,6 +234,13 @@ def _item_device(item: pytest.Item) -> str:
     if callspec is not None and "device" in callspec.params:
         return callspec.params["device"]
     return "any"
+
+
+def _item_backend(item: pytest.Item) -> str | None:
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and "backend" in callspec.params:
+        return callspec.params["backend"]
+    return None
 
 
 def _in_conformance(item: pytest.Item) -> bool:
@@ -670,6 +733,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
             "name": getattr(item, "originalname", item.name),
             "claims": list(claims),
             "device": _item_device(item),
+            **({"backend": _item_backend(item)} if _item_backend(item) else {}),
             "duration_s": round(getattr(report, "duration", 0.0), 4),
             "examples": (led.get("examples", _count["n"]) if led else _count["n"])
             if call.when == "call"
@@ -731,6 +795,7 @@ def environment(config: pytest.Config) -> dict:
         "platform": platform.platform(),
         "profile": st["profile"],
         "devices": st["devices"],
+        "backends": st["backends"],
         "claims_selected": sorted(st.get("selected", [])) or None,
         "expectations_file": st["expectations_path"],
         "started": st["started"],

@@ -134,6 +134,21 @@ def load_results(path: Path | str) -> dict:
     return doc
 
 
+def column(t: dict) -> str:
+    """The verdict column of a test record: its device (``cpu``, ``cuda``,
+    ``any``), or ``device/backend`` for a compile-tier test (``cpu/inductor``)."""
+    dev = t.get("device", "cpu")
+    return f"{dev}/{t['backend']}" if t.get("backend") else dev
+
+
+def columns(doc: dict) -> list[str]:
+    """The verdict columns of a run: its devices, then ``device/backend`` for
+    each compile-tier combination that has a test."""
+    devices = list(doc["environment"].get("devices", ["cpu"]))
+    extra = sorted({column(t) for t in doc["tests"] if t.get("backend")})
+    return devices + [c for c in extra if c not in devices]
+
+
 def claim_verdicts(doc: dict) -> dict[str, dict[str, dict]]:
     """Aggregate test verdicts into ``{claim: {device: {verdict, tests, examples, reasons}}}``.
 
@@ -143,7 +158,9 @@ def claim_verdicts(doc: dict) -> dict[str, dict[str, dict]]:
     ``expected deviation``; else any region-not-reached -> ``region not
     reached``; else any held -> ``held``; else ``skipped``.
     Device-independent tests (device ``any``) count for every device.
-    Devices with no test for a claim are ``not run``.
+    Devices with no test for a claim are ``not run``. Compile-tier tests
+    (with a ``backend``) fill ``device/backend`` columns of their own
+    (:func:`column`); a claim has only the columns its tests ran on.
     """
     devices = list(doc["environment"].get("devices", ["cpu"]))
     out: dict[str, dict[str, dict]] = {}
@@ -151,8 +168,11 @@ def claim_verdicts(doc: dict) -> dict[str, dict[str, dict]]:
         out[cid] = {
             d: {"verdict": "not run", "tests": [], "examples": 0, "reasons": []} for d in devices
         }
+    backend_claims = {c for t in doc["tests"] if t.get("backend") for c in t.get("claims", [])}
+    for cid in backend_claims & set(out):
+        out[cid] = {}  # compile-tier claims: only device/backend columns
     for t in doc["tests"]:
-        targets = devices if t.get("device") == "any" else [t.get("device", "cpu")]
+        targets = devices if t.get("device") == "any" else [column(t)]
         failed = t.get("failed_claims")
         per_claim = t.get("claim_examples")
         for cid in t.get("claims", []):
