@@ -73,7 +73,23 @@ def compare_docs(base: dict, new: dict) -> dict:
             )
     rows.sort(key=lambda r: (not r["regression"], r["claim"], r["device"]))
     bc, nc = base.get("suite", {}).get("commit"), new.get("suite", {}).get("commit")
+    from reports.causes import cause_groups
+
+    regressed = {r["claim"] for r in rows if r["regression"]}
+    causes = cause_groups(new) if regressed else {"groups": [], "standalone": [], "failing": 0}
+    groups = []
+    for g in causes["groups"]:
+        own = [c for c in g["own_failed"] if c in regressed]
+        explained = [c for c in g["explained"] if c in regressed]
+        if own or explained:
+            groups.append({**g, "own_failed": own, "explained": explained})
+    grouped = {c for g in groups for c in (*g["own_failed"], *g["explained"])}
     return {
+        "causes": {
+            "groups": groups,
+            "standalone": sorted(regressed - grouped),
+            "failing": len(regressed),
+        },
         "base_torch": base["environment"].get("torch"),
         "new_torch": new["environment"].get("torch"),
         "same_commit": bc == nc,

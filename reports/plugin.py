@@ -136,15 +136,24 @@ def backend_unavailable(backend: str) -> str | None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "claim(*ids): registered claim ids this test checks")
+    config.addinivalue_line(
+        "markers",
+        "oracle(*names): oracle primitives (conformance/oracles.toml) the test relies on to "
+        "observe its claims",
+    )
     try:
         registry = default_registry()
         exp_path = config.getoption("expectations") or EXPECTATIONS_FILE
         if config.getoption("expectations") and not Path(exp_path).exists():
             raise ExpectationsError(f"{exp_path}: no such expectations file")
         deviations = load_expectations(exp_path, registry)
-    except (RegistryError, ExpectationsError) as e:
+        from conformance.oracles import OraclesError, default_oracles
+
+        oracles = default_oracles()
+    except (RegistryError, ExpectationsError, OraclesError) as e:
         raise pytest.UsageError(str(e)) from None
     config._conformance = {  # type: ignore[attr-defined]
+        "oracles": oracles,
         "registry": registry,
         "deviations": deviations,
         "expectations_path": str(exp_path),
@@ -270,6 +279,10 @@ def pytest_collection_modifyitems(
             if cid not in registry:
                 problems.append(f"{item.nodeid}: unknown claim id {cid!r}")
         item.stash[_claims_key] = claims
+        for m in item.iter_markers("oracle"):
+            unknown = [o for o in m.args if o not in st["oracles"]]
+            if unknown:
+                problems.append(f"{item.nodeid}: unknown oracle primitive(s) {unknown}")
     if problems:
         raise pytest.UsageError(
             problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else "")
@@ -732,6 +745,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
             "nodeid": item.nodeid,
             "name": getattr(item, "originalname", item.name),
             "claims": list(claims),
+            "oracles": sorted({o for m in item.iter_markers("oracle") for o in m.args}),
             "device": _item_device(item),
             **({"backend": _item_backend(item)} if _item_backend(item) else {}),
             "duration_s": round(getattr(report, "duration", 0.0), 4),
@@ -836,7 +850,7 @@ def build_results(config: pytest.Config) -> dict:
     from conformance.tolerances import RULES
     from reports.docdrift import check_docs
 
-    return {
+    doc = {
         "schema_version": SCHEMA_VERSION,
         "suite": suite,
         "environment": env,
@@ -847,8 +861,13 @@ def build_results(config: pytest.Config) -> dict:
         "measurements": [],
         "doc_drift": check_docs(claims),
         "out_of_scope": load_out_of_scope(),
+        "oracles": {name: p.to_dict() for name, p in st["oracles"].items()},
         "tolerances": {"graphs.gradient-values": dict(RULES)},
     }
+    from reports.causes import cause_groups
+
+    doc["causes"] = cause_groups(doc)
+    return doc
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -884,6 +903,16 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
             terminalreporter.write_line(
                 f"{r['verdict'].upper()}: {r['nodeid']} [{', '.join(r['claims'])}]"
             )
+    from reports.causes import cause_lines
+
+    mini = {
+        "environment": {"devices": st["devices"]},
+        "claims": {cid: c.to_dict() for cid, c in st["registry"].claims.items()},
+        "tests": results,
+        "oracles": {name: p.to_dict() for name, p in st["oracles"].items()},
+    }
+    for line in cause_lines(mini):
+        terminalreporter.write_line(line)
     if os.environ.get("CONFORMANCE_SHOW_STALE"):
         for d in stale:
             terminalreporter.write_line(f"stale expectation: {d.key}")
