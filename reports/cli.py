@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import textwrap
 from pathlib import Path
 
 EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT = 0, 1, 2
@@ -420,11 +421,18 @@ def _run_and_write(args, out: Path, tmp: Path, state: dict) -> int:
             extra.append(("junit:  ", Path(args.junitxml), junit_xml(doc)))
         if args.xfails_file:
             extra.append(("xfails: ", Path(args.xfails_file), xfails_text(doc)))
+    snippets = _snippet_files(doc)
     with _signals_deferred(state):
         write_json_atomic(out / "results.json", doc)
         write_text_atomic(out / "report.html", page)
         for _, path, text in extra:
             write_text_atomic(path, text)
+        old = out / "snippets"
+        if old.is_dir():
+            for f in old.glob("*.py"):
+                f.unlink()
+        for name, text in snippets.items():
+            write_text_atomic(out / "snippets" / name, text)
         with contextlib.suppress(OSError):
             (out / "results.partial.json").unlink()  # stale, from an interrupted run
     if state.get("late"):
@@ -434,6 +442,7 @@ def _run_and_write(args, out: Path, tmp: Path, state: dict) -> int:
         return 128 + state["late"]
     summary = summarize(doc)
     print_summary(doc, _console())
+    _print_snippets(doc, out, snippets)
     print(f"results: {out / 'results.json'}\nreport:  {out / 'report.html'}")
     for label, path, _ in extra:
         print(f"{label}{path}")
@@ -455,6 +464,39 @@ def _run_and_write(args, out: Path, tmp: Path, state: dict) -> int:
     if args.strict_docs and drift:
         return EXIT_FAIL
     return EXIT_OK
+
+
+def _snippet_name(t: dict) -> str:
+    base = t.get("name") or t["nodeid"].rsplit("::", 1)[-1]
+    col = t.get("device", "any") + (f"-{t['backend']}" if t.get("backend") else "")
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in f"{base}-{col}") + ".py"
+
+
+def _snippet_files(doc: dict) -> dict[str, str]:
+    """``{file name: torch-only snippet}`` for every failing test that has one."""
+    out = {}
+    for t in doc["tests"]:
+        snippet = (t.get("failure") or {}).get("snippet")
+        if snippet and t["verdict"] in ("regression", "unexpected-pass"):
+            out[_snippet_name(t)] = snippet
+    return out
+
+
+def _print_snippets(doc: dict, out: Path, snippets: dict[str, str]) -> None:
+    """Name each failing test's torch-only reproducer (printed whole when
+    there are at most three), or why it has none."""
+    failing = [t for t in doc["tests"] if t["verdict"] in ("regression", "unexpected-pass")
+               and t.get("failure")]  # fmt: skip
+    for t in failing:
+        name = _snippet_name(t)
+        if name in snippets:
+            print(f"torch-only reproducer of {t['nodeid']}: {out / 'snippets' / name} "
+                  "(needs only torch; paste it into a bug report)")  # fmt: skip
+            if len(snippets) <= 3:
+                print(textwrap.indent(snippets[name].rstrip(), "    "))
+        else:
+            why = t["failure"].get("snippet_unavailable") or "none recorded"
+            print(f"no torch-only reproducer of {t['nodeid']}: {why}")
 
 
 def cmd_report(args) -> int:

@@ -63,6 +63,7 @@ TEST_CLASS = {
 }  # fmt: skip
 _FAILURE_KEYS = (
     "signature", "message", "falsifying_example", "notes", "reproduce", "snippet",
+    "snippet_unavailable",
 )  # fmt: skip
 
 

@@ -326,8 +326,27 @@ def pytest_collection_modifyitems(
             item.obj = settings(phases=[Phase.explicit, Phase.reuse, Phase.generate])(fn)
 
 
-#: The item whose test is running: its applicable deviations.
-_RUN: dict = {"hits": []}
+#: The item whose test is running: its applicable deviations, and its last
+#: failing example ``(fn, kwargs, draws, error)`` for the torch-only snippet.
+_RUN: dict = {"hits": [], "failing": None}
+
+
+class _Draws:
+    """Wraps a Hypothesis data object for one example and records each value
+    ``draw()`` returns, so the falsifying example can be replayed without
+    Hypothesis (:mod:`reports.snippet`)."""
+
+    def __init__(self, data, record: list):
+        self._data = data
+        self._record = record
+
+    def draw(self, strategy, label=None):
+        value = self._data.draw(strategy, label=label)
+        self._record.append(value)
+        return value
+
+    def __repr__(self) -> str:
+        return repr(self._data)
 
 
 class DeviationRegionHeld(AssertionError):
@@ -361,9 +380,13 @@ def _run_example(fn, args: tuple, kwargs: dict):
     _count["n"] += 1
     led = evidence.current_ledger()
     regional = [d for d in _RUN["hits"] if not d.whole_test]
+    draws: list = []
+    call_kwargs = {
+        k: _Draws(v, draws) if type(v).__name__ == "DataObject" else v for k, v in kwargs.items()
+    }
     with evidence.example_frame(evidence.auto_features(kwargs)) as ex:
         try:
-            fn(*args, **kwargs)
+            fn(*args, **call_kwargs)
             error = None
         except evidence.NotApplicable as e:
             # Not a verdict: this input cannot exercise the claim on this
@@ -377,6 +400,9 @@ def _run_example(fn, args: tuple, kwargs: dict):
                     led.finish_example(ex, passed=True)  # what it checked before rejecting
                 raise
             error = e
+            # The last failing example of a test is the one Hypothesis
+            # reports (it replays the minimal one last): kept for the snippet.
+            _RUN["failing"] = (fn, call_kwargs, list(draws), e)
         if not regional:
             if error is not None:
                 raise error
@@ -498,6 +524,8 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function):
     _RUN["hits"] = pyfuncitem.stash.get(_expect_key, [])
     failures: dict[str, dict] = {}
     first: BaseException | None = None
+    failing = None
+    _RUN["failing"] = None
     passes = 0
     with evidence.ledger(claims) as led:
         try:
@@ -521,6 +549,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function):
                         failures.setdefault(c, info)
                     if first is None:
                         first = e
+                        failing = _RUN.get("failing")
                     if not new or len(claims) == 1:
                         break  # nothing attributable left to mute: stop here
                     led.muted.update(new)
@@ -528,7 +557,9 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function):
                         break
         finally:
             _RUN["hits"] = []
+            snippet = _snippet(pyfuncitem, claims, failing) if first is not None else {}
             pyfuncitem.stash[_ledger_key] = {
+                **snippet,
                 "claim_examples": dict(led.claim_examples),
                 "tallies": dict(led.tallies),
                 "muted_counts": dict(led.muted_counts),
@@ -541,6 +572,23 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function):
     if first is not None:
         raise first
     return True
+
+
+def _snippet(item: pytest.Item, claims: tuple[str, ...], failing) -> dict:
+    """``{"snippet": source}`` for the test's falsifying example, or
+    ``{"snippet_unavailable": reason}`` (see :mod:`reports.snippet`)."""
+    if failing is None:
+        return {"snippet_unavailable": "no failing example was recorded"}
+    from reports.snippet import SnippetUnavailable, make_snippet
+
+    fn, kwargs, draws, error = failing
+    try:
+        return {"snippet": make_snippet(fn, kwargs, draws, nodeid=item.nodeid, claims=claims,
+                                        error=error)}  # fmt: skip
+    except SnippetUnavailable as e:
+        return {"snippet_unavailable": str(e)}
+    except Exception as e:  # a defect of the snippet writer must not hide the verdict
+        return {"snippet_unavailable": f"the snippet writer failed: {type(e).__name__}: {e}"}
 
 
 def _failure_info_from(e: BaseException) -> dict:
@@ -724,6 +772,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         return report
     if "failure" in record:
         record["failure"].pop("_excs", None)
+        led_ = item.stash.get(_ledger_key, {}) if call.when == "call" else {}
+        if record["verdict"] in ("regression", "unexpected-pass"):
+            for key in ("snippet", "snippet_unavailable"):
+                if led_.get(key):
+                    record["failure"][key] = led_[key]
     led = item.stash.get(_ledger_key, {}) if call.when == "call" else {}
     if led:
         failures = led.get("failures", {})

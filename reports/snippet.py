@@ -1,0 +1,409 @@
+"""Torch-only reproducers: a bug report in one paste.
+
+For the falsifying example of a failing test, :func:`make_snippet` writes a
+standalone Python program that needs only ``torch`` (and the standard
+library; NumPy only where the test itself compares through NumPy) - no
+import of this suite, of pytest or of Hypothesis:
+
+- each generated :class:`~strategies.TensorSpec` becomes a small class whose
+  ``build()`` makes the same tensor with plain torch calls (exact bytes via
+  ``ctypes.memmove``, the same view chain and autograd state:
+  :meth:`~strategies.TensorSpec.to_code`);
+- the test function is copied with its decorators removed, and called with
+  the falsifying arguments; values drawn with ``data.draw(...)`` are replayed
+  in order;
+- the suite helpers it calls (``shares_storage``, ``assert_same_bits``, its
+  module's private helpers, ...) are copied along, recursively; the few that
+  wrap pytest or Hypothesis (``raises_with``, ``assume``, ``evidence.check``)
+  get torch-only stand-ins.
+
+Run on a torch that breaks the claim, the program raises the test's
+assertion; on a torch that keeps it, it exits 0. A test whose inputs or
+helpers cannot be written that way (generated autograd graphs, the copy
+state machine - whose failure message already prints its program as torch
+calls) gets no snippet, and :func:`make_snippet` says why instead.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+import textwrap
+import types
+
+import torch
+
+__all__ = ["make_snippet", "SnippetUnavailable", "value_code"]
+
+#: Modules a snippet may import.
+_ALLOWED_MODULES = {
+    "torch", "numpy", "math", "cmath", "warnings", "contextlib", "itertools", "functools",
+    "operator", "struct", "sys", "ctypes", "copy", "pickle", "io", "re", "gc", "weakref",
+}  # fmt: skip
+
+#: Torch-only stand-ins for suite helpers that wrap pytest or Hypothesis.
+_STANDINS = {
+    "raises_with": '''
+import contextlib as _contextlib
+
+
+@_contextlib.contextmanager
+def raises_with(exc_type, substring):
+    """Assert that the body raises exc_type with substring in its message."""
+    try:
+        yield
+    except exc_type as e:
+        assert substring in str(e), f"{exc_type.__name__} raised, but without {substring!r}: {e}"
+    else:
+        raise AssertionError(f"DID NOT RAISE {exc_type.__name__} ({substring!r})")
+''',
+    "assume": '''
+def assume(condition):
+    """(Hypothesis' assume: the replayed example satisfied it.)"""
+    return True
+''',
+    "note": """
+def note(value):
+    print(value)
+""",
+    "evidence": '''
+class evidence:
+    """Stand-in for the suite's evidence calls: check() asserts, the rest are no-ops."""
+
+    @staticmethod
+    def check(claim, ok, message):
+        assert ok, f"[{claim}] {message}"
+
+    @staticmethod
+    def features(**kw):
+        pass
+
+    @staticmethod
+    def tally(name, n=1):
+        pass
+
+    @staticmethod
+    def checked(*claims):
+        pass
+
+    @staticmethod
+    def muted(claim):
+        return False
+
+    @staticmethod
+    def not_applicable(reason):
+        raise SystemExit(f"not applicable: {reason}")
+''',
+}
+_STANDINS["check"] = _STANDINS["evidence"] + "\n\ncheck = evidence.check\n"
+_STANDINS["features"] = "def features(**kw):\n    pass\n"
+_STANDINS["not_applicable"] = (
+    "def not_applicable(reason):\n    raise SystemExit(f'not applicable: {reason}')\n"
+)
+_STANDINS["tally"] = "def tally(name, n=1):\n    pass\n"
+
+
+class SnippetUnavailable(Exception):
+    """The test cannot be written as a torch-only program (the reason)."""
+
+
+def value_code(v, name: str, helpers: list[str]) -> str:
+    """Python source for generated value ``v`` (appending any class it needs
+    to ``helpers``). Raises :class:`SnippetUnavailable` for values that have
+    no torch-only form."""
+    from strategies.tensors import TensorSpec
+
+    if isinstance(v, TensorSpec):
+        cls = f"_Spec_{name}"
+        helpers.append(_spec_class(v, cls))
+        return f"{cls}()"
+    if isinstance(v, torch.dtype):
+        return str(v)
+    if isinstance(v, torch.memory_format):
+        return str(v)
+    if isinstance(v, torch.device):
+        return f"torch.device({str(v)!r})"
+    if v is None or isinstance(v, bool | int | str):
+        return repr(v)
+    if isinstance(v, float | complex):
+        from strategies.tensors import scalar_repr
+
+        return scalar_repr(v)
+    if isinstance(v, tuple | list):
+        inner = [value_code(x, f"{name}_{i}", helpers) for i, x in enumerate(v)]
+        if isinstance(v, tuple):
+            return "(" + ", ".join(inner) + ("," if len(inner) == 1 else "") + ")"
+        return "[" + ", ".join(inner) + "]"
+    if isinstance(v, dict):
+        items = [
+            f"{value_code(k, f'{name}_k{i}', helpers)}: {value_code(x, f'{name}_v{i}', helpers)}"
+            for i, (k, x) in enumerate(v.items())
+        ]
+        return "{" + ", ".join(items) + "}"
+    try:
+        import numpy as np
+
+        if isinstance(v, np.dtype):
+            return f"numpy.dtype({v.str!r})"
+        if isinstance(v, type) and issubclass(v, np.generic):
+            return f"numpy.{v.__name__}"
+    except ImportError:  # pragma: no cover
+        pass
+    raise SnippetUnavailable(
+        f"the generated value {name} ({type(v).__name__}) has no torch-only form"
+    )
+
+
+def _spec_class(spec, cls: str) -> str:
+    body = spec.to_code("x", requires_grad=False, leaf=False).splitlines()
+    # Turn the straight-line construction into build(device, requires_grad, leaf).
+    out = [
+        f"class {cls}:",
+        f'    """The generated input: {spec!r}"""',
+        "",
+        f"    dtype = {spec.dtype}",
+        f"    base_shape = {spec.base_shape!r}",
+        f"    shape = {tuple(spec.shape)!r}",
+        f"    views = {spec.views!r}",
+        f"    channels_last = {spec.channels_last!r}",
+        f"    is_view = {spec.is_view!r}",
+        "",
+        "    def build_base(self, device='cpu'):",
+    ]
+    views_start = next((i for i, ln in enumerate(body) if ln.startswith("x = x[") or
+                        ln.startswith("x = x.permute") or ln.startswith("x = x.expand") or
+                        ln.startswith("x = x.unsqueeze") or ln.startswith("x = x.select")),
+                       len(body))  # fmt: skip
+    base_lines, view_lines = body[:views_start], body[views_start:]
+    out += [f"        {ln}" for ln in base_lines] + ["        return x", ""]
+    out += [
+        "    def build(self, device='cpu', *, requires_grad=False, leaf=False):",
+        "        x = self.build_base(device)",
+        "        if requires_grad and not leaf:",
+        "            x.requires_grad_(True)",
+        *[f"        {ln}" for ln in view_lines],
+        "        if requires_grad and leaf:",
+        "            x.requires_grad_(True)",
+        "        return x",
+    ]
+    return "\n".join(out)
+
+
+class _DrawRewriter(ast.NodeTransformer):
+    """``data.draw(...)`` -> ``_draw()`` (replays the recorded draws)."""
+
+    def __init__(self, data_names: set[str]):
+        self.data_names = data_names
+
+    def visit_Call(self, node: ast.Call):
+        self.generic_visit(node)
+        f = node.func
+        if (
+            isinstance(f, ast.Attribute)
+            and f.attr == "draw"
+            and isinstance(f.value, ast.Name)
+            and f.value.id in self.data_names
+        ):
+            return ast.copy_location(ast.Call(ast.Name("_draw", ast.Load()), [], []), node)
+        return node
+
+
+_SUITE_PACKAGES = ("conformance", "strategies", "reports")
+
+
+class _LocalImports(ast.NodeTransformer):
+    """Removes function-local imports from the suite's packages, recording
+    ``(name, module, attribute)`` so the collector copies those names."""
+
+    def __init__(self):
+        self.found: list[tuple[str, str, str]] = []
+
+    def visit_ImportFrom(self, node: ast.ImportFrom):
+        if node.module and node.module.split(".")[0] in _SUITE_PACKAGES:
+            for a in node.names:
+                self.found.append((a.asname or a.name, node.module, a.name))
+            return ast.Pass()
+        return node
+
+    def visit_Import(self, node: ast.Import):
+        if any(a.name.split(".")[0] in _SUITE_PACKAGES for a in node.names):
+            raise SnippetUnavailable(f"imports the suite module {node.names[0].name}")
+        return node
+
+
+def _function_source(fn) -> ast.FunctionDef:
+    src = textwrap.dedent(inspect.getsource(fn))
+    tree = ast.parse(src)
+    node = tree.body[0]
+    if not isinstance(node, ast.FunctionDef):
+        raise SnippetUnavailable(f"{fn.__qualname__} is not a plain function")
+    node.decorator_list = []
+    node.returns = None
+    for a in node.args.args + node.args.kwonlyargs:
+        a.annotation = None
+    return node
+
+
+def _free_names(node: ast.AST) -> set[str]:
+    assigned: set[str] = set()
+    loaded: set[str] = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name):
+            (loaded if isinstance(n.ctx, ast.Load) else assigned).add(n.id)
+        elif isinstance(n, ast.FunctionDef | ast.Lambda):
+            args = n.args
+            for a in args.args + args.kwonlyargs + args.posonlyargs:
+                assigned.add(a.arg)
+            if args.vararg:
+                assigned.add(args.vararg.arg)
+            if args.kwarg:
+                assigned.add(args.kwarg.arg)
+            if isinstance(n, ast.FunctionDef):
+                assigned.add(n.name)
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            assigned.add(n.name)
+        elif isinstance(n, ast.comprehension):
+            for t in ast.walk(n.target):
+                if isinstance(t, ast.Name):
+                    assigned.add(t.id)
+        elif isinstance(n, ast.alias):
+            assigned.add((n.asname or n.name).split(".")[0])
+    return loaded - assigned - set(dir(builtins))
+
+
+class _Collector:
+    """Resolves the free names of copied functions into imports, constants
+    and further copied functions."""
+
+    def __init__(self):
+        self.imports: dict[str, str] = {}
+        self.defs: dict[str, str] = {}
+        self.order: list[str] = []
+
+    def resolve(self, names: set[str], globals_: dict, where: str) -> None:
+        for name in sorted(names):
+            if name in self.imports or name in self.defs:
+                continue
+            if name in _STANDINS:
+                self._add(name, _STANDINS[name].strip())
+                continue
+            if name not in globals_:
+                raise SnippetUnavailable(f"{where} uses {name!r}, which is not a module global")
+            v = globals_[name]
+            if callable(v) and hasattr(v, "__wrapped__"):  # functools.cache, wraps
+                v = inspect.unwrap(v)
+            if isinstance(v, types.ModuleType):
+                root = v.__name__.split(".")[0]
+                if root not in _ALLOWED_MODULES:
+                    raise SnippetUnavailable(f"{where} uses module {v.__name__}")
+                self.imports[name] = (
+                    f"import {v.__name__}"
+                    if v.__name__ == name
+                    else f"import {v.__name__} as {name}"
+                )
+                continue
+            if inspect.isfunction(v):
+                mod = v.__module__ or ""
+                if not (mod.startswith("conformance") or mod.startswith("reports")
+                        or mod.startswith("strategies")):  # fmt: skip
+                    if mod.split(".")[0] in _ALLOWED_MODULES:
+                        self.imports[name] = f"from {mod} import {v.__name__} as {name}"
+                        continue
+                    raise SnippetUnavailable(f"{where} uses {mod}.{v.__name__}")
+                node = _function_source(v)
+                node.name = name
+                self._add(name, "")  # placeholder against recursion
+                local = _LocalImports()
+                node = local.visit(node)
+                ast.fix_missing_locations(node)
+                for alias, module, attr in local.found:
+                    import importlib
+
+                    ns = vars(importlib.import_module(module))
+                    if attr not in ns and attr not in _STANDINS:
+                        raise SnippetUnavailable(f"{mod}.{v.__name__} imports {module}.{attr}")
+                    self.resolve({alias}, {alias: ns.get(attr)} if attr in ns else {}, module)
+                self.resolve(_free_names(node) - {a for a, _, _ in local.found}, v.__globals__,
+                             f"{mod}.{v.__name__}")  # fmt: skip
+                self.defs[name] = ast.unparse(node)
+                continue
+            if inspect.isclass(v) and issubclass(v, BaseException) and v.__module__ == "builtins":
+                continue
+            if isinstance(v, torch.dtype):
+                self._add(name, f"{name} = {v}")
+                self.imports.setdefault("torch", "import torch")
+                continue
+            helpers: list[str] = []
+            try:
+                code = value_code(v, name, helpers)
+            except SnippetUnavailable:
+                raise SnippetUnavailable(
+                    f"{where} uses {name!r} ({type(v).__name__}), which has no torch-only form"
+                ) from None
+            self._add(name, "\n\n".join([*helpers, f"{name} = {code}"]))
+
+    def _add(self, name: str, text: str) -> None:
+        if name not in self.order:
+            self.order.append(name)
+        self.defs[name] = text
+
+
+def make_snippet(
+    fn,
+    kwargs: dict,
+    draws: list,
+    *,
+    nodeid: str = "",
+    claims=(),
+    error: BaseException | None = None,
+) -> str:
+    """The torch-only program reproducing one falsifying example of test
+    function ``fn`` called with ``kwargs`` (and replaying ``draws``).
+
+    Raises :class:`SnippetUnavailable` (with the reason) when the test cannot
+    be written without the suite.
+    """
+    node = _function_source(fn)
+    data_names = {k for k, v in kwargs.items() if type(v).__name__ in ("DataObject", "_Draws")}
+    node = _DrawRewriter(data_names).visit(node)
+    ast.fix_missing_locations(node)
+    coll = _Collector()
+    free = _free_names(node) - {"_draw"}
+    coll.resolve(free, fn.__globals__, fn.__qualname__)
+    helpers: list[str] = []
+    args = []
+    for k, v in kwargs.items():
+        if k in data_names:
+            args.append(f"{k}=None")
+            continue
+        args.append(f"{k}={value_code(v, k, helpers)}")
+    draw_codes = [value_code(v, f"draw{i}", helpers) for i, v in enumerate(draws)]
+    imports = {"import ctypes", "import torch", *coll.imports.values()}
+    body_text = "\n".join([*coll.defs.values(), *helpers])
+    if "numpy." in body_text and "import numpy" not in imports:
+        imports.add("import numpy")
+    header = [
+        f"# torch-only reproducer of {nodeid or fn.__qualname__}",
+        f"# claim(s): {', '.join(claims)}" if claims else "",
+        f"# written on torch {torch.__version__}; exits 0 where torch keeps the claim,",
+        "# raises where it breaks it" + (f" (here: {type(error).__name__})" if error else ""),
+    ]
+    parts = [
+        "\n".join(h for h in header if h) + "\n" + "\n".join(sorted(imports)),
+    ]
+    for name in coll.order:
+        if coll.defs.get(name):
+            parts.append(coll.defs[name])
+    parts.extend(helpers)
+    if draws:
+        parts.append(
+            "_DRAWS = iter(["
+            + ", ".join(draw_codes)
+            + "])\n\n\ndef _draw():\n    return next(_DRAWS)"
+        )
+    parts.append(ast.unparse(node))
+    parts.append(f"{node.name}({', '.join(args)})")
+    source = "\n\n\n".join(p for p in parts if p) + "\n"
+    compile(source, "<snippet>", "exec")  # a syntax error here is a bug of this module
+    return source
