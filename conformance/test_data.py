@@ -5,6 +5,8 @@ What each property kills (the broken torch it would catch) is in its docstring.
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 from hypothesis import assume, given
@@ -24,6 +26,8 @@ from strategies import (
     DIFFERENTIABLE,
     FLOATING,
     NON_OVERLAPPING_VIEWS,
+    TensorSpec,
+    grid_examples,
     shapes,
     tensor_specs,
 )
@@ -71,7 +75,14 @@ def _mutate(t: torch.Tensor, how: str) -> None:
     {"zero_": t.zero_, "mul_": lambda: t.mul_(3), "add_": lambda: t.add_(1)}[how]()
 
 
+def _non_empty(spec: TensorSpec) -> bool:
+    return math.prod(spec.shape) > 0
+
+
 @pytest.mark.claim("data.shares-storage")
+@grid_examples(
+    where=_non_empty, grid_values="all", requires_grad=True, non_leaf=True, direction="to-source"
+)
 @given(
     spec=tensor_specs(shape=shapes(min_side=1), values="all"),
     requires_grad=st.booleans(),
@@ -109,6 +120,7 @@ def test_data_is_out_of_graph(device, spec, requires_grad, non_leaf):
 
 
 @pytest.mark.claim("data.changes-not-tracked")
+@grid_examples(where=_non_empty, grid_values="all", requires_grad=True, parameter=False)
 @given(
     spec=tensor_specs(shape=shapes(min_side=1), values="all"),
     requires_grad=st.booleans(),
@@ -197,6 +209,13 @@ def _setter_target(spec, device, requires_grad, non_leaf) -> torch.Tensor:
 
 
 @pytest.mark.claim("data.setter-rebinds")
+@grid_examples(
+    "new",
+    grid_values="all",
+    spec=TensorSpec(dtype=torch.float32, base_shape=(2,), storage=(1.0, 2.0)),
+    requires_grad=False,
+    non_leaf=False,
+)
 @given(
     spec=tensor_specs(),
     new=tensor_specs(values="all"),

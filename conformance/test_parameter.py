@@ -23,6 +23,7 @@ from strategies import (
     DIFFERENTIABLE,
     FLOATING,
     NON_OVERLAPPING_VIEWS,
+    grid_examples,
     shapes,
     tensor_specs,
 )
@@ -37,6 +38,7 @@ def _geometry(t: torch.Tensor) -> tuple:
 
 
 @pytest.mark.claim("parameter.aliases-input")
+@grid_examples(grid_values="all", requires_grad=True)
 @given(spec=tensor_specs(values="all"), requires_grad=st.booleans())
 def test_parameter_aliases_its_input(device, spec, requires_grad):
     """Values are compared bit for bit with an independent build of the spec,
@@ -95,6 +97,7 @@ def test_parameter_of_non_leaf_is_leaf(device, spec):
 
 
 @pytest.mark.claim("parameter.derived-are-plain-tensors")
+@grid_examples(dtypes=DIFFERENTIABLE)
 @given(spec=tensor_specs(dtype=DIFFERENTIABLE))
 def test_parameter_derived_tensors_are_plain(device, spec):
     """Kills: detach/.data/clone that return Parameters, or detach/.data that
@@ -174,6 +177,7 @@ def test_parameter_detach_mutation_raises(device, spec, op):
 
 
 @pytest.mark.claim("parameter.deepcopy")
+@grid_examples(grid_values="all", requires_grad=True)
 @given(spec=tensor_specs(values="all"), requires_grad=st.booleans())
 def test_parameter_deepcopy(device, spec, requires_grad):
     """Values are compared bit for bit with an independent build of the spec,

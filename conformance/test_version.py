@@ -120,6 +120,7 @@ def test_views_and_detach_share_counter(device, spec, alias):
 
 
 @pytest.mark.claim("version.clone-and-data-own-counter")
+@grid_examples(kind="data", requires_grad=True)
 @given(
     spec=tensor_specs(),
     kind=st.sampled_from(["clone", "data"]),
