@@ -39,6 +39,26 @@ __all__ = [
 ]
 
 
+def numpy_problem() -> str | None:
+    """Why the installed torch cannot exchange arrays with the installed
+    NumPy, as one line naming the fix, or ``None`` when it can.
+
+    torch < 2.3 wheels are built against NumPy 1.x: with NumPy 2 installed
+    every ``from_numpy``/``.numpy()`` raises "Numpy is not available" - the
+    suite would report that as hundreds of failures.
+    """
+    import numpy as np
+
+    try:
+        torch.from_numpy(np.zeros(1)).numpy()
+    except (RuntimeError, TypeError, ImportError) as e:
+        return (
+            f"torch {torch.__version__} cannot use NumPy {np.__version__} ({e}); "
+            "install a NumPy it was built for: pip install 'numpy<2'"
+        )
+    return None
+
+
 @functools.cache
 def storage_identity_observable() -> bool:
     """Does ``t.untyped_storage()`` return the same Python object on every

@@ -124,6 +124,11 @@ def _console():
 
 def _validate_inputs(args) -> None:
     """Check registry, expectations, claim ids and devices before running."""
+    from conformance.capabilities import numpy_problem
+
+    problem = numpy_problem()
+    if problem:
+        raise BadInput(problem)
     from conformance.expectations import ExpectationsError, load_expectations
     from conformance.registry import RegistryError, default_registry
 
@@ -170,10 +175,12 @@ def _validate_inputs(args) -> None:
             if why:
                 raise BadInput(f"--backends {b}: {why}")
     if args.baseline:
-        from reports.results import ResultsError, load_results
+        from reports.results import ResultsError
 
         try:
-            load_results(args.baseline)
+            from reports.baselines import resolve
+
+            resolve(args.baseline)
         except ResultsError as e:
             raise BadInput(f"--baseline: {e}") from None
     _check_out(args.out, "--out")
@@ -406,7 +413,9 @@ def _run_and_write(args, out: Path, tmp: Path, state: dict) -> int:
         )
     if args.baseline:
         try:
-            base = load_results(args.baseline)
+            from reports.baselines import resolve
+
+            base = resolve(args.baseline)
         except ResultsError as e:
             return _err(str(e))
         from reports.compare import compare_docs
@@ -516,12 +525,19 @@ def cmd_report(args) -> int:
 
 def cmd_compare(args) -> int:
     """Compare two result files; exit 1 on any regression."""
+    from reports.baselines import resolve
     from reports.compare import compare_docs
     from reports.html import render_compare
-    from reports.results import ResultsError, load_results, write_text_atomic
+    from reports.results import ResultsError, write_text_atomic
 
+    base_spec = args.from_ or args.base
+    new_spec = args.to or args.new
+    if not base_spec or not new_spec:
+        return _err(
+            "compare needs two result files or torch versions (BASE NEW, or --from X --to Y)"
+        )
     try:
-        base, new = load_results(args.base), load_results(args.new)
+        base, new = resolve(base_spec), resolve(new_spec)
     except ResultsError as e:
         return _err(str(e))
     if args.output:
@@ -530,13 +546,22 @@ def cmd_compare(args) -> int:
     console = _console()
     from rich.table import Table
 
+    from reports.causes import BAD  # noqa: F401  (cause groups are in diff["causes"])
+
     table = Table(title=f"torch {diff['base_torch']} -> {diff['new_torch']}")
-    for col in ("claim", "device", "baseline", "new", "new failure"):
+    for col in ("claim", "device", "baseline", "new", "changed in", "new failure"):
         table.add_column(col, overflow="fold")
     for r in diff["regressions"] + diff["changes"]:
         mark = "[bold red]REGRESSION[/] " if r["regression"] else ""
-        table.add_row(mark + r["claim"], r["device"], r["base"], r["new"], r["new_signature"] or "")
+        table.add_row(mark + r["claim"], r["device"], r["base"], r["new"],
+                      r.get("changed_in") or "", r["new_signature"] or "")  # fmt: skip
     console.print(table)
+    for g in diff["causes"]["groups"]:
+        console.print(
+            f"likely cause: {g['primitive']} (its own claims {', '.join(g['own_failed']) or '-'} "
+            f"regressed; {len(g['explained'])} other regression(s) rely on it)",
+            markup=False,
+        )
     if not diff["same_commit"]:
         console.print("[yellow]note:[/] the result files come from different suite commits")
     console.print(
@@ -550,14 +575,19 @@ def cmd_compare(args) -> int:
 
 def cmd_matrix(args) -> int:
     """Render the claims x (torch version, device) matrix of several result files."""
+    from reports.baselines import available, load_baseline, resolve
     from reports.html import render_matrix
     from reports.matrix import build_matrix
-    from reports.results import ResultsError, load_results, write_text_atomic
+    from reports.results import ResultsError, write_text_atomic
 
     try:
-        docs = [load_results(p) for p in args.results]
+        docs = [resolve(p) for p in args.results]
+        if args.releases:
+            docs = [load_baseline(v) for v in available()] + docs
     except ResultsError as e:
         return _err(str(e))
+    if not docs:
+        return _err("matrix needs result files, torch versions or --releases")
     _check_out(args.output, "-o", file=True)
     m = build_matrix(docs)
     write_text_atomic(args.output, render_matrix(m))
@@ -566,6 +596,33 @@ def cmd_matrix(args) -> int:
         f"matrix: {args.output} ({len(m['rows'])} claims x {len(m['columns'])} runs, {regs} with regressions)"
     )
     return EXIT_FAIL if regs else EXIT_OK
+
+
+def cmd_baseline(args) -> int:
+    """``baseline list``: the shipped release baselines; ``baseline save
+    RESULTS``: store a run's results.json as the baseline of its torch
+    release (``nox -s releases`` does this for every release)."""
+    from reports.baselines import BASELINES_DIR, available, save_baseline
+    from reports.results import ResultsError, load_results
+
+    if args.action == "list":
+        files = available()
+        if not files:
+            print(f"no shipped baselines in {BASELINES_DIR}")
+        for version, path in files.items():
+            print(f"{version}\t{path.name}\t{path.stat().st_size} bytes")
+        return EXIT_OK
+    if not args.results:
+        return _err("baseline save needs a results.json")
+    try:
+        doc = load_results(args.results)
+    except ResultsError as e:
+        return _err(str(e))
+    if doc["environment"].get("claims_selected"):
+        return _err(f"{args.results}: a run of selected claims only cannot be a release baseline")
+    path = save_baseline(doc, Path(args.dir) if args.dir else BASELINES_DIR)
+    print(f"baseline: {path} ({path.stat().st_size} bytes)")
+    return EXIT_OK
 
 
 def cmd_claims(args) -> int:
@@ -824,17 +881,34 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("results")
     rep.add_argument("-o", "--output", default="report.html", type=_nonempty)
     rep.set_defaults(func=cmd_report)
-    cmp = sub.add_parser("compare", help="compare two results.json files (exit 1 on regression)")
-    cmp.add_argument("base")
-    cmp.add_argument("new")
+    cmp = sub.add_parser(
+        "compare",
+        help="compare two results.json files or shipped release baselines (exit 1 on regression)",
+    )
+    cmp.add_argument("base", nargs="?", default=None,
+                     help="baseline: a results.json, or a torch version with a shipped baseline")  # fmt: skip
+    cmp.add_argument("new", nargs="?", default=None,
+                     help="new run: a results.json, or a torch version with a shipped baseline")  # fmt: skip
+    cmp.add_argument("--from", dest="from_", default=None, metavar="VERSION",
+                     help="the release you are on (a shipped baseline, or a results.json)")  # fmt: skip
+    cmp.add_argument("--to", default=None, metavar="VERSION",
+                     help="the release you upgrade to (a shipped baseline, or a results.json)")  # fmt: skip
     cmp.add_argument("-o", "--output", default=None, type=_nonempty, help="write an HTML diff page")
     cmp.set_defaults(func=cmd_compare)
     mx = sub.add_parser(
         "matrix", help="render claims x (torch, device) for several results.json files"
     )
-    mx.add_argument("results", nargs="+")
+    mx.add_argument("results", nargs="*",
+                    help="results.json files or torch versions with a shipped baseline")  # fmt: skip
+    mx.add_argument("--releases", action="store_true",
+                    help="every shipped release baseline, oldest first (then RESULTS)")  # fmt: skip
     mx.add_argument("-o", "--output", default="matrix.html", type=_nonempty)
     mx.set_defaults(func=cmd_matrix)
+    bl = sub.add_parser("baseline", help="list or save the shipped per-release baselines")
+    bl.add_argument("action", choices=["list", "save"])
+    bl.add_argument("results", nargs="?", default=None, help="results.json to save (save)")
+    bl.add_argument("--dir", default=None, help="baseline directory (default: the shipped one)")
+    bl.set_defaults(func=cmd_baseline)
     c = sub.add_parser("claims", help="list the registered claims")
     c.add_argument("--area", default=None, help="only the claims of this area")
     c.add_argument("--format", default="table", choices=["table", "tsv", "json"],

@@ -39,6 +39,20 @@ def _example(cell: dict) -> str | None:
     return None
 
 
+def _changed_in(base: dict, new: dict, cid: str, dev: str, verdict: str) -> str | None:
+    """The first shipped release between the two runs' torch versions that
+    already had the new verdict (see :func:`reports.baselines.changed_in`)."""
+    from reports.baselines import changed_in
+
+    b, n = base["environment"].get("torch"), new["environment"].get("torch")
+    if not b or not n or b == n:
+        return None
+    try:
+        return changed_in(cid, dev, verdict, b, n)
+    except Exception:  # an unreadable baseline must not break a comparison
+        return None
+
+
 def compare_docs(base: dict, new: dict) -> dict:
     """Return ``{"regressions": [...], "changes": [...], "same_commit": bool, ...}``.
 
@@ -60,6 +74,7 @@ def compare_docs(base: dict, new: dict) -> dict:
                 regression = True
             rows.append(
                 {
+                    "changed_in": _changed_in(base, new, cid, dev, n["verdict"]),
                     "claim": cid,
                     "device": dev,
                     "base": b["verdict"],

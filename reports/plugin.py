@@ -150,6 +150,11 @@ def pytest_configure(config: pytest.Config) -> None:
         from conformance.oracles import OraclesError, default_oracles
 
         oracles = default_oracles()
+        from conformance.capabilities import numpy_problem
+
+        problem = numpy_problem()
+        if problem:
+            raise pytest.UsageError(problem)
     except (RegistryError, ExpectationsError, OraclesError) as e:
         raise pytest.UsageError(str(e)) from None
     config._conformance = {  # type: ignore[attr-defined]

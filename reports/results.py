@@ -117,6 +117,13 @@ def load_results(path: Path | str) -> dict:
         raise ResultsError(
             f"{path}: corrupt result file (not JSON: {e.msg} at line {e.lineno})"
         ) from None
+    return validate(doc, str(path))
+
+
+def validate(doc, path: str) -> dict:
+    """Check a parsed result document; returns it. Raises :class:`ResultsError`
+    (one line naming ``path``) for another schema version or a missing or
+    malformed section."""
     if not isinstance(doc, dict):
         raise ResultsError(f"{path}: corrupt result file (top level is not an object)")
     if doc.get("schema_version") != SCHEMA_VERSION:
