@@ -84,6 +84,15 @@ def _normalized(doc: dict) -> dict:
     return {**doc, "claims": claims, "tests": tests}
 
 
+def _release_key(version: str):
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return (0, Version(version))
+    except InvalidVersion:
+        return (1, version)
+
+
 def _unavailable_devices(doc: dict, devices: list[str]) -> dict[str, str]:
     """Devices none of whose tests ran because the device does not exist on
     the machine (every test on it skipped): ``{device: reason}``. The report
@@ -169,6 +178,12 @@ def render_report(doc: dict, title: str | None = None) -> str:
     deviations = [
         t for t in doc["tests"] if t["verdict"] in ("expected-deviation", "region-not-reached")
     ]
+    from reports.baselines import history
+
+    try:
+        strips = history()  # {claim: {release: verdict}} from the shipped baselines
+    except Exception:  # a damaged baseline must not stop the report
+        strips = {}
     causes = doc.get("causes") or cause_groups(doc)
     explained = {c for g in causes["groups"] for c in g["explained"]}
     own = {c: g["primitive"] for g in causes["groups"] for c in g["own_failed"]}
@@ -188,6 +203,8 @@ def render_report(doc: dict, title: str | None = None) -> str:
         verdicts=[*CLAIM_VERDICTS, MEASURED],
         decisions=decisions,
         causes=causes,
+        strips=strips,
+        releases=sorted({v for h in strips.values() for v in h}, key=_release_key),
         explained=explained,
         own_failed=own,
         deviations=deviations,
