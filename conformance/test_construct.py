@@ -121,10 +121,21 @@ def test_copy_construct_warns_on_every_call(device, spec, requires_grad, via):
 
 
 @pytest.mark.claim("construct.tensor-requires-data")
-def test_tensor_without_data_raises_type_error(device):
-    """Kills: torch.tensor() that returns an empty tensor like torch.Tensor()."""
+@pytest.mark.parametrize("form", ["no arguments", "device=", "dtype= and requires_grad="])
+def test_tensor_without_data_raises_type_error(device, form):
+    """Every calling form without data: bare, and with keyword arguments only.
+
+    Kills: torch.tensor() that returns an empty tensor like torch.Tensor(),
+    bare or when given only keyword arguments."""
+    call = {
+        "no arguments": lambda: torch.tensor(),
+        "device=": lambda: torch.tensor(device=device),
+        "dtype= and requires_grad=": lambda: torch.tensor(
+            dtype=torch.float64, device=device, requires_grad=True
+        ),
+    }[form]
     with raises_with(TypeError, "missing 1 required positional argument"):
-        torch.tensor(device=device)
+        call()
 
 
 @pytest.mark.claim("construct.tensor-class-call-is-empty")
@@ -381,6 +392,41 @@ def test_asarray_default_requires_grad_warns_once_per_process(device):
     assert counts[1] == 1, "asarray(t requiring grad) did not warn about the new default"
     assert counts[2] == 1, "asarray requires_grad notice fired more than once per process"
     assert out["categories"] == ["UserWarning"], f"notice category {out['categories']}"
+
+
+def _notices(caught) -> int:
+    return sum(ASARRAY_WARNING in str(w.message) for w in caught)
+
+
+@pytest.mark.claim("construct.asarray-requires-grad-default-warns-once")
+@given(spec=tensor_specs(requires_grad=True), leaf=st.booleans())
+def test_asarray_default_requires_grad_notice_not_repeated(device, spec, leaf):
+    """The in-process half of the claim (the fresh-interpreter test above
+    sees the first notice): after a first call, which may be the process's
+    first notice, no further asarray call warns - again with requires_grad
+    unspecified, with an explicit requires_grad=, or for an input that does
+    not require grad.
+
+    Kills: a notice repeated on later calls (for leaves, non-leaves, views or
+    some dtype), or fired for explicit requires_grad= or inputs not requiring
+    grad."""
+    t = spec.build(device, requires_grad=True, leaf=True)
+    if not leaf:
+        t = t * 1
+    with capture_warnings() as caught:
+        torch.asarray(t)  # the process's first notice, if none fired before
+        first = _notices(caught)
+        torch.asarray(t)
+        torch.asarray(t)
+        torch.asarray(t.detach())
+        fresh = t.detach().clone().requires_grad_()
+        torch.asarray(fresh, requires_grad=True)
+        torch.asarray(fresh, requires_grad=False)
+        torch.asarray(t * 1, requires_grad=False)
+    assert first <= 1, f"asarray requires_grad notice fired {first} times for one call"
+    assert _notices(caught) == first, (
+        "asarray requires_grad notice fired more than once per process"
+    )
 
 
 @pytest.mark.claim("construct.asarray-requires-grad-keeps-or-drops-history")
