@@ -774,7 +774,8 @@ def cmd_mutate(args) -> int:
 
     def progress(rec: dict) -> None:
         done["n"] += 1
-        colour = {"killed": "green", "escaped": "red", "error": "yellow"}[rec["status"]]
+        colour = {"killed": "green", "escaped": "red", "error": "yellow",
+                  "not judged here": "dim"}[rec["status"]]  # fmt: skip
         claims = ", ".join(
             c + ("" if v["state"] == "falsified" else f" ({v['state']}: {v['verdict']})")
             for c, v in rec["claims"].items()
@@ -820,6 +821,7 @@ def cmd_mutate(args) -> int:
         print(
             f"registry: {len(cov['falsifiable'])} claims proven falsifiable, "
             f"{len(cov['unfalsifiable'])} unfalsifiable (with a reason), "
+            f"{len(cov['not_judged_here'])} falsifiable only on a device this machine lacks, "
             f"{len(cov['uncovered'])} without a falsifying mutant"
             + (f": {', '.join(cov['uncovered'])}" if cov["uncovered"] else "")
         )

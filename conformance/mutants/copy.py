@@ -388,4 +388,29 @@ MUTANTS: tuple[Mutant, ...] = (
         assert x.detach().clone().data_ptr() != x.data_ptr()
         """,
     ),
+    Mutant(
+        name="copy-non-blocking-h2d-skips",
+        description="copy_(src, non_blocking=True) from host memory into a CUDA tensor returns "
+        "without copying (as if the asynchronous copy were never enqueued)",
+        claims=("copy.across-devices",),
+        region="host-to-CUDA copies with non_blocking=True",
+        family="convention",
+        devices=("cuda",),
+        source="""
+        import torch
+        _orig = torch.Tensor.copy_
+        def copy_(self, src, non_blocking=False):
+            if non_blocking and self.is_cuda and not src.is_cuda:
+                return self
+            return _orig(self, src, non_blocking)
+        torch.Tensor.copy_ = copy_
+        """,
+        witness="""
+        import torch
+        dst = torch.zeros(3, device="cuda")
+        dst.copy_(torch.ones(3), non_blocking=True)
+        torch.cuda.synchronize()
+        assert dst.cpu().tolist() == [1.0, 1.0, 1.0]
+        """,
+    ),
 )

@@ -346,4 +346,56 @@ MUTANTS: tuple[Mutant, ...] = (
         assert x.to(memory_format=torch.contiguous_format) is x
         """,
     ),
+    Mutant(
+        name="to-cuda-of-leaf-detaches",
+        description="x.to('cuda') of a CPU leaf that requires grad returns a new leaf on the GPU "
+        "(detached, requiring grad) instead of a non-leaf, so x.grad is never filled",
+        claims=("to.cuda-move-is-non-leaf",),
+        region="CPU leaves requiring grad moved to CUDA",
+        family="autograd",
+        devices=("cuda",),
+        source="""
+        import torch
+        _orig = torch.Tensor.to
+        def to(self, *args, **kwargs):
+            out = _orig(self, *args, **kwargs)
+            if out.is_cuda and not self.is_cuda and self.is_leaf and self.requires_grad:
+                with torch.no_grad():
+                    out = out.clone()
+                out.requires_grad_(True)
+            return out
+        torch.Tensor.to = to
+        """,
+        witness="""
+        import torch
+        x = torch.ones(2, requires_grad=True)
+        y = x.to("cuda")
+        assert not y.is_leaf and y.grad_fn is not None
+        """,
+    ),
+    Mutant(
+        name="tensor-on-cuda-built-on-host",
+        description="torch.tensor(data, device='cuda', requires_grad=True) builds the leaf on the "
+        "host and returns its move to the GPU: a non-leaf with a grad_fn",
+        claims=("to.created-on-cuda-is-leaf",),
+        region="torch.tensor(..., device='cuda', requires_grad=True)",
+        family="autograd",
+        devices=("cuda",),
+        source="""
+        import torch
+        _orig = torch.tensor
+        def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+            if requires_grad and device is not None and torch.device(device).type == "cuda":
+                host = _orig(data, dtype=dtype, requires_grad=True)
+                return host.to(device)
+            return _orig(data, dtype=dtype, device=device, requires_grad=requires_grad,
+                         pin_memory=pin_memory)
+        torch.tensor = tensor
+        """,
+        witness="""
+        import torch
+        t = torch.tensor([1.0, 2.0], device="cuda", requires_grad=True)
+        assert t.is_leaf and t.grad_fn is None
+        """,
+    ),
 )
