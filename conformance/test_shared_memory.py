@@ -96,6 +96,11 @@ def _flat_alias(base: torch.Tensor) -> torch.Tensor:
     return base.view(-1)
 
 
+def _contiguous_only(spec) -> bool:
+    """The grid's plain contiguous layout: with ``grid_examples``, one example per dtype."""
+    return spec.base_shape == (2, 3) and not spec.views
+
+
 # --------------------------------------------------------------- share_memory_
 
 
@@ -188,6 +193,7 @@ NUMPY_DTYPES = tuple(d for d in ALL_DTYPES if d != torch.bfloat16)
 
 
 @pytest.mark.claim("shared_memory.breaks-foreign-aliases")
+@grid_examples(dtypes=NUMPY_DTYPES, where=_contiguous_only, form="from_numpy")
 @given(
     spec=tensor_specs(dtype=NUMPY_DTYPES, values="all", channels_last=False,
                       shape=shapes(min_side=1)),
@@ -416,6 +422,12 @@ def test_sending_moves_sender_to_shared_memory(device, spec):
     _assert_bytes_kept(base, values, "sending a tensor keeps the sender's values")
 
 
+def _lazy_layouts(spec) -> bool:
+    """A few grid layouts for the conj/neg examples: contiguous, stepped,
+    transposed, expanded and 0-d (both complex dtypes, each lazy bit)."""
+    return spec.base_shape in ((2, 3), (2, 6), (3, 2), (1, 3), ())
+
+
 def _lazy(t: torch.Tensor, lazy: str) -> torch.Tensor:
     """``t`` itself, its conjugate view, or a negative view (``conj().imag``)."""
     if lazy == "none" or not t.dtype.is_complex:
@@ -425,8 +437,12 @@ def _lazy(t: torch.Tensor, lazy: str) -> torch.Tensor:
 
 @pytest.mark.claim("shared_memory.received-shares-data")
 @grid_examples(grid_values="all", lazy="none", as_parameter=False)
-@grid_examples(dtypes=COMPLEX, grid_values="all", lazy="conj", as_parameter=False)
-@grid_examples(dtypes=COMPLEX, grid_values="all", lazy="neg", as_parameter=True)
+@grid_examples(
+    dtypes=COMPLEX, where=_lazy_layouts, grid_values="all", lazy="conj", as_parameter=False
+)
+@grid_examples(
+    dtypes=COMPLEX, where=_lazy_layouts, grid_values="all", lazy="neg", as_parameter=True
+)
 @given(
     spec=tensor_specs(values="all"),
     lazy=st.sampled_from(["none", "conj", "neg"]),
@@ -562,6 +578,7 @@ def test_sending_nonleaf_requiring_grad_is_refused(device, spec, state):
 
 
 @pytest.mark.claim("shared_memory.grad-shared")
+@grid_examples(dtypes=DIFFERENTIABLE, where=_contiguous_only, as_parameter=False)
 @given(spec=tensor_specs(dtype=DIFFERENTIABLE, values="all"), as_parameter=st.booleans())
 def test_sent_grad_is_shared(device, spec, as_parameter):
     """The multiprocessing note's sentence as stated (stale: recorded in
@@ -584,6 +601,7 @@ def _leaf_with_grad(spec, device, as_parameter: bool) -> torch.Tensor:
 
 
 @pytest.mark.claim("shared_memory.grad-not-sent")
+@grid_examples(dtypes=DIFFERENTIABLE, where=_contiguous_only, as_parameter=False)
 @given(spec=tensor_specs(dtype=DIFFERENTIABLE, values="all"), as_parameter=st.booleans())
 def test_sent_grad_is_dropped(device, spec, as_parameter):
     """Pins torch 2.13 where ``shared_memory.grad-shared`` deviates.
@@ -604,6 +622,7 @@ def test_sent_grad_is_dropped(device, spec, as_parameter):
 
 
 @pytest.mark.claim("shared_memory.autograd-unaffected")
+@grid_examples(dtypes=DIFFERENTIABLE, where=_contiguous_only, share="y", parameter=False)
 @given(
     spec=tensor_specs(dtype=DIFFERENTIABLE, values="finite"),
     share=st.sampled_from(["x", "y", "both"]),

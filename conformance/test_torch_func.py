@@ -129,6 +129,8 @@ def test_vmap_inplace_into_unbatched_target_raises(device, case, op, target):
     b_all = spec.build(device)
     example_shape = tuple(b_all.select(in_dim, 0).shape)
     tgt = spec.build(device).select(in_dim, 0)
+    if any(st == 0 and n > 1 for n, st in zip(tgt.shape, tgt.stride(), strict=True)):
+        tgt = tgt.clone()  # an expanded target refuses every in-place write anyway
     before = element_bytes(tgt)
     vmap = torch.func.vmap
 
@@ -455,6 +457,12 @@ class _Tied(torch.nn.Module):
         return self.a.w, self.b.w
 
 
+#: One dtype per family for the explicit tied-value examples (the values'
+#: dtype only matters to a by-value comparison).
+_TIE_DTYPES = (torch.bool, torch.int64, torch.uint8, torch.float16, torch.float32, torch.float64,
+               torch.complex64)  # fmt: skip
+
+
 def _tied_case(spec, device, kind):
     m = _Tied(spec.build(device), kind)
     return m, m.a.w, spec.build(device)
@@ -498,7 +506,7 @@ def test_functional_call_ties_weights(device, spec, kind, passed, tie_weights):
 
 @pytest.mark.claim("torch_func.functional-call-tied-equal-values-accepted")
 @_examples(
-    dict(spec=_grid_spec(dt), kind=kind) for dt in ALL_DTYPES for kind in ("parameter", "buffer")
+    dict(spec=_grid_spec(dt), kind=kind) for dt in _TIE_DTYPES for kind in ("parameter", "buffer")
 )
 @given(spec=tensor_specs(shape=shapes(min_side=1)), kind=st.sampled_from(["parameter", "buffer"]))
 def test_functional_call_accepts_equal_values_for_tied_names(device, spec, kind):
@@ -516,7 +524,7 @@ def test_functional_call_accepts_equal_values_for_tied_names(device, spec, kind)
 @pytest.mark.claim("torch_func.functional-call-ties-by-identity")
 @_examples(
     dict(spec=_grid_spec(dt), kind=kind, equal=True)
-    for dt in ALL_DTYPES
+    for dt in _TIE_DTYPES
     for kind in ("parameter", "buffer")
 )
 @given(
