@@ -37,7 +37,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
-from hypothesis import assume, given
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from conformance import evidence
@@ -840,12 +840,37 @@ def _negative_stride_features(a: np.ndarray, form: str, copy) -> dict:
     return {"reversed_axis": reversed_axis, "producer_copies": producer_copies}
 
 
-_FORM_COPY = st.sampled_from(
-    [("object", None), ("object", False), ("object", True), ("capsule", None)]
-)
+#: Generated examples of the two forked-child properties (besides their explicit grid): a
+#: fork of the test process costs tens of milliseconds, and their input space (dtype x
+#: rank x reversed axes x 4 call forms) is small, so they draw fewer examples than the
+#: profile's (in every profile).
+FORKED_EXAMPLES = 30
+
+FORM_COPIES = (("object", None), ("object", False), ("object", True), ("capsule", None))
+_FORM_COPY = st.sampled_from(FORM_COPIES)
+
+
+def _negative_stride_grid(fn):
+    """One explicit example per (reversed layout, call form): distinct values, so an
+    import that reads a reversed axis forwards is seen whatever the draws."""
+    from hypothesis import example
+
+    arrays = (
+        np.arange(1.0, 7.0)[::-1],  # 1-d reversed
+        np.arange(1, 7, dtype=np.int32).reshape(2, 3)[:, ::-1],  # inner axis reversed
+        np.arange(1, 7, dtype=np.int16).reshape(2, 3)[::-1].T,  # reversed, transposed
+        np.array([True, False, True, True])[::-2],  # bool, step -2
+        np.arange(1.0, 7.0, dtype=np.float32).reshape(2, 3)[::-1, ::-1],  # both reversed
+    )
+    for a in arrays:
+        for fc in FORM_COPIES:
+            fn = example(a=a, form_copy=fc)(fn)
+    return fn
 
 
 @pytest.mark.claim("dlpack.negative-stride-no-crash")
+@_negative_stride_grid
+@settings(max_examples=FORKED_EXAMPLES)
 @given(a=_reversed_arrays(), form_copy=_FORM_COPY)
 def test_negative_stride_import_never_crashes(device, a, form_copy):
     """``torch.from_dlpack`` of an ndarray with a negative stride (object form with
@@ -881,6 +906,8 @@ def _first_error_line(err: str) -> str:
 
 
 @pytest.mark.claim("dlpack.negative-stride-import-aborts")
+@_negative_stride_grid
+@settings(max_examples=FORKED_EXAMPLES)
 @given(a=_reversed_arrays(), form_copy=_FORM_COPY)
 def test_negative_stride_import_aborts(device, a, form_copy):
     """Pins torch 2.13 (issue #188023, still reproducible although closed): an ndarray
