@@ -27,6 +27,7 @@ falsifying example reads as a script.
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import pytest
 import torch
@@ -46,6 +47,7 @@ from strategies.graphs import (
     Graph,
     GraphModel,
     Leaf,
+    Mutation,
     Op,
     analyze,
     graphs,
@@ -736,11 +738,43 @@ def _check_backward_after_mutation(graph: Graph, device: str) -> None:
         ) from None
 
 
+def _strided_leaf_specs() -> list[TensorSpec]:
+    """The strategies' layout grid over the differentiable dtypes, without the
+    overlapping (expanded) and the zero-size layouts: in-place writes into
+    overlapping tensors raise, and an empty leaf has no gradient to check."""
+    return [
+        s
+        for s in layout_grid(tuple(DIFFERENTIABLE))
+        if not any(v[0] == "expand" for v in s.views) and math.prod(s.shape) > 0
+    ]
+
+
+def _aliased_leaf_examples(alias: str):
+    """One example per (dtype, layout) of the grid: a leaf requiring grad laid
+    out like the grid spec, ``sin`` of it (saving the leaf), and a write
+    after the forward pass through ``alias`` of the leaf - so whether the
+    write is seen by the version counter of a strided alias is checked on
+    every dtype and layout."""
+
+    def decorate(fn):
+        for spec in _strided_leaf_specs():
+            graph = Graph(
+                (Leaf(spec, requires_grad=True),), (Op("sin", (0,)),), 1,
+                mutation=Mutation(0, alias),
+            )  # fmt: skip
+            fn = example(graph=graph)(fn)
+        return fn
+
+    return decorate
+
+
 def _mutated(m: GraphModel) -> bool:
     return m.out_rg and m.graph.mutation is not None
 
 
 @pytest.mark.claim("graphs.version-error-predicted")
+@_aliased_leaf_examples("detach")
+@_aliased_leaf_examples("self")
 @given(graph=graphs(mutation=True, aliases=("detach", "view", "self"), need=_mutated))
 def test_version_counter_error_is_predicted_exactly(device, graph):
     """A write after the forward pass through detach(), a view or the tensor
@@ -754,6 +788,7 @@ def test_version_counter_error_is_predicted_exactly(device, graph):
 
 
 @pytest.mark.claim("graphs.data-mutation-untracked")
+@_aliased_leaf_examples("data")
 @given(graph=graphs(mutation=True, aliases=("data",), need=_mutated))
 def test_data_write_never_raises_the_version_error(device, graph):
     """A write through .data after the forward pass: backward raises only if
@@ -829,7 +864,22 @@ def _finite(*ts: torch.Tensor) -> bool:
     return all(bool(torch.isfinite(t).all()) for t in ts)
 
 
+def _silent_layout_examples(fn):
+    """One example per (dtype, layout) of the grid: ``exp(sin(x))`` of a leaf
+    laid out like the grid spec, its values written through ``x.data`` after
+    the forward pass (``sin`` saved ``x``: the gradient must use the written
+    values, whatever the strides of ``x``)."""
+    for spec in _strided_leaf_specs():
+        graph = Graph(
+            (Leaf(spec, requires_grad=True),), (Op("sin", (0,)), Op("exp", (1,))), 2,
+            mutation=Mutation(0, "data", "mul_", 0.5),
+        )  # fmt: skip
+        fn = example(graph=graph)(fn)
+    return fn
+
+
 @pytest.mark.claim("graphs.data-silent-wrong-gradient")
+@_silent_layout_examples
 @given(graph=silent_graphs())
 def test_data_write_gives_the_gradient_of_the_mutated_saved_values(device, graph):
     """Kills: a .data that shares the version counter (backward would raise),

@@ -354,6 +354,7 @@ def test_from_numpy_takes_no_dtype(device, case, target, how):
 
 
 @pytest.mark.claim("numpy.from-numpy-not-resizable")
+@nd_grid_examples(extra=1)
 @given(case=nd_cases(), extra=st.integers(1, 16))
 def test_from_numpy_storage_cannot_grow(device, case, extra):
     """Kills: a from_numpy tensor whose storage can be reallocated (the array would
