@@ -27,7 +27,15 @@ from conformance.checks import (
     sentinel_for,
     shares_storage,
 )
-from strategies import ALL_DTYPES, COMPLEX, DIFFERENTIABLE, TensorSpec, numpy_dtype, tensor_specs
+from strategies import (
+    ALL_DTYPES,
+    COMPLEX,
+    DIFFERENTIABLE,
+    TensorSpec,
+    grid_examples,
+    numpy_dtype,
+    tensor_specs,
+)
 
 #: NumPy dtype -> torch dtype, for every torch dtype NumPy can hold (not bfloat16).
 NP_TO_TORCH: dict[np.dtype, torch.dtype] = {
@@ -140,25 +148,37 @@ ND_GRID_LAYOUTS: tuple[tuple[tuple[int, ...], tuple | None, tuple | None], ...] 
 )
 
 
-def nd_grid_examples(param: str = "case", dtypes=NP_DTYPES, **fixed):
+def nd_grid_examples(param: str = "case", dtypes=NP_DTYPES, where=None, per_dtype=None, **fixed):
     """One explicit ``@example`` per (NumPy dtype, layout of :data:`ND_GRID_LAYOUTS`).
 
     The ndarray counterpart of :func:`strategies.grid_examples`: 100 random
     draws cover dtype x layout unevenly (a C-contiguous float32 array may never
     come up), so a torch that is wrong for one dtype on one layout - a fast
-    path gone wrong - could slip through. ``fixed`` gives the test's other
-    ``@given`` arguments. Place it above ``@given``.
+    path gone wrong - could slip through. ``where`` (``ndarray -> bool``,
+    applied to the built array) keeps only the layouts a claim covers;
+    ``per_dtype`` (``np.dtype -> dict``) gives arguments that depend on the
+    array's dtype (a ``dtype=`` equal to it, say); ``fixed`` gives the test's
+    other ``@given`` arguments. Place it above ``@given``.
     """
     from hypothesis import example
 
     def decorate(fn):
         for dt in dtypes:
+            extra = per_dtype(dt) if per_dtype is not None else {}
             for shape, perm, index in ND_GRID_LAYOUTS:
                 case = NdCase(base=_grid_array(dt, shape), perm=perm, index=index)
-                fn = example(**{param: case}, **fixed)(fn)
+                if where is not None and not where(case.build()):
+                    continue
+                fn = example(**{param: case}, **fixed, **extra)(fn)
         return fn
 
     return decorate
+
+
+def _nonempty_nd(a: np.ndarray) -> bool:
+    """At least 1-d and non-empty (the layouts the ndarray-sharing tests of
+    asarray cover; 0-d arrays have their own claims)."""
+    return a.ndim >= 1 and a.size > 0
 
 
 def _first(x):
@@ -232,15 +252,23 @@ def test_tensor_of_ndarray_copies(device, case, direction):
             assert not _tensor_write_seen_in_array(t, a), "torch.tensor(a) write seen in array"
 
 
+_REAL_NP_DTYPES = tuple(d for d in NP_DTYPES if d.kind != "c")
+
+
 @pytest.mark.claim("numpy.tensor-dtype-override")
+@nd_grid_examples(dtypes=_REAL_NP_DTYPES, target=torch.float64, cap=100)
+@nd_grid_examples(dtypes=_REAL_NP_DTYPES, per_dtype=lambda dt: {"target": NP_TO_TORCH[dt]}, cap=100)
 @given(
-    case=nd_cases(dtypes=tuple(d for d in NP_DTYPES if d.kind != "c")),
+    case=nd_cases(dtypes=_REAL_NP_DTYPES),
     target=st.sampled_from(ALL_DTYPES),
     cap=st.integers(0, 100),
 )
 def test_tensor_of_ndarray_dtype_override(device, case, target, cap):
-    """Kills: a dtype= that is ignored for ndarray input (the array's dtype wins), or a
-    result aliasing the array."""
+    """Every NumPy dtype and layout of the grid, with a converting dtype= and with
+    the array's own dtype.
+
+    Kills: a dtype= that is ignored for ndarray input (the array's dtype wins), or a
+    result aliasing the array (e.g. a from_numpy fast path when nothing converts)."""
     a = case.build()
     # Values 0..100 convert exactly into every dtype: the claim is the override, not
     # out-of-range or complex->real conversion rules.
@@ -256,6 +284,8 @@ def test_tensor_of_ndarray_dtype_override(device, case, target, cap):
 
 
 @pytest.mark.claim("numpy.from-numpy-shares-memory")
+@nd_grid_examples(direction="array-write")
+@nd_grid_examples(direction="tensor-write")
 @given(case=nd_cases(), direction=st.sampled_from(["array-write", "tensor-write"]))
 def test_from_numpy_shares_memory_both_ways(device, case, direction):
     """Kills: from_numpy that copies (always, or for non-contiguous/offset arrays), or
@@ -274,6 +304,9 @@ def test_from_numpy_shares_memory_both_ways(device, case, direction):
 
 
 @pytest.mark.claim("numpy.as-tensor-shares-memory")
+@nd_grid_examples(direction="array-write", target=None)
+@nd_grid_examples(per_dtype=lambda dt: {"target": NP_TO_TORCH[dt]}, direction="tensor-write")
+@nd_grid_examples(direction="array-write", target=torch.float64)
 @given(
     case=nd_cases(),
     direction=st.sampled_from(["array-write", "tensor-write"]),
@@ -321,6 +354,7 @@ def test_from_numpy_takes_no_dtype(device, case, target, how):
 
 
 @pytest.mark.claim("numpy.from-numpy-not-resizable")
+@nd_grid_examples(extra=1)
 @given(case=nd_cases(), extra=st.integers(1, 16))
 def test_from_numpy_storage_cannot_grow(device, case, extra):
     """Kills: a from_numpy tensor whose storage can be reallocated (the array would
@@ -457,6 +491,8 @@ def test_from_numpy_dtype_set(device, dt, swapped, size):
 
 
 @pytest.mark.claim("numpy.asarray-ndarray-shares-unless-converted")
+@nd_grid_examples(where=_nonempty_nd, copy=None, explicit=False)
+@nd_grid_examples(where=_nonempty_nd, copy=False, explicit=True)
 @given(
     case=nd_cases(min_side=1).filter(lambda c: c.base.ndim >= 1),
     copy=st.sampled_from([None, False]),
@@ -474,6 +510,9 @@ def test_asarray_of_ndarray_shares_by_default(device, case, copy, explicit):
 
 
 @pytest.mark.claim("numpy.asarray-ndarray-shares-unless-converted")
+@nd_grid_examples(where=_nonempty_nd, copy=True, target=torch.float64)
+@nd_grid_examples(where=_nonempty_nd, copy=False, target=torch.complex128)
+@nd_grid_examples(where=_nonempty_nd, copy=None, target=torch.int16)
 @given(
     case=nd_cases(min_side=1).filter(lambda c: c.base.ndim >= 1),
     copy=st.sampled_from([None, False, True]),
@@ -500,6 +539,33 @@ def test_asarray_of_ndarray_copies_when_converting_or_asked(device, case, copy, 
     assert torch.equal(t, snapshot), "array write seen in a copying asarray(a)"
 
 
+def _dtype_examples(param: str, make, per_dtype=None, **fixed):
+    """One explicit ``@example`` per NumPy dtype: ``param`` is ``make(dtype)``
+    (a 0-d array case, a NumPy scalar), the other arguments ``fixed`` and
+    ``per_dtype(dtype)``. The dtype grid of the claims whose layout is fixed."""
+    from hypothesis import example
+
+    def decorate(fn):
+        for dt in NP_DTYPES:
+            extra = per_dtype(dt) if per_dtype is not None else {}
+            fn = example(**{param: make(dt)}, **fixed, **extra)(fn)
+        return fn
+
+    return decorate
+
+
+def _zero_dim_case(dt: np.dtype) -> NdCase:
+    return NdCase(base=_grid_array(dt, ()))
+
+
+def _numpy_scalar(dt: np.dtype) -> np.generic:
+    return _grid_array(dt, (1,)).reshape(-1)[0]
+
+
+def _own(dt: np.dtype) -> dict:
+    return {"target": NP_TO_TORCH[dt]}
+
+
 def _zero_dim_cases():
     return nd_cases(min_side=1, views=False).map(
         lambda c: NdCase(base=c.base.reshape(-1)[:1].reshape(()))
@@ -507,6 +573,7 @@ def _zero_dim_cases():
 
 
 @pytest.mark.claim("numpy.asarray-zero-dim-ndarray")
+@_dtype_examples("case", _zero_dim_case)
 @given(case=_zero_dim_cases())
 def test_asarray_of_zero_dim_ndarray_shares(device, case):
     """The ndarray rules applied to 0-d arrays. Deviates: they are handled like NumPy
@@ -518,6 +585,11 @@ def test_asarray_of_zero_dim_ndarray_shares(device, case):
 
 
 @pytest.mark.claim("numpy.asarray-zero-dim-ndarray-copies")
+@_dtype_examples("case", _zero_dim_case, copy=None, target=None)
+@_dtype_examples("case", _zero_dim_case, copy=False, target=None)
+@_dtype_examples("case", _zero_dim_case, copy=True, target=None)
+@_dtype_examples("case", _zero_dim_case, _own, copy=False)
+@_dtype_examples("case", _zero_dim_case, copy=True, target=torch.float64)
 @given(
     case=_zero_dim_cases(),
     copy=st.sampled_from([None, False, True]),
@@ -544,6 +616,10 @@ def _numpy_scalars():
 
 
 @pytest.mark.claim("numpy.asarray-numpy-scalar-copies")
+@_dtype_examples("s", _numpy_scalar, copy=None, target=None)
+@_dtype_examples("s", _numpy_scalar, copy=False, target=None)
+@_dtype_examples("s", _numpy_scalar, copy=None, target=torch.float64)
+@_dtype_examples("s", _numpy_scalar, copy=None, target=torch.int16)
 @given(
     s=_numpy_scalars(),
     copy=st.sampled_from([None, False]),
@@ -567,6 +643,8 @@ def test_asarray_of_numpy_scalar(device, s, copy, target):
 
 
 @pytest.mark.claim("numpy.asarray-numpy-scalar-copies")
+@_dtype_examples("s", _numpy_scalar, target=None)
+@_dtype_examples("s", _numpy_scalar, _own)
 @given(s=_numpy_scalars(), target=st.one_of(st.none(), st.sampled_from(ALL_DTYPES)))
 def test_asarray_of_numpy_scalar_copy_true(device, s, target):
     """copy=True is what a NumPy scalar gets anyway, so it must also accept dtype=.
@@ -579,6 +657,9 @@ def test_asarray_of_numpy_scalar_copy_true(device, s, target):
 
 
 @pytest.mark.claim("numpy.asarray-numpy-scalar-copy-true-dtype-raises")
+@_dtype_examples("s", _numpy_scalar, target=None)
+@_dtype_examples("s", _numpy_scalar, target=torch.float64)
+@_dtype_examples("s", _numpy_scalar, target=torch.int16)
 @given(s=_numpy_scalars(), target=st.one_of(st.none(), st.sampled_from(ALL_DTYPES)))
 def test_asarray_of_numpy_scalar_copy_true_pinned(device, s, target):
     """Pins asarray(np scalar, dtype=, copy=True): "can't alias" exactly when the
@@ -599,6 +680,8 @@ def test_asarray_of_numpy_scalar_copy_true_pinned(device, s, target):
 
 
 @pytest.mark.claim("numpy.numpy-shares-storage")
+@grid_examples(dtypes=NUMPY_DTYPES_NO_BF16, grid_values="all", direction="array-write")
+@grid_examples(dtypes=NUMPY_DTYPES_NO_BF16, direction="tensor-write")
 @given(
     spec=tensor_specs(dtype=NUMPY_DTYPES_NO_BF16),
     direction=st.sampled_from(["array-write", "tensor-write"]),
@@ -697,6 +780,7 @@ def test_numpy_refuses_grad_even_under_no_grad(device, spec):
 
 
 @pytest.mark.claim("numpy.numpy-no-grad-converts")
+@grid_examples(dtypes=NP_DIFFERENTIABLE)
 @given(spec=tensor_specs(dtype=NP_DIFFERENTIABLE))
 def test_numpy_under_no_grad_converts_and_shares(device, spec):
     """Pins the no_grad exception. Kills: a change either way (refusing under no_grad, or
@@ -710,6 +794,10 @@ def test_numpy_under_no_grad_converts_and_shares(device, spec):
 
 
 @pytest.mark.claim("numpy.numpy-force")
+@grid_examples(dtypes=NUMPY_DTYPES_NO_BF16, why="plain")
+@grid_examples(dtypes=NUMPY_DTYPES_NO_BF16, why="requires_grad")
+@grid_examples(dtypes=COMPLEX, why="conj")
+@grid_examples(dtypes=COMPLEX, why="neg")
 @given(
     spec=tensor_specs(dtype=NUMPY_DTYPES_NO_BF16),
     why=st.sampled_from(["plain", "requires_grad", "conj", "neg"]),

@@ -416,6 +416,14 @@ def _to_bfloat16_grid(x: float) -> float:
     return bits.view(np.float32)[0].item()
 
 
+def _nearest_bfloat16(x: float) -> float:
+    """The finite float32 value ``x`` rounded to the nearest bfloat16 (ties to
+    even), as torch converts it: what a bfloat16 tensor built from ``x`` holds."""
+    bits = int(np.array([x], dtype=np.float32).view(np.uint32)[0])
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return np.array([bits], dtype=np.uint32).view(np.float32)[0].item()
+
+
 def _special_elements(dtype: torch.dtype, values: str) -> st.SearchStrategy:
     """Element values of ``dtype`` for ``values`` in ``("finite", "all")``:
     Hypothesis' ``from_dtype`` (which favours boundary values), mixed with
@@ -649,6 +657,10 @@ def _tensor_specs(
         )
     )
     storage = tuple(v.item() for v in drawn)
+    if dt == torch.bfloat16 and values == "bounded":
+        # Drawn as float32: store what the built tensor holds, so the spec's
+        # repr is exact (rounded after drawing, so the draws stay the same).
+        storage = tuple(_nearest_bfloat16(v) for v in storage)
     return TensorSpec(
         dtype=dt, base_shape=tuple(base_shape), storage=storage, views=ops, channels_last=cl
     )
