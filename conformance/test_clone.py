@@ -106,6 +106,7 @@ def test_clone_requires_grad_follows_input(device, spec, requires_grad, leaf):
 
 
 @pytest.mark.claim("clone.gradient-flows-to-input")
+@pytest.mark.oracle("backward", "to")
 @given(spec=tensor_specs(requires_grad=True), leaf=st.booleans())
 def test_clone_gradient_flows_to_input(device, spec, leaf):
     """Kills: a clone whose backward drops, scales, reorders or re-strides the
@@ -118,6 +119,7 @@ def test_clone_gradient_flows_to_input(device, spec, leaf):
 
 
 @pytest.mark.claim("clone.own-grad-stays-none")
+@pytest.mark.oracle("backward", "to")
 @given(spec=tensor_specs(requires_grad=True))
 def test_clone_own_grad_stays_none(device, spec):
     """Kills: a clone that is a leaf of its own (x.grad not populated) or whose
@@ -138,6 +140,7 @@ def test_clone_own_grad_stays_none(device, spec):
 
 
 @pytest.mark.claim("clone.requires-grad-on-clone-is-new-leaf")
+@pytest.mark.oracle("backward", "to")
 @given(spec=tensor_specs(dtype=DIFFERENTIABLE))
 def test_clone_requires_grad_on_clone_is_new_leaf(device, spec):
     """Kills: a clone of a non-grad tensor that is not a leaf (requires_grad_

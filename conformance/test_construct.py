@@ -56,6 +56,7 @@ def _assert_unshared_copy(c: torch.Tensor, t: torch.Tensor, what: str) -> None:
 
 
 @pytest.mark.claim("construct.tensor-is-detach-clone")
+@pytest.mark.oracle("clone", "detach")
 @grid_examples(grid_values="all", requires_grad=False, leaf=False)
 @given(spec=tensor_specs(values="all"), requires_grad=st.booleans(), leaf=st.booleans())
 def test_tensor_of_tensor_is_detach_clone(device, spec, requires_grad, leaf):
@@ -78,6 +79,7 @@ def test_tensor_of_tensor_is_detach_clone(device, spec, requires_grad, leaf):
 
 
 @pytest.mark.claim("construct.tensor-requires-grad-is-detach-clone-requires-grad")
+@pytest.mark.oracle("backward")
 @grid_examples(dtypes=DIFFERENTIABLE, grid_values="all", requires_grad=False, leaf=False)
 @given(
     spec=tensor_specs(requires_grad=True, values="all"),
@@ -194,6 +196,7 @@ def _small_int_lists(draw):
 
 
 @pytest.mark.claim("construct.new-tensor-default-dtype-device")
+@pytest.mark.oracle("to")
 @given(
     self_spec=tensor_specs(views=False),
     data_spec=tensor_specs(),
@@ -244,6 +247,7 @@ def test_as_tensor_returns_input_itself(device, spec, requires_grad, leaf, expli
 
 
 @pytest.mark.claim("construct.as-tensor-converts-with-history")
+@pytest.mark.oracle("backward", "detach", "to")
 @grid_examples(grid_values="all", target=torch.float64, requires_grad=False)
 @given(
     spec=tensor_specs(values="all"),
@@ -308,6 +312,7 @@ def test_asarray_returns_the_input_object(device, spec, requires_grad, leaf, cop
 
 
 @pytest.mark.claim("construct.asarray-copy-true-never-shares")
+@pytest.mark.oracle("detach", "to")
 @grid_examples(grid_values="all", target=None, requires_grad=False)
 @given(
     spec=tensor_specs(values="all"),
@@ -412,6 +417,7 @@ def _notices(caught) -> int:
 
 
 @pytest.mark.claim("construct.asarray-requires-grad-default-warns-once")
+@pytest.mark.oracle("clone", "detach")
 @given(spec=tensor_specs(requires_grad=True), leaf=st.booleans())
 def test_asarray_default_requires_grad_notice_not_repeated(device, spec, leaf):
     """The in-process half of the claim (the fresh-interpreter test above
@@ -443,6 +449,7 @@ def test_asarray_default_requires_grad_notice_not_repeated(device, spec, leaf):
 
 
 @pytest.mark.claim("construct.asarray-requires-grad-keeps-or-drops-history")
+@pytest.mark.oracle("backward")
 @grid_examples(dtypes=DIFFERENTIABLE, keep=False)
 @given(spec=tensor_specs(requires_grad=True), keep=st.booleans())
 def test_asarray_requires_grad_keeps_or_drops_history(device, spec, keep):

@@ -1057,6 +1057,7 @@ def _non_dense_chains(draw):
 
 
 @pytest.mark.claim("sequences.clone-non-dense-contiguous")
+@pytest.mark.oracle("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
 @given(chain=_non_dense_chains())
 def test_clone_of_non_dense_view_chain_is_contiguous(device, chain):
     """The documented promise, in sequences: after a stepped slice and a chain
@@ -1087,6 +1088,7 @@ def test_clone_of_non_dense_view_chain_is_contiguous(device, chain):
 
 
 @pytest.mark.claim("sequences.detach-is-view")
+@pytest.mark.oracle("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
 @given(spec=fresh_specs(), steps=st.lists(_VIEW_STEPS, max_size=3))
 def test_detach_of_view_chain_is_a_view(device, spec, steps):
     """The documented promise, in sequences: detach() of a tensor reached by
@@ -1106,6 +1108,7 @@ def test_detach_of_view_chain_is_a_view(device, spec, steps):
 
 
 @pytest.mark.claim("sequences.asarray-ndarray-shares")
+@pytest.mark.oracle("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
 @given(spec=fresh_specs(arrays=True), via_numpy=st.booleans())
 def test_asarray_copy_false_of_ndarray_shares(device, spec, via_numpy):
     """The documented promise, in sequences: ``torch.asarray(a, copy=False)``

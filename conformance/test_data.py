@@ -80,6 +80,7 @@ def _non_empty(spec: TensorSpec) -> bool:
 
 
 @pytest.mark.claim("data.shares-storage")
+@pytest.mark.oracle("tensor")
 @grid_examples(
     where=_non_empty, grid_values="all", requires_grad=True, non_leaf=True, direction="to-source"
 )
@@ -120,6 +121,7 @@ def test_data_is_out_of_graph(device, spec, requires_grad, non_leaf):
 
 
 @pytest.mark.claim("data.changes-not-tracked")
+@pytest.mark.oracle("detach", "tensor")
 @grid_examples(where=_non_empty, grid_values="all", requires_grad=True, parameter=False)
 @given(
     spec=tensor_specs(shape=shapes(min_side=1), values="all"),
@@ -161,6 +163,7 @@ def test_data_has_its_own_version_counter(device, spec, bumps, requires_grad):
 
 
 @pytest.mark.claim("data.silent-wrong-gradient")
+@pytest.mark.oracle("backward", "clone", "detach")
 @given(
     # Expanded leaves excluded: in-place arithmetic on them is refused (overlap).
     spec=tensor_specs(dtype=FLOATING, views=NON_OVERLAPPING_VIEWS, shape=shapes(min_side=1)),
@@ -183,6 +186,7 @@ def test_data_mutation_gives_silent_wrong_gradient(device, spec, how):
 
 
 @pytest.mark.claim("data.detach-reports-changes")
+@pytest.mark.oracle("backward", "detach")
 @given(
     spec=tensor_specs(dtype=FLOATING, views=NON_OVERLAPPING_VIEWS, shape=shapes(min_side=1)),
     how=st.sampled_from(["zero_", "mul_", "add_"]),

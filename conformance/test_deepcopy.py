@@ -107,6 +107,7 @@ def _unpack(obj, container: str) -> list:
 
 
 @pytest.mark.claim("deepcopy.values-metadata-independent")
+@pytest.mark.oracle("tensor")
 @grid_examples(grid_values="all", requires_grad=False, direction="to-copy")
 @given(
     spec=tensor_specs(values="all"),
@@ -142,6 +143,7 @@ def test_deepcopy_keeps_values_and_metadata_in_new_storage(device, spec, require
 
 
 @pytest.mark.claim("deepcopy.memo-preserves-sharing")
+@pytest.mark.oracle("detach")
 @grid_examples(companions=("base",), view_first=True, container="list")
 @given(
     spec=tensor_specs(values="all"),
@@ -189,6 +191,7 @@ def test_deepcopy_memo_preserves_sharing(device, spec, companions, view_first, c
 
 
 @pytest.mark.claim("deepcopy.nonleaf-raises")
+@pytest.mark.oracle("detach")
 @given(
     spec=tensor_specs(dtype=DIFFERENTIABLE),
     state=st.sampled_from(
@@ -241,6 +244,7 @@ def test_deepcopy_of_nonleaf_raises(device, spec, state):
 
 
 @pytest.mark.claim("deepcopy.requires-grad-and-leaf-kept")
+@pytest.mark.oracle("backward")
 @given(
     spec=tensor_specs(dtype=DIFFERENTIABLE, views=NON_OVERLAPPING_VIEWS),
     requires_grad=st.booleans(),
@@ -369,6 +373,7 @@ def test_deepcopy_resolves_conj_and_neg_bits(device, spec, with_base):
 
 
 @pytest.mark.claim("deepcopy.copy-copy-aliases")
+@pytest.mark.oracle("tensor")
 @grid_examples(state="leaf", direction="to-source")
 @given(
     spec=tensor_specs(),
@@ -423,6 +428,7 @@ def _parameter_family(spec, device, case):
 
 
 @pytest.mark.claim("deepcopy.parameter-keeps-sharing")
+@pytest.mark.oracle("detach")
 @given(
     spec=tensor_specs(dtype=DIFFERENTIABLE, shape=shapes(min_side=1)),
     case=st.sampled_from(
@@ -448,6 +454,7 @@ def test_deepcopy_of_parameters_keeps_sharing(device, spec, case):
 
 
 @pytest.mark.claim("deepcopy.parameter-copies-by-clone")
+@pytest.mark.oracle("clone")
 @grid_examples(requires_grad=False, case="with-base")
 @given(
     spec=tensor_specs(values="all"),

@@ -88,6 +88,7 @@ def test_detach_never_requires_grad_and_is_leaf(device, spec, requires_grad, lea
 
 
 @pytest.mark.claim("detach.inplace-error-when-saved")
+@pytest.mark.oracle("backward")
 @grid_examples(dtypes=DIFFERENTIABLE, where=lambda s: not any(v[0] == "expand" for v in s.views))
 @given(spec=tensor_specs(dtype=DIFFERENTIABLE, views=NON_OVERLAPPING_VIEWS, requires_grad=True))
 def test_detach_inplace_after_save_raises(device, spec):
@@ -167,6 +168,7 @@ def test_detach_metadata_change_allowed(device, spec, op, requires_grad):
 
 
 @pytest.mark.claim("detach.parameter-sees-optimizer-step")
+@pytest.mark.oracle("clone")
 @grid_examples(
     dtypes=(torch.float32, torch.float64),
     where=lambda s: math.prod(s.shape) > 0 and not any(v[0] == "expand" for v in s.views),

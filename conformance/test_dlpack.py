@@ -258,6 +258,7 @@ def _neg_view(t: torch.Tensor) -> torch.Tensor:
 
 
 @pytest.mark.claim("dlpack.from-dlpack-shares-memory")
+@pytest.mark.oracle("tensor")
 @grid_examples(where=lambda s: math.prod(s.shape) > 0, form="capsule", direction="to-source")
 @given(
     spec=tensor_specs(),
@@ -286,6 +287,7 @@ def test_from_dlpack_of_tensor_shares_memory(device, spec, form, direction):
 
 
 @pytest.mark.claim("dlpack.from-dlpack-shares-memory")
+@pytest.mark.oracle("numpy", "tensor")
 @grid_examples(dtypes=NUMPY_DTYPES, where=lambda s: math.prod(s.shape) > 0, form="object",
                direction="to-array")  # fmt: skip
 @given(
@@ -423,6 +425,7 @@ def test_import_honours_byte_offset(device, spec, form, back):
 
 
 @pytest.mark.claim("dlpack.copy-keyword")
+@pytest.mark.oracle("numpy", "tensor")
 @grid_examples(where=lambda s: math.prod(s.shape) > 0, producer="torch", form="object",
                copy=True)  # fmt: skip
 @given(
@@ -635,6 +638,7 @@ def test_neg_bit_export_drops_sign(device, spec, consumer):
 
 
 @pytest.mark.claim("dlpack.version-counter-not-shared")
+@pytest.mark.oracle("backward", "detach", "tensor")
 @given(
     spec=tensor_specs(views=NON_OVERLAPPING_VIEWS, shape=shapes(min_side=1)),
     consumer=st.sampled_from(["object", "capsule", "to_dlpack", "numpy"]),
@@ -699,6 +703,7 @@ SPARSE_LAYOUTS = ("sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr", "spars
 
 
 @pytest.mark.claim("dlpack.unsupported-inputs-raise")
+@pytest.mark.oracle("to")
 @given(
     spec=tensor_specs(
         dtype=(torch.float32, torch.float64), shape=shapes(min_dims=2, max_dims=2), views=False
@@ -729,6 +734,7 @@ def test_unsupported_inputs_raise_buffer_error(device, spec, kind, form):
 
 
 @pytest.mark.claim("dlpack.readonly-ndarray-import")
+@pytest.mark.oracle("numpy", "tensor")
 @given(
     spec=tensor_specs(dtype=NUMPY_DTYPES, shape=shapes(min_side=1), values="all"),
     copy=st.sampled_from([None, False, True]),
@@ -869,6 +875,7 @@ def _negative_stride_grid(fn):
 
 
 @pytest.mark.claim("dlpack.negative-stride-no-crash")
+@pytest.mark.oracle("numpy")
 @_negative_stride_grid
 @settings(max_examples=FORKED_EXAMPLES)
 @given(a=_reversed_arrays(), form_copy=_FORM_COPY)
@@ -906,6 +913,7 @@ def _first_error_line(err: str) -> str:
 
 
 @pytest.mark.claim("dlpack.negative-stride-import-aborts")
+@pytest.mark.oracle("numpy")
 @_negative_stride_grid
 @settings(max_examples=FORKED_EXAMPLES)
 @given(a=_reversed_arrays(), form_copy=_FORM_COPY)

@@ -165,6 +165,7 @@ def test_disabled_modes_override_requires_grad(device, spec, mode, op):
 
 
 @pytest.mark.claim("gradmode.views-in-disabled-mode-require-grad")
+@pytest.mark.oracle("backward")
 @given(
     spec=tensor_specs(requires_grad=True),
     leaf=st.booleans(),
@@ -243,6 +244,7 @@ def factory_cases(draw, with_parameter=True):
 
 
 @pytest.mark.claim("gradmode.no-grad-factories-unaffected")
+@pytest.mark.oracle("clone", "tensor")
 @given(case=factory_cases())
 def test_no_grad_factories_unaffected(device, case):
     """Kills: a no_grad that overrides an explicit requires_grad=True of a
@@ -325,6 +327,7 @@ def test_grad_modes_are_thread_local(device, spec, mode, disabled_in, op):
 
 
 @pytest.mark.claim("gradmode.no-grad-inplace-bumps-version")
+@pytest.mark.oracle("backward", "copy_")
 @given(
     case=inplace_cases(dtypes=DIFFERENTIABLE, requires_grad=True),
     through=st.sampled_from(["self", "view"]),
@@ -344,6 +347,7 @@ def test_no_grad_inplace_bumps_version(device, case, through):
 
 
 @pytest.mark.claim("gradmode.no-grad-inplace-on-leaf-allowed")
+@pytest.mark.oracle("backward", "copy_")
 @given(
     case=inplace_cases(dtypes=DIFFERENTIABLE, requires_grad=True, values="all"),
     k=st.integers(1, 3),
@@ -400,6 +404,7 @@ def test_no_grad_view_inplace_in_grad_mode_raises(device, spec, leaf, view, op):
 
 
 @pytest.mark.claim("gradmode.no-grad-is-not-eval")
+@pytest.mark.oracle("backward")
 @given(spec=tensor_specs(dtype=FLOATING, shape=shapes(min_dims=1, min_side=1)))
 def test_no_grad_is_not_eval(device, spec):
     """Real floating inputs with a non-empty feature dimension (nn.Linear).
@@ -501,6 +506,7 @@ def test_grad_modes_nest_and_restore(device, spec, modes, start):
 
 
 @pytest.mark.claim("gradmode.inference-results-are-inference")
+@pytest.mark.oracle("clone")
 @given(
     spec=tensor_specs(),
     requires_grad=st.booleans(),
@@ -555,6 +561,7 @@ def test_inference_no_version_counter(device, spec, where):
 
 
 @pytest.mark.claim("gradmode.inference-immutable-outside")
+@pytest.mark.oracle("copy_")
 @given(case=inplace_cases(values="all"), where=st.sampled_from(["grad mode", "no_grad"]))
 def test_inference_immutable_outside(device, case, where):
     """The C++ note's 'immutable' as written: the update is refused and
@@ -578,6 +585,7 @@ def test_inference_immutable_outside(device, case, where):
 
 
 @pytest.mark.claim("gradmode.inference-inplace-outside-writes-then-raises")
+@pytest.mark.oracle("copy_")
 @given(case=inplace_cases(values="all"), where=st.sampled_from(["grad mode", "no_grad", "inside"]))
 def test_inference_inplace_outside_writes_then_raises(device, case, where):
     """The written values are compared bit for bit with the same update of a
@@ -682,6 +690,7 @@ def test_inference_cannot_be_saved(device, pair, op, inference_first):
 
 
 @pytest.mark.claim("gradmode.inference-clone-outside-is-normal")
+@pytest.mark.oracle("clone")
 @given(spec=tensor_specs(values="all"), where=st.sampled_from(["outside", "inside"]))
 def test_inference_clone_outside_is_normal(device, spec, where):
     """Kills: a clone outside the mode that stays an inference tensor (the
@@ -704,6 +713,7 @@ def test_inference_clone_outside_is_normal(device, spec, where):
 
 
 @pytest.mark.claim("gradmode.inference-factory-requires-grad")
+@pytest.mark.oracle("clone", "tensor")
 @given(case=factory_cases(with_parameter=False))
 def test_inference_factory_requires_grad(device, case):
     """Kills: an inference_mode that drops an explicit requires_grad=True of
@@ -718,6 +728,7 @@ def test_inference_factory_requires_grad(device, case):
 
 
 @pytest.mark.claim("gradmode.inference-disables-version-bumps")
+@pytest.mark.oracle("copy_")
 @given(case=inplace_cases())
 def test_inference_disables_version_bumps(device, case):
     """The docstring's 'disabling ... version counter bumps' read for every
@@ -734,6 +745,7 @@ def test_inference_disables_version_bumps(device, case):
 
 
 @pytest.mark.claim("gradmode.inference-normal-inplace-bumps")
+@pytest.mark.oracle("backward", "copy_")
 @given(case=inplace_cases(), requires_grad=st.booleans())
 def test_inference_normal_inplace_bumps(device, case, requires_grad):
     """Kills: an inference_mode that skips version bumps of normal tensors,

@@ -211,6 +211,7 @@ def test_save_preserves_storage_sharing(
 
 
 @pytest.mark.claim("serialization.view-saves-whole-storage")
+@pytest.mark.oracle("clone")
 @given(spec=tensor_specs(), fmt=st.sampled_from(["zip", "legacy"]))
 def test_view_saves_its_whole_storage(device, spec, fmt):
     """``torch.save(v)`` writes ``v``'s whole storage (the loaded storage has the same
@@ -526,6 +527,7 @@ PAYLOADS = ("tensor", "parameter", "odict", "dict", "list", "tuple", "set", "siz
 
 
 @pytest.mark.claim("serialization.weights-only-rejects-arbitrary-globals")
+@pytest.mark.oracle("clone", "detach")
 @given(
     spec=tensor_specs(
         dtype=(torch.float32, torch.int64, torch.complex64),

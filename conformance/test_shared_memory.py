@@ -622,6 +622,7 @@ def test_sent_grad_is_dropped(device, spec, as_parameter):
 
 
 @pytest.mark.claim("shared_memory.autograd-unaffected")
+@pytest.mark.oracle("backward")
 @grid_examples(dtypes=DIFFERENTIABLE, where=_contiguous_only, share="y", parameter=False)
 @given(
     spec=tensor_specs(dtype=DIFFERENTIABLE, values="finite"),

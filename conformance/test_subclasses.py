@@ -201,6 +201,7 @@ def _sub(spec, device, cls=SubTensor) -> torch.Tensor:
 
 
 @pytest.mark.claim("subclasses.torch-function-type-preserved")
+@pytest.mark.oracle("clone", "copy_", "detach", "to")
 @grid_examples(op="view")
 @given(
     spec=tensor_specs(values="all"),
@@ -270,6 +271,7 @@ _NON_VIEW = {
 
 
 @pytest.mark.claim("subclasses.results-are-alias-views")
+@pytest.mark.oracle("clone")
 @given(
     spec=tensor_specs(dtype=DIFFERENTIABLE),
     op=st.sampled_from(sorted(_NON_VIEW)),
@@ -332,6 +334,7 @@ def _numpy_ok(dtype: torch.dtype) -> bool:
 
 
 @pytest.mark.claim("subclasses.type-dropped-at-boundaries")
+@pytest.mark.oracle("backward", "numpy", "tensor")
 @_examples(dict(spec=_grid_spec(dt), boundary="from_dlpack") for dt in ALL_DTYPES)
 @given(
     spec=tensor_specs(values="all"),
@@ -411,6 +414,7 @@ def test_deepcopy_of_subclass_needs_new_empty(device, spec, kind):
 
 
 @pytest.mark.claim("subclasses.parameter-of-subclass")
+@pytest.mark.oracle("clone", "detach")
 @given(
     spec=tensor_specs(),
     kind=st.sampled_from(["SubTensor", "corrected", "plain"]),
@@ -455,6 +459,7 @@ def _wrapper_specs():
 
 
 @pytest.mark.claim("subclasses.wrapper-type-and-inner-aliasing")
+@pytest.mark.oracle("clone", "detach", "to")
 @_examples(
     dict(spec=_grid_spec(dt, layout), kind="plain", op=op)
     for dt in ALL_DTYPES
@@ -565,6 +570,7 @@ def test_dispatch_inner_views_are_unlinked(device, spec, kind, op):
 
 
 @pytest.mark.claim("subclasses.wrapper-autograd-at-outer-level")
+@pytest.mark.oracle("backward", "detach")
 @_examples(dict(spec=_grid_spec(dt), kind="plain", op="mul") for dt in FLOATING)
 @given(
     spec=tensor_specs(dtype=FLOATING, views=NON_OVERLAPPING_VIEWS),
@@ -595,6 +601,7 @@ def test_wrapper_autograd_at_outer_level(device, spec, kind, op):
 
 
 @pytest.mark.claim("subclasses.copy-across-subclass-boundary")
+@pytest.mark.oracle("copy_", "detach")
 @_examples(
     dict(spec=_grid_spec(dt), direction=d)
     for dt in ALL_DTYPES

@@ -104,6 +104,7 @@ _UNBATCHED_WRITE_ERRORS = ("vmap:", "doesn't match the broadcast shape")
 
 
 @pytest.mark.claim("torch_func.vmap-inplace-into-unbatched-raises")
+@pytest.mark.oracle("clone", "copy_")
 @_examples(
     dict(case=(_grid_spec(dt), 0), op="copy_", target=target)
     for dt in ALL_DTYPES
@@ -161,6 +162,7 @@ _ON_INPUT = {
 
 
 @pytest.mark.claim("torch_func.vmap-inplace-into-batched-input-writes-through")
+@pytest.mark.oracle("copy_")
 @given(
     case=_batched_specs(views=NON_OVERLAPPING_VIEWS, values="bounded"),
     op=st.sampled_from(sorted(_ON_INPUT)),
@@ -209,6 +211,7 @@ def _factory_write(factory: str, write: str, b: torch.Tensor) -> torch.Tensor:
 
 
 @pytest.mark.claim("torch_func.vmap-new-factory-fix")
+@pytest.mark.oracle("copy_")
 @_examples(
     [dict(case=(_grid_spec(dt), 0), factory="new_zeros", write="copy_") for dt in ALL_DTYPES]
     + [
@@ -256,6 +259,7 @@ _VIEW_FNS = {
 
 
 @pytest.mark.claim("torch_func.vmap-view-outputs-alias-inputs")
+@pytest.mark.oracle("tensor")
 @given(
     case=_batched_specs(dtype=ARITHMETIC, views=True, min_dims=2),
     fn=st.sampled_from(sorted(_VIEW_FNS)),
@@ -328,6 +332,7 @@ _CAPTURED_OPS = {
 
 
 @pytest.mark.claim("torch_func.grad-mutating-captured-raises")
+@pytest.mark.oracle("copy_")
 @given(
     spec=tensor_specs(dtype=(torch.float32, torch.float64), shape=shapes(min_side=1, max_dims=2),
                       views=NON_OVERLAPPING_VIEWS, values="finite"),
@@ -366,6 +371,7 @@ _INPUT_OPS = {
 
 
 @pytest.mark.claim("torch_func.grad-mutating-input-raises")
+@pytest.mark.oracle("copy_")
 @_examples(
     dict(spec=_grid_spec(dt), transform=t, op="mul_") for dt in FLOATING for t in ("grad", "vjp")
 )
@@ -386,6 +392,7 @@ def test_grad_and_vjp_refuse_mutating_the_input(device, spec, transform, op):
 
 
 @pytest.mark.claim("torch_func.jvp-mutating-input-writes-primal")
+@pytest.mark.oracle("copy_")
 @_examples(dict(spec=_grid_spec(dt), op=op) for dt in DIFFERENTIABLE for op in ("mul_", "add_"))
 @given(
     spec=tensor_specs(dtype=FLOATING + COMPLEX, views=NON_OVERLAPPING_VIEWS, values="bounded"),
@@ -722,6 +729,7 @@ def test_vmap_rebuilds_pytree_arguments(device, spec, container):
 
 
 @pytest.mark.claim("torch_func.escaped-batched-tensor-raises")
+@pytest.mark.oracle("clone")
 @given(
     spec=tensor_specs(dtype=FLOATING, shape=shapes(min_dims=1, max_dims=3, min_side=1)),
     op=st.sampled_from(["sin", "mul_", "add", "sum", "clone"]),

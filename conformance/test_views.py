@@ -486,6 +486,7 @@ def test_view_op_returns_view(device, family, data, requires_grad):
 
 
 @pytest.mark.claim("views.tensor-views-writes-visible")
+@pytest.mark.oracle("detach", "numpy")
 @pytest.mark.parametrize("family", sorted(VIEW_OP_FAMILIES))
 @given(data=st.data(), requires_grad=st.booleans())
 def test_view_op_writes_visible_both_ways(device, family, data, requires_grad):
@@ -526,6 +527,7 @@ def test_view_ops_on_the_grid_return_views(device, spec, requires_grad):
 
 
 @pytest.mark.claim("views.tensor-views-writes-visible")
+@pytest.mark.oracle("detach", "numpy")
 @grid_examples()
 @given(spec=tensor_specs())
 def test_view_ops_on_the_grid_writes_visible(device, spec):
@@ -658,6 +660,7 @@ def grid_expansion(shape: tuple[int, ...]) -> tuple[int, ...]:
 
 
 @pytest.mark.claim("views.detach-listed-as-view")
+@pytest.mark.oracle("detach")
 @grid_examples(requires_grad=False)
 @given(spec=tensor_specs(), requires_grad=st.booleans())
 def test_detach_is_a_tracked_view(device, spec, requires_grad):
@@ -671,6 +674,7 @@ def test_detach_is_a_tracked_view(device, spec, requires_grad):
 
 
 @pytest.mark.claim("views.detach-untracked-alias")
+@pytest.mark.oracle("detach")
 @grid_examples(requires_grad=False)
 @given(spec=tensor_specs(), requires_grad=st.booleans())
 def test_detach_is_an_untracked_alias(device, spec, requires_grad):
@@ -689,6 +693,7 @@ def test_detach_is_an_untracked_alias(device, spec, requires_grad):
 
 
 @pytest.mark.claim("views.view-shares-data")
+@pytest.mark.oracle("detach")
 @grid_examples(data=None, requires_grad=False)
 @given(spec=tensor_specs(), data=st.data(), requires_grad=st.booleans())
 def test_view_shares_data(device, spec, data, requires_grad):
@@ -831,6 +836,7 @@ def test_view_dtype_is_an_untracked_alias(device, spec, dtype, requires_grad):
 
 
 @pytest.mark.claim("views.reshape-values")
+@pytest.mark.oracle("detach")
 @given(spec=tensor_specs(), data=st.data(), method=st.booleans())
 def test_reshape_values_are_row_major(device, spec, data, method):
     """Kills: a reshape that reorders elements (e.g. copies a non-contiguous
@@ -952,6 +958,7 @@ def _expansions(draw, shape: tuple[int, ...]) -> tuple[int, ...]:
 
 
 @pytest.mark.claim("views.expand-aliased-elements")
+@pytest.mark.oracle("detach", "numpy")
 @grid_examples(where=lambda s: math.prod(s.shape) > 0, data=None)
 @given(spec=tensor_specs(shape=shapes(min_side=1)), data=st.data())
 def test_expanded_elements_share_memory(device, spec, data):
@@ -975,6 +982,7 @@ def test_expanded_elements_share_memory(device, spec, data):
 
 
 @pytest.mark.claim("views.expand-clone-before-write")
+@pytest.mark.oracle("clone", "copy_", "detach", "numpy")
 @grid_examples(where=lambda s: math.prod(s.shape) > 0, data=None)
 @given(spec=tensor_specs(shape=shapes(min_side=1)), data=st.data())
 def test_clone_of_expanded_is_writable(device, spec, data):
@@ -995,6 +1003,7 @@ def test_clone_of_expanded_is_writable(device, spec, data):
 
 
 @pytest.mark.claim("views.expand-inplace-overlap-raises")
+@pytest.mark.oracle("copy_", "detach", "numpy")
 @given(
     spec=tensor_specs(shape=shapes(min_side=1)),
     data=st.data(),
@@ -1052,6 +1061,7 @@ def test_flatten_nothing_returns_input(device, spec, data, requires_grad):
 
 
 @pytest.mark.claim("views.flatten-view-when-viewable")
+@pytest.mark.oracle("detach")
 @grid_examples(where=lambda s: len(s.shape) >= 2, data=None, requires_grad=False)
 @given(spec=tensor_specs(shape=shapes(min_dims=2)), data=st.data(), requires_grad=st.booleans())
 def test_flatten_views_when_viewable(device, spec, data, requires_grad):
@@ -1086,6 +1096,7 @@ def test_flatten_views_when_viewable(device, spec, data, requires_grad):
 
 
 @pytest.mark.claim("views.flatten-zero-dim")
+@pytest.mark.oracle("detach")
 @grid_examples(where=lambda s: s.shape == (), requires_grad=False, method=False)
 @given(spec=tensor_specs(shape=()), requires_grad=st.booleans(), method=st.booleans())
 def test_flatten_zero_dim_is_1d_view(device, spec, requires_grad, method):
@@ -1106,6 +1117,7 @@ def test_flatten_zero_dim_is_1d_view(device, spec, requires_grad, method):
 
 
 @pytest.mark.claim("views.detach_-makes-leaf")
+@pytest.mark.oracle("detach", "numpy")
 @given(
     spec=tensor_specs(),
     requires_grad=st.booleans(),
@@ -1153,6 +1165,7 @@ def test_detach__on_view_raises(device, spec, data, requires_grad):
 
 
 @pytest.mark.claim("views.detach_-base-keeps-views")
+@pytest.mark.oracle("backward")
 @given(spec=tensor_specs(requires_grad=True), data=st.data())
 def test_detach__on_base_keeps_views_attached(device, spec, data):
     """Kills: a detach_ on a base that also detaches (or re-bases) the views
@@ -1181,6 +1194,7 @@ def test_detach__on_base_keeps_views_attached(device, spec, data):
 
 
 @pytest.mark.claim("views.view-as-real-zero-size-backward-raises")
+@pytest.mark.oracle("backward")
 @given(
     dtype=st.sampled_from(COMPLEX),
     shape=st.builds(
@@ -1204,6 +1218,7 @@ def test_view_as_real_zero_size_backward_raises(device, dtype, shape):
 
 
 @pytest.mark.claim("views.data-ptr-first-element")
+@pytest.mark.oracle("detach")
 @given(spec=tensor_specs(), data=st.data(), requires_grad=st.booleans())
 def test_data_ptr_is_first_element(device, spec, data, requires_grad):
     """Kills: a data_ptr that ignores the storage offset or element size, or
@@ -1225,6 +1240,7 @@ def test_data_ptr_is_first_element(device, spec, data, requires_grad):
 
 
 @pytest.mark.claim("views.data-ptr-materializes-cow")
+@pytest.mark.oracle("detach", "numpy")
 @grid_examples(where=lambda s: math.prod(s.shape) > 0)
 @given(spec=tensor_specs(shape=shapes(min_side=1)))
 def test_data_ptr_materializes_lazy_clone(device, spec):
@@ -1277,6 +1293,7 @@ _IS_SET_TO_KINDS = {
 
 
 @pytest.mark.claim("views.is-set-to")
+@pytest.mark.oracle("clone", "detach")
 @grid_examples(data=None, kind="detach")
 @grid_examples(data=None, kind="full-view")
 @grid_examples(data=None, kind="unsqueezed")
@@ -1323,6 +1340,7 @@ def test_is_set_to(device, spec, data, kind):
 
 
 @pytest.mark.claim("views.base-rules")
+@pytest.mark.oracle("clone", "detach")
 @grid_examples(where=lambda s: not s.views, data=None, requires_grad=False)
 @given(spec=tensor_specs(views=False), data=st.data(), requires_grad=st.booleans())
 def test_base_is_the_root(device, spec, data, requires_grad):

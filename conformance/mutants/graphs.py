@@ -161,7 +161,7 @@ MUTANTS: tuple[Mutant, ...] = (
         """,
     ),
     Mutant(
-        name="is-leaf-true-for-0d",
+        name="graphs-is-leaf-true-for-0d",
         description="is_leaf reports True for every 0-d tensor, non-leaf results with a grad_fn included",
         claims=("graphs.leaf-rules",),
         region="0-d non-leaf tensors",
