@@ -33,9 +33,10 @@ class BadInput(Exception):
     """Raised for any user error; becomes ``error: <message>`` and exit 2."""
 
 
-def _err(msg: str) -> int:
+def _err(msg: str, code: int = EXIT_BAD_INPUT) -> int:
+    """Print one ``error:`` line on stderr; returns ``code`` (exit 2: bad input)."""
     print(f"torch-conformance: error: {msg}", file=sys.stderr)
-    return EXIT_BAD_INPUT
+    return code
 
 
 class _Parser(argparse.ArgumentParser):
@@ -421,7 +422,15 @@ def _run_and_write(args, out: Path, tmp: Path, state: dict) -> int:
         from reports.compare import compare_docs
 
         doc["baseline"] = compare_docs(base, doc)
-    page = render_report(doc)  # render first: a failure leaves no half-written output
+    try:
+        page = render_report(doc)  # render first: a failure leaves no half-written output
+    except Exception as e:  # a defect of the suite: keep what pytest found
+        write_json_atomic(out / "results.partial.json", doc)
+        return _err(
+            f"the report could not be rendered (a defect of the suite: {type(e).__name__}: {e}); "
+            f"the run's results are in {out / 'results.partial.json'}",
+            code=EXIT_FAIL,
+        )
     extra: list[tuple[str, Path, str]] = []
     if args.junitxml or args.xfails_file:
         from reports.junit import junit_xml, xfails_text

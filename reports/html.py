@@ -80,6 +80,10 @@ def _normalized(doc: dict) -> dict:
         t = {**dict.fromkeys(_TEST_KEYS), "examples": 0, "duration_s": 0, **t}
         if t["failure"]:
             t["failure"] = {**dict.fromkeys(_FAILURE_KEYS), **t["failure"]}
+        if t.get("claim_failures"):
+            t["claim_failures"] = {
+                c: {**dict.fromkeys(_FAILURE_KEYS), **f} for c, f in t["claim_failures"].items()
+            }
         tests.append(t)
     return {**doc, "claims": claims, "tests": tests}
 
