@@ -313,7 +313,9 @@ def test_report_renders_per_claim_failures_of_a_multi_claim_test():
     doc = {
         "schema_version": 1,
         "suite": {"name": "s", "version": "0", "commit": "c"},
-        "environment": {"torch": "2.13.0", "devices": ["cpu"], "profile": "ci"},
+        "environment": {"torch": "2.13.0", "torch_cuda": None, "python": "3.11",
+                        "hypothesis": "h", "numpy": "n", "profile": "ci", "devices": ["cpu"],
+                        "started": "s", "finished": "f", "wall_s": 1.0, "cuda_device": None},
         "areas": {"s": "S"},
         "claims": {c: {"id": c, "area": "s", "statement": "x", "kind": "characterization",
                        "note": "n", "sources": []} for c in ("s.a", "s.b")},
