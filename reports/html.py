@@ -61,6 +61,10 @@ TEST_CLASS = {
     "regression": "v-fail", "unexpected-pass": "v-unexp", "suite-error": "v-fail",
     "not-applicable": "v-na", "skipped": "v-skip",
 }  # fmt: skip
+_ENV_KEYS = (
+    "torch", "torch_cuda", "cuda_device", "python", "hypothesis", "numpy", "profile",
+    "started", "finished", "wall_s",
+)  # fmt: skip
 _FAILURE_KEYS = (
     "signature", "message", "falsifying_example", "notes", "reproduce", "snippet",
     "snippet_unavailable",
@@ -85,7 +89,9 @@ def _normalized(doc: dict) -> dict:
                 c: {**dict.fromkeys(_FAILURE_KEYS), **f} for c, f in t["claim_failures"].items()
             }
         tests.append(t)
-    return {**doc, "claims": claims, "tests": tests}
+    env = {**dict.fromkeys(_ENV_KEYS), **doc.get("environment", {})}
+    suite = {"version": None, "commit": None, "dirty": False, **(doc.get("suite") or {})}
+    return {**doc, "claims": claims, "tests": tests, "environment": env, "suite": suite}
 
 
 def _release_key(version: str):
