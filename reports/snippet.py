@@ -29,6 +29,7 @@ from __future__ import annotations
 import ast
 import builtins
 import inspect
+import sys
 import textwrap
 import types
 
@@ -40,6 +41,7 @@ __all__ = ["make_snippet", "SnippetUnavailable", "value_code"]
 _ALLOWED_MODULES = {
     "torch", "numpy", "math", "cmath", "warnings", "contextlib", "itertools", "functools",
     "operator", "struct", "sys", "ctypes", "copy", "pickle", "io", "re", "gc", "weakref",
+    "dataclasses", "typing", "collections",
 }  # fmt: skip
 
 #: Torch-only stand-ins for suite helpers that wrap pytest or Hypothesis.
@@ -97,6 +99,34 @@ class evidence:
 ''',
 }
 _STANDINS["check"] = _STANDINS["evidence"] + "\n\ncheck = evidence.check\n"
+#: Stand-in for Hypothesis strategy modules and composite strategies: the
+#: replayed draws ignore their strategy, so building one only has to succeed.
+_STRATEGY_STANDIN = '''
+class _AnyStrategy:
+    """(Hypothesis strategies are not needed: the recorded draws are replayed.)"""
+
+    def __getattr__(self, name):
+        return self
+
+    def __call__(self, *args, **kwargs):
+        return self
+'''
+_REPLAY = '''
+class _Replay:
+    """Replays the values the falsifying example drew, in order. The example
+    failed before drawing more: running past its last draw means the check
+    that failed held on this torch."""
+
+    def __init__(self, values):
+        self._values = iter(values)
+
+    def draw(self, strategy=None, label=None):
+        try:
+            return next(self._values)
+        except StopIteration:
+            print("the failure was not reproduced: the check that failed held here")
+            raise SystemExit(0) from None
+'''
 _STANDINS["features"] = "def features(**kw):\n    pass\n"
 _STANDINS["not_applicable"] = (
     "def not_applicable(reason):\n    raise SystemExit(f'not applicable: {reason}')\n"
@@ -108,10 +138,13 @@ class SnippetUnavailable(Exception):
     """The test cannot be written as a torch-only program (the reason)."""
 
 
-def value_code(v, name: str, helpers: list[str]) -> str:
+def value_code(v, name: str, helpers: list[str], classes: set | None = None) -> str:
     """Python source for generated value ``v`` (appending any class it needs
-    to ``helpers``). Raises :class:`SnippetUnavailable` for values that have
-    no torch-only form."""
+    to ``helpers``; a dataclass of the suite is written as a constructor call
+    and its class added to ``classes`` for the caller to copy). Raises
+    :class:`SnippetUnavailable` for values that have no torch-only form."""
+    import dataclasses
+
     from strategies.tensors import TensorSpec
 
     if isinstance(v, TensorSpec):
@@ -130,14 +163,28 @@ def value_code(v, name: str, helpers: list[str]) -> str:
         from strategies.tensors import scalar_repr
 
         return scalar_repr(v)
+    if (
+        classes is not None
+        and dataclasses.is_dataclass(v)
+        and not isinstance(v, type)
+        and (type(v).__module__ or "").split(".")[0] in _SUITE_PACKAGES
+    ):
+        classes.add(type(v))
+        args = ", ".join(
+            f"{f.name}={value_code(getattr(v, f.name), f'{name}_{f.name}', helpers, classes)}"
+            for f in dataclasses.fields(v)
+            if f.init
+        )
+        return f"{type(v).__name__}({args})"
     if isinstance(v, tuple | list):
-        inner = [value_code(x, f"{name}_{i}", helpers) for i, x in enumerate(v)]
+        inner = [value_code(x, f"{name}_{i}", helpers, classes) for i, x in enumerate(v)]
         if isinstance(v, tuple):
             return "(" + ", ".join(inner) + ("," if len(inner) == 1 else "") + ")"
         return "[" + ", ".join(inner) + "]"
     if isinstance(v, dict):
         items = [
-            f"{value_code(k, f'{name}_k{i}', helpers)}: {value_code(x, f'{name}_v{i}', helpers)}"
+            f"{value_code(k, f'{name}_k{i}', helpers, classes)}: "
+            f"{value_code(x, f'{name}_v{i}', helpers, classes)}"
             for i, (k, x) in enumerate(v.items())
         ]
         return "{" + ", ".join(items) + "}"
@@ -178,6 +225,10 @@ def _spec_class(spec, cls: str) -> str:
     base_lines, view_lines = body[:views_start], body[views_start:]
     out += [f"        {ln}" for ln in base_lines] + ["        return x", ""]
     out += [
+        "    def apply_views(self, x):",
+        *[f"        {ln}" for ln in view_lines],
+        "        return x",
+        "",
         "    def build(self, device='cpu', *, requires_grad=False, leaf=False):",
         "        x = self.build_base(device)",
         "        if requires_grad and not leaf:",
@@ -188,25 +239,6 @@ def _spec_class(spec, cls: str) -> str:
         "        return x",
     ]
     return "\n".join(out)
-
-
-class _DrawRewriter(ast.NodeTransformer):
-    """``data.draw(...)`` -> ``_draw()`` (replays the recorded draws)."""
-
-    def __init__(self, data_names: set[str]):
-        self.data_names = data_names
-
-    def visit_Call(self, node: ast.Call):
-        self.generic_visit(node)
-        f = node.func
-        if (
-            isinstance(f, ast.Attribute)
-            and f.attr == "draw"
-            and isinstance(f.value, ast.Name)
-            and f.value.id in self.data_names
-        ):
-            return ast.copy_location(ast.Call(ast.Name("_draw", ast.Load()), [], []), node)
-        return node
 
 
 _SUITE_PACKAGES = ("conformance", "strategies", "reports")
@@ -272,6 +304,50 @@ def _free_names(node: ast.AST) -> set[str]:
     return loaded - assigned - set(dir(builtins))
 
 
+def _is_hypothesis(v) -> bool:
+    """A Hypothesis module, strategy, or composite-strategy function (those
+    live in Hypothesis' generated ``hypothesis_temporary_module_*`` modules)."""
+    if isinstance(v, types.ModuleType):
+        mod = v.__name__
+    elif callable(v) and not isinstance(v, type):
+        mod = getattr(v, "__module__", "") or ""
+    else:
+        mod = type(v).__module__ or ""
+    return mod.split(".")[0] == "hypothesis" or mod.startswith("hypothesis_temporary_module")
+
+
+def _returns_strategy(fn) -> bool:
+    """A strategy constructor (annotated to return a ``SearchStrategy``): the
+    snippet replays what was drawn from it, so it is never copied."""
+    try:
+        ann = inspect.signature(fn).return_annotation
+    except (TypeError, ValueError):
+        return False
+    return "SearchStrategy" in (ann if isinstance(ann, str) else repr(ann))
+
+
+def _module_assignment(globals_: dict, name: str) -> ast.stmt | None:
+    """The module-level statement of the module owning ``globals_`` that
+    assigns ``name`` (the last one), or ``None``."""
+    modname = globals_.get("__name__", "")
+    if modname.split(".")[0] not in _SUITE_PACKAGES or modname not in sys.modules:
+        return None
+    try:
+        tree = ast.parse(inspect.getsource(sys.modules[modname]))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    found = None
+    for stmt in tree.body:
+        targets = (
+            stmt.targets if isinstance(stmt, ast.Assign)
+            else [stmt.target] if isinstance(stmt, ast.AnnAssign) and stmt.value is not None
+            else []
+        )  # fmt: skip
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+            found = stmt
+    return found
+
+
 class _Collector:
     """Resolves the free names of copied functions into imports, constants
     and further copied functions."""
@@ -293,6 +369,10 @@ class _Collector:
             v = globals_[name]
             if callable(v) and hasattr(v, "__wrapped__"):  # functools.cache, wraps
                 v = inspect.unwrap(v)
+            if _is_hypothesis(v):
+                self._add("_AnyStrategy", _STRATEGY_STANDIN.strip())
+                self._add(name, f"{name} = _AnyStrategy()")
+                continue
             if isinstance(v, types.ModuleType):
                 root = v.__name__.split(".")[0]
                 if root not in _ALLOWED_MODULES:
@@ -302,6 +382,10 @@ class _Collector:
                     if v.__name__ == name
                     else f"import {v.__name__} as {name}"
                 )
+                continue
+            if inspect.isfunction(v) and _returns_strategy(v):
+                self._add("_AnyStrategy", _STRATEGY_STANDIN.strip())
+                self._add(name, f"{name} = _AnyStrategy()")
                 continue
             if inspect.isfunction(v):
                 mod = v.__module__ or ""
@@ -330,6 +414,17 @@ class _Collector:
                 continue
             if inspect.isclass(v) and issubclass(v, BaseException) and v.__module__ == "builtins":
                 continue
+            if inspect.isclass(v) and (v.__module__ or "").split(".")[0] in _SUITE_PACKAGES:
+                node = ast.parse(textwrap.dedent(inspect.getsource(v))).body[0]
+                # Keep @dataclass(...) (the class means nothing without it).
+                node.decorator_list = [
+                    d for d in node.decorator_list if "dataclass" in ast.unparse(d)
+                ]
+                self._add(name, "")
+                self.resolve(_free_names(node) - {name}, vars(sys.modules[v.__module__]),
+                             f"{v.__module__}.{v.__name__}")  # fmt: skip
+                self.defs[name] = ast.unparse(node)
+                continue
             if isinstance(v, torch.dtype):
                 self._add(name, f"{name} = {v}")
                 self.imports.setdefault("torch", "import torch")
@@ -338,9 +433,16 @@ class _Collector:
             try:
                 code = value_code(v, name, helpers)
             except SnippetUnavailable:
-                raise SnippetUnavailable(
-                    f"{where} uses {name!r} ({type(v).__name__}), which has no torch-only form"
-                ) from None
+                stmt = _module_assignment(globals_, name)
+                if stmt is None:
+                    raise SnippetUnavailable(
+                        f"{where} uses {name!r} ({type(v).__name__}), which has no torch-only form"
+                    ) from None
+                # A table of lambdas, a set, ...: copy its definition from the module.
+                self._add(name, "")
+                self.resolve(_free_names(stmt) - {name}, globals_, f"{where}: {name}")
+                self.defs[name] = ast.unparse(stmt)
+                continue
             self._add(name, "\n\n".join([*helpers, f"{name} = {code}"]))
 
     def _add(self, name: str, text: str) -> None:
@@ -366,19 +468,20 @@ def make_snippet(
     """
     node = _function_source(fn)
     data_names = {k for k, v in kwargs.items() if type(v).__name__ in ("DataObject", "_Draws")}
-    node = _DrawRewriter(data_names).visit(node)
-    ast.fix_missing_locations(node)
     coll = _Collector()
-    free = _free_names(node) - {"_draw"}
+    free = _free_names(node)
     coll.resolve(free, fn.__globals__, fn.__qualname__)
     helpers: list[str] = []
+    classes: set = set()
     args = []
     for k, v in kwargs.items():
         if k in data_names:
-            args.append(f"{k}=None")
+            args.append(f"{k}=_Replay(_DRAWS)")
             continue
-        args.append(f"{k}={value_code(v, k, helpers)}")
-    draw_codes = [value_code(v, f"draw{i}", helpers) for i, v in enumerate(draws)]
+        args.append(f"{k}={value_code(v, k, helpers, classes)}")
+    draw_codes = [value_code(v, f"draw{i}", helpers, classes) for i, v in enumerate(draws)]
+    for cls in sorted(classes, key=lambda c: c.__name__):
+        coll.resolve({cls.__name__}, {cls.__name__: cls}, fn.__qualname__)
     imports = {"import ctypes", "import torch", *coll.imports.values()}
     body_text = "\n".join([*coll.defs.values(), *helpers])
     if "numpy." in body_text and "import numpy" not in imports:
@@ -396,12 +499,9 @@ def make_snippet(
         if coll.defs.get(name):
             parts.append(coll.defs[name])
     parts.extend(helpers)
-    if draws:
-        parts.append(
-            "_DRAWS = iter(["
-            + ", ".join(draw_codes)
-            + "])\n\n\ndef _draw():\n    return next(_DRAWS)"
-        )
+    if data_names:
+        parts.append(_REPLAY.strip())
+        parts.append("_DRAWS = [" + ", ".join(draw_codes) + "]")
     parts.append(ast.unparse(node))
     parts.append(f"{node.name}({', '.join(args)})")
     source = "\n\n\n".join(p for p in parts if p) + "\n"

@@ -31,6 +31,8 @@ MUTANTS = (
     "numpy-detaches-float-requires-grad",  # autograd state x dtype
     "copy-refuses-broadcast",  # argument relation
     "data-copies-views",  # views
+    "narrow-copies-integral",  # a view-op table, values drawn with st.data()
+    "expand-untracked-alias",  # a table of lambdas
 )
 _SUITE_IMPORTS = ("import conformance", "from conformance", "import strategies",
                   "from strategies", "import pytest", "import hypothesis", "from hypothesis")  # fmt: skip
