@@ -45,8 +45,21 @@ def cause_groups(doc: dict) -> dict:
     A claim relying on several failing primitives is listed under each."""
     failing = failing_claims(doc)
     prims = doc.get("oracles") or {}
-    broken = {name: [c for c in p["claims"] if c in failing] for name, p in prims.items()}
-    broken = {k: v for k, v in broken.items() if v}
+    candidates = {name: [c for c in p["claims"] if c in failing] for name, p in prims.items()}
+    candidates = {k: v for k, v in candidates.items() if v}
+
+    def relied(cid: str) -> set[str]:
+        return {o for t in failing[cid] for o in t.get("oracles") or ()}
+
+    # A primitive is a root cause when one of its own failing claims does not
+    # itself rely on another broken primitive (autograd.chain-rule-values
+    # failing because its test snapshots through a broken detach() says
+    # nothing about backward()). Without any such claim, keep them all.
+    broken = {
+        name: cs
+        for name, cs in candidates.items()
+        if any(not (relied(c) & (set(candidates) - {name})) for c in cs)
+    } or candidates
     own = {c for cs in broken.values() for c in cs}
     groups = {
         name: {"primitive": name, "description": prims[name].get("description", ""),
@@ -57,8 +70,7 @@ def cause_groups(doc: dict) -> dict:
     for cid in sorted(failing):
         if cid in own:
             continue
-        relied = {o for t in failing[cid] for o in t.get("oracles") or ()}
-        causes = sorted(relied & set(broken))
+        causes = sorted(relied(cid) & set(broken))
         for name in causes:
             groups[name]["explained"].append(cid)
         if not causes:
