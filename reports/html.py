@@ -194,9 +194,13 @@ def render_report(doc: dict, title: str | None = None) -> str:
         strips = history()  # {claim: {release: verdict}} from the shipped baselines
     except Exception:  # a damaged baseline must not stop the report
         strips = {}
-    causes = doc.get("causes") or cause_groups(doc)
+    causes = cause_groups(doc)  # recomputed: a stored one may predate the oracle markers
     explained = {c for g in causes["groups"] for c in g["explained"]}
     own = {c: g["primitive"] for g in causes["groups"] for c in g["own_failed"]}
+    # The evidence of each cause first, then failures no cause explains, then
+    # the ones that may follow from a broken primitive.
+    decisions.sort(key=lambda d: (0 if d["id"] in own else 2 if d["id"] in explained else 1,
+                                  d["id"]))  # fmt: skip
     tpl = _env().from_string(_template_text("report.html.j2"))
     return tpl.render(
         title=title or f"torch {doc['environment'].get('torch')} conformance",
