@@ -33,19 +33,21 @@ What is compared (each item is one *aspect*, checked as its own claim, see
     Per output, in order: tensor or not; for a tensor its dtype, shape and
     values - **bit for bit** (:func:`conformance.checks.element_bytes`) when
     the arithmetic is exact, else within the tolerance ``tolerance`` names
-    (:data:`TOLERANCES`); for an output that aliases an input, also its
-    strides and storage offset (they are view semantics); a non-tensor output
-    must be equal. Strides of fresh outputs are not compared (no doc
-    promises them through compile).
+    (:data:`TOLERANCES`); a non-tensor output must be equal. Strides of
+    fresh outputs are not compared (no doc promises them through compile);
+    those of outputs aliasing an input are, under ``aliasing``.
 ``metadata``
     Per output tensor: ``requires_grad``, ``is_leaf`` and ``grad_fn is None``
     (never the ``grad_fn`` class: compiled graphs carry
     ``CompiledFunctionBackward``, replayed input mutations ``CopyBackwards``).
 ``aliasing``
-    Per output: which watched tensors and which other outputs it *is*
-    (Python identity), which it shares storage with, and the memory it covers
-    (storage offset, shape, strides) when it shares storage with a watched
-    tensor.
+    Per output: which watched tensors and which earlier outputs it shares
+    storage with, and the memory it covers (storage offset and strides)
+    when it shares storage with a watched tensor.
+``identity``
+    Per output: which watched tensors and which earlier outputs it *is*
+    (Python identity: an in-place method returns ``self``, ``contiguous()``
+    of a contiguous tensor returns ``self``).
 ``mutations``
     Every watched tensor after the call: values, dtype, shape, strides,
     storage offset, ``requires_grad``, ``is_leaf``, ``grad_fn is None``, and
@@ -96,13 +98,17 @@ from conformance.checks import element_bytes
 __all__ = [
     "ASPECTS",
     "TOLERANCES",
+    "EXAMPLE_SHARE",
     "Inputs",
     "Observation",
     "Comparison",
     "compile_isolation",
     "compiled",
+    "compare",
     "differential",
     "observe",
+    "examples_per_backend",
+    "backend_examples",
 ]
 
 #: Aspect -> the claim id that states it (``conformance/claims/compile.toml``).
