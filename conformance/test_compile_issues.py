@@ -658,3 +658,55 @@ def test_issue_94773_pinned(device, backend):
     else:
         want = [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
         assert _val(c, "out0") == want and not shares_new, (_val(c, "out0"), out["shares"])
+
+
+# --------------------------------------------------------------------------- the AOTAutograd cache
+
+
+def _run_autograd_cache(device: str, backend: str) -> dict:
+    """#139789 at the cache level: f compiled for separate inputs, then
+    ``torch._dynamo.reset()`` and a *fresh* compile called with aliasing
+    inputs, with the AOTAutograd cache on (the default outside this tier)."""
+    import torch._functorch.config as functorch_config
+
+    def f(x, y):
+        x.mul_(2)
+        return x + y
+
+    def aliased(fn):
+        base = torch.ones(8, device=device)
+        return fn(base[:4], base[2:6]).tolist()
+
+    eager = aliased(f)
+    with compile_isolation():
+        saved = functorch_config.enable_autograd_cache
+        functorch_config.enable_autograd_cache = True
+        try:
+            compiled(f, backend)(torch.ones(4, device=device), torch.ones(4, device=device))
+            torch._dynamo.reset()
+            got = aliased(compiled(f, backend))
+        finally:
+            functorch_config.enable_autograd_cache = saved
+    return {"eager": eager, "compiled": got}
+
+
+_cache_autograd = functools.cache(_run_autograd_cache)
+
+
+@pytest.mark.claim("compile.autograd-cache-respects-aliasing")
+def test_autograd_cache_respects_aliasing(device, backend):
+    """Kills: a compile cache keyed without the inputs' aliasing relation."""
+    r = _cache_autograd(device, backend)
+    assert r["compiled"] == r["eager"], (
+        f"backend {backend} differs from eager on a fresh compile with aliasing inputs and "
+        f"the AOTAutograd cache on: {r['compiled']} (eager {r['eager']})"
+    )
+
+
+@pytest.mark.claim("compile.autograd-cache-ignores-aliasing-pinned")
+def test_autograd_cache_ignores_aliasing_pinned(device, backend):
+    """Pins today's behaviour: inductor's cache serves the artifact compiled
+    for separate inputs ([3, 3, 3, 3]); the other backends are not cached."""
+    got = _cache_autograd(device, backend)["compiled"]
+    want = [3.0] * 4 if backend == "inductor" else [4.0, 4.0, 3.0, 3.0]
+    assert got == want, f"fresh compile with aliasing inputs returned {got}, pinned {want}"

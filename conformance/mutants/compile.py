@@ -257,6 +257,8 @@ MUTANTS: tuple[Mutant, ...] = (
             "compile.issue-191449-pinned",
             "compile.issue-139152-pinned",
             "compile.issue-94773-pinned",
+            "compile.autograd-cache-respects-aliasing",
+            "compile.autograd-cache-ignores-aliasing-pinned",
         ),
         region="the eager backend, outputs not aliasing an argument",
         family="backend",
