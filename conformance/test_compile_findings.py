@@ -21,6 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance import evidence
+from conformance.compile_oracle import ASPECTS as ASPECT_CLAIMS
 from conformance.compile_oracle import Comparison, Inputs, differential
 
 pytestmark = pytest.mark.oracle("clone")
@@ -100,9 +101,18 @@ def _grad_leaf_write(device, form: str):
         leaf = torch.arange(1.0, 5.0, device=device).requires_grad_()
         return Inputs.of(leaf, torch.arange(1.0, 5.0, device=device))
 
+    def through_detach(x):
+        x.detach().add_(1)
+        return x * 1
+
+    def make_unsqueezed():
+        leaf = torch.arange(1.0, 5.0, device=device).requires_grad_()
+        return Inputs.of(leaf.unsqueeze(1), leaf=leaf)
+
     return {
         "view-of-leaf": (write_then_read, make_view, "grad"),
         "leaf-aliased-by-argument": (sub_alias, make_aliased, "grad"),
+        "detach-of-leaf-view": (through_detach, make_unsqueezed, "grad"),
         "leaf-alone": (sub_alias, make_alone, "grad"),
     }[form]
 
@@ -176,8 +186,15 @@ def _mixed_mode(device, form: str):
         leaf, x = _grad_input(device)
         return Inputs.of(x, leaf=leaf)
 
+    def enable_grad_only(a):
+        with torch.enable_grad():
+            a.mul_(-2)
+        return a * 1
+
     if form == "no_grad-then-enable_grad":
         return no_grad_then_enable_grad, make, "no_grad"
+    if form == "enable_grad-only":
+        return enable_grad_only, make, "no_grad"
     return no_grad_then_grad, make, "grad"
 
 
@@ -197,6 +214,24 @@ def _clone_aliased(device, form: str):
     return f, (make_aliased if form == "aliased" else make_separate), "grad"
 
 
+def _misrouted(device, form: str):
+    def f(x, y):
+        x.fill_(5)
+        y.add_(1)
+        return x
+
+    def make():
+        b = torch.arange(1.0, 13.0, device=device).reshape(3, 4).clone()
+        shape = (3, 4) if form == "other-shape" else (4, 3)
+        leaf = torch.arange(41.0, 53.0, device=device).reshape(shape).clone()
+        if form == "no-grad":
+            return Inputs.of(b.t(), leaf)
+        leaf.requires_grad_()
+        return Inputs.of(b.t(), leaf * 1, leaf=leaf)
+
+    return f, make, "grad"
+
+
 CASES = {
     "zero-dim-float64": _zero_dim_float64,
     "view-grad-mode": _view_grad_mode,
@@ -206,6 +241,7 @@ CASES = {
     "requires-grad-alias": _requires_grad_alias,
     "mixed-mode": _mixed_mode,
     "clone-aliased": _clone_aliased,
+    "misrouted": _misrouted,
 }
 
 
@@ -298,17 +334,18 @@ def test_output_view_grad_mode_regenerated_pinned(device, backend, form):
 
 # --------------------------------------------------------------------------- writes into grad leaves
 
-LEAF_FORMS = ["view-of-leaf", "leaf-aliased-by-argument", "leaf-alone"]
+LEAF_FORMS = ["view-of-leaf", "leaf-aliased-by-argument", "detach-of-leaf-view", "leaf-alone"]
 
 
 @pytest.mark.claim("compile.errors-match-eager")
 @given(form=st.sampled_from(LEAF_FORMS))
-def test_inplace_on_grad_leaf_alias_under_no_grad(device, backend, form):
-    """Writes under no_grad into a leaf that requires grad, through a view
-    of it or while another argument views it: eager accepts them, so must
-    the compiled function. Deviates on every backend for the view form
-    (Dynamo's fake-tensor propagation), on aot_eager and inductor for the
-    aliased form.
+def test_inplace_on_grad_leaf_alias(device, backend, form):
+    """Writes into a leaf that requires grad that eager accepts: under
+    no_grad through a view of it, or while another argument views it, and
+    with grad enabled through x.detach() of a view of it. The compiled
+    function must accept them too. Deviates on every backend for the view
+    form (Dynamo's fake-tensor propagation), on aot_eager and inductor for
+    the aliased and detach forms.
 
     Kills: a compile path that refuses (or mis-handles) no_grad writes into
     leaves."""
@@ -326,6 +363,12 @@ def test_inplace_on_grad_leaf_view_fails_pinned(device, backend, form):
     elif form == "leaf-aliased-by-argument" and backend in COMPILED:
         assert c.error is not None and c.error["name"] == "BackendCompilerFailed", c.error
         assert "any_leaf=True != all_leaf=False" in c.error["text"], c.error["first"]
+    elif form == "detach-of-leaf-view" and backend in COMPILED:
+        assert c.error is not None and c.error["name"] == "RuntimeError", c.error
+        assert "a view of a leaf Variable that requires grad" in c.error["text"], c.error
+    elif form == "detach-of-leaf-view":
+        assert c.error is None, c.error
+        assert _val(c, "out0") == [[2.0], [3.0], [4.0], [5.0]], _val(c, "out0")
     else:
         assert c.error is None, c.error
         assert _val(c, "out0") == [0.0, 0.0, 0.0, 0.0], _val(c, "out0")
@@ -410,17 +453,81 @@ def test_requires_grad_through_alias_dropped_pinned(device, backend, form):
     assert _val(c, "out0") == [4.0, 6.0, 8.0, 10.0], _val(c, "out0")
 
 
+def _requires_grad_then_write(device, form: str):
+    def other_name(a0):
+        with torch.no_grad():
+            t0 = a0.clone()
+            t1 = t0.detach()
+            t1.requires_grad_()
+            t1[...] = 0
+        t0.mul_(2)
+        return t1
+
+    def same_name(a0):
+        with torch.no_grad():
+            t0 = a0.clone()
+            t1 = t0.detach()
+            t1.requires_grad_()
+        t0.mul_(2)
+        with torch.no_grad():
+            t1[...] = 0
+        return t1
+
+    def make():
+        leaf, x = _grad_input(device)
+        return Inputs.of(x, leaf=leaf)
+
+    return (other_name if form == "write-after-no-grad-write" else same_name), make, "grad"
+
+
+CASES["requires-grad-then-write"] = _requires_grad_then_write
+RGW_FORMS = ["write-after-no-grad-write", "write-then-no-grad-write"]
+
+
+@pytest.mark.claim("compile.errors-match-eager", "compile.output-autograd-metadata-matches-eager")
+@given(form=st.sampled_from(RGW_FORMS))
+def test_requires_grad_intermediate_then_written(device, backend, form):
+    """t1 = a0.clone().detach(); t1.requires_grad_() (under no_grad), then
+    writes into t1 and its alias t0: the function runs and the returned t1
+    requires grad as in eager. Deviates: inductor fails while tracing (both
+    forms); aot_eager returns t1 without requires_grad when t1 is written
+    under no_grad before the alias is written with grad enabled.
+
+    Kills: a compile path that loses requires_grad of an output."""
+    cmp = _run("requires-grad-then-write", device, backend, form)
+    for aspect in ("errors", "metadata"):
+        evidence.check(ASPECT_CLAIMS[aspect], not cmp.differences[aspect], cmp.message(aspect))
+
+
+@pytest.mark.claim("compile.requires-grad-through-alias-dropped")
+@given(form=st.sampled_from(RGW_FORMS))
+def test_requires_grad_intermediate_then_written_pinned(device, backend, form):
+    """Pins today's behaviour: inductor raises while tracing; aot_eager
+    returns t1 without requires_grad for the first form."""
+    c = _run("requires-grad-then-write", device, backend, form).compiled
+    deviates = form == "write-after-no-grad-write" and backend == "aot_eager"
+    if backend == "inductor":
+        assert c.error is not None and c.error["name"] == "TorchRuntimeError", c.error
+        assert "a leaf Variable that requires grad is being used" in c.error["text"], c.error
+        return
+    assert c.error is None, c.error
+    assert c.outputs[0]["requires_grad"] is not deviates, c.outputs[0]
+    assert _val(c, "out0") == [0.0, 0.0, 0.0, 0.0], _val(c, "out0")
+
+
 # --------------------------------------------------------------------------- mixed-mode writes
 
-MIXED_FORMS = ["no_grad-then-enable_grad", "no_grad-block-then-grad"]
+MIXED_FORMS = ["no_grad-then-enable_grad", "enable_grad-only", "no_grad-block-then-grad"]
 
 
 @pytest.mark.claim("compile.gradients-match-eager")
 @given(form=st.sampled_from(MIXED_FORMS))
 def test_mixed_mode_writes_into_grad_input(device, backend, form):
-    """Writes into an input requiring grad, first with grad disabled then
-    enabled: the leaf's gradient is eager's. Deviates (aot_eager, inductor)
-    when the function is called under no_grad with an enable_grad block.
+    """Writes into an input requiring grad inside an enable_grad block of a
+    function called under no_grad (alone, or after a write with grad
+    disabled), or inside no_grad then with grad (called with grad): the
+    leaf's gradient is eager's. Deviates (aot_eager, inductor) for the
+    enable_grad blocks.
 
     Kills: a compile path that changes gradients."""
     _expect_same(_run("mixed-mode", device, backend, form), "gradients")
@@ -433,13 +540,13 @@ def test_mixed_mode_input_mutation_gradient_pinned(device, backend, form):
     aot_eager/inductor for the enable_grad form; values are eager's."""
     cmp = _run("mixed-mode", device, backend, form)
     c, e = cmp.compiled, cmp.eager
-    differs = form == "no_grad-then-enable_grad" and backend in COMPILED
+    differs = form != "no_grad-block-then-grad" and backend in COMPILED
     got, want = c.grad_values.get("leaf"), e.grad_values.get("leaf")
     same = (got is None and want is None) or (
         got is not None and want is not None and torch.equal(got, want)
     )
     assert same is not differs, f"leaf.grad {got} (eager {want})"
-    assert _val(c, "a0") == [-2.0, -4.0, -6.0, -8.0], _val(c, "a0")
+    assert _val(c, "a0") == [-2.0, -4.0, -6.0, -8.0], _val(c, "a0")  # every form: a * -2
 
 
 # --------------------------------------------------------------------------- clone of an aliased input
@@ -467,3 +574,41 @@ def test_clone_of_aliased_input_aliases_pinned(device, backend, form):
     assert bool(c.outputs[0]["shares"]) is aliases, c.outputs[0]["shares"]
     want = [[0.0, 0.0, 0.0, 0.0]] if form == "aliased" else [[1.0, 2.0, 3.0, 4.0]]
     assert _val(c, "out0") == want, _val(c, "out0")
+
+
+# --------------------------------------------------------------------------- a returned input's write misrouted
+
+MISROUTED_FORMS = ["same-shape", "other-shape", "no-grad"]
+
+
+@pytest.mark.claim("compile.input-mutations-match-eager", "compile.errors-match-eager")
+@given(form=st.sampled_from(MISROUTED_FORMS))
+def test_returned_written_input_beside_grad_input(device, backend, form):
+    """f(x, y) = {x.fill_(5); y.add_(1); return x} with y a non-leaf that
+    requires grad: both inputs hold eager's values and the call raises iff
+    eager's does. Deviates (aot_eager, inductor) when y requires grad: x's
+    new values are copied into y (same shapes) or the copy fails (other
+    shapes).
+
+    Kills: a compile path that writes an input's mutation into another input."""
+    cmp = _run("misrouted", device, backend, form)
+    evidence.check("compile.errors-match-eager", not cmp.differences["errors"],
+                   cmp.message("errors"))  # fmt: skip
+    evidence.check("compile.input-mutations-match-eager", not cmp.differences["mutations"],
+                   cmp.message("mutations"))  # fmt: skip
+
+
+@pytest.mark.claim("compile.returned-input-write-misrouted")
+@given(form=st.sampled_from(MISROUTED_FORMS))
+def test_returned_input_write_misrouted_pinned(device, backend, form):
+    """Pins today's behaviour per backend and form."""
+    c = _run("misrouted", device, backend, form).compiled
+    wrong = backend in COMPILED and form != "no-grad"
+    if wrong and form == "other-shape":
+        assert c.error is not None and "must match the size of tensor b" in c.error["text"], c.error
+        return
+    assert c.error is None, c.error
+    y = sum(_val(c, "a1"), [])
+    want = [5.0] * 12 if wrong else [42.0 + i for i in range(12)]
+    assert y == want, f"y after the call: {y}, pinned {want}"
+    assert sum(_val(c, "out0"), []) == [5.0] * 12, _val(c, "out0")

@@ -576,11 +576,13 @@ STEERING: dict[str, str] = {
     "grad-write-into-detached-alias": "compile.detached-alias-history-dropped",
     "write-through-data": "compile.data-write-bumps-version",
     "requires-grad-through-alias-name": "compile.requires-grad-through-alias-dropped",
+    "write-after-requires-grad-through-other-name": "compile.requires-grad-through-alias-dropped",
     "reads-no-grad-view": "compile.output-view-grad-mode-regenerated",
     "view-output-made-in-other-mode": "compile.output-view-grad-mode-regenerated",
-    "mixed-mode-writes-into-grad-argument": "compile.mixed-mode-input-mutation-gradient",
+    "enable-grad-write-into-grad-argument": "compile.mixed-mode-input-mutation-gradient",
     "view-of-aliased-written-argument": "compile.issue-198095-view-of-aliased-input",
     "copy-of-aliased-written-argument": "compile.clone-of-aliased-input-aliases",
+    "written-argument-returned-beside-grad-argument": "compile.returned-input-write-misrouted",
     "same-object-returned-twice": "compile.output-identity-matches-eager",
 }
 #: Step kinds that may return a copy of their operand.
@@ -592,22 +594,28 @@ class _Scratch:
     provenance the strategy needs to keep it valid and to steer clear of the
     compile bugs the tier checks with claims of their own (:data:`STEERING`):
 
-    - in-place writes into a view of a leaf that requires grad, or into
-      storage two distinct arguments share while one requires grad;
+    - in-place writes into a view of a leaf that requires grad (also through
+      its ``detach()``), or into storage two distinct arguments share while
+      one requires grad;
+    - a write, through another name, into the storage of a tensor that
+      ``requires_grad_()`` was called on;
     - a write with an operand that requires grad into a ``detach()`` alias
       of an argument;
     - a write reaching an argument's memory without advancing its version
       counter (through ``.data``);
     - ``requires_grad_()`` through another name of an argument;
     - reading a view taken under ``no_grad`` of a tensor that requires grad;
-    - writes into storage of an argument that requires grad made under two
-      different grad modes;
+    - writes into storage of an argument that requires grad inside an
+      ``enable_grad`` block (the function being called under ``no_grad``);
     - returning a tensor that shares storage with an argument when it (or a
       view it was taken from) was made under a grad mode other than the
       call's, or when two distinct arguments share that storage and the
       program wrote into it (pytorch/pytorch#198095), or a copy
       (``clone``, ``contiguous``, ``to``, ``reshape``) of such storage
       (inductor returns an alias of the input);
+    - returning an argument the program wrote into when it also wrote into
+      another argument and one of them requires grad (the write is copied
+      back into the wrong argument);
     - returning one tensor object twice.
     """
 
@@ -624,6 +632,7 @@ class _Scratch:
         self.modes: dict[str, frozenset] = {n: frozenset({grad}) for n in self.env}
         self.write_modes: dict[int, set] = {}
         self.copy_of: dict[str, int] = {}
+        self.grad_enabled: dict[int, list[torch.Tensor]] = {}
         steps, self.steps = self.steps, []
         for step in steps:
             assert self.run(step), f"replay of an accepted step failed: {step!r}"
@@ -651,6 +660,18 @@ class _Scratch:
             return True
         if x._is_view() and x._base.is_leaf and x._base.requires_grad:
             return self._refuse("write-into-view-of-grad-leaf")
+        grad_leaves = {
+            _storage(a)
+            for a in args
+            if (a.is_leaf and a.requires_grad)
+            or (a._is_view() and a._base.is_leaf and a._base.requires_grad)
+        }
+        if _storage(x) in grad_leaves and not any(x is a and a.is_leaf for a in args):
+            return self._refuse("write-into-view-of-grad-leaf")  # e.g. through x.detach()
+        if _storage(x) in self.grad_enabled and not any(
+            x is t for t in self.grad_enabled[_storage(x)]
+        ):
+            return self._refuse("write-after-requires-grad-through-other-name")
         shared = _distinct([a for a in args if _storage(a) == _storage(x)])
         if len(shared) > 1 and any(a.requires_grad for a in shared):
             return self._refuse("write-into-aliased-grad-argument")
@@ -664,11 +685,8 @@ class _Scratch:
             and not any(x is a for a in args)
         ):
             return self._refuse("grad-write-into-detached-alias")
-        if any(a.requires_grad for a in shared):
-            grad = _effective_grad(step, self.partial.ambient)
-            seen = self.write_modes.get(_storage(x), set())
-            if seen and grad not in seen:
-                return self._refuse("mixed-mode-writes-into-grad-argument")
+        if step.mode == "enable_grad" and any(a.requires_grad for a in shared):
+            return self._refuse("enable-grad-write-into-grad-argument")
         return True
 
     def run(self, step: Step) -> bool:
@@ -687,6 +705,9 @@ class _Scratch:
         except Exception:  # noqa: BLE001 - eager refuses it: not a valid step
             self.rebuild()
             return False
+        if step.kind == "requires_grad_":
+            x = env[step.args[0]]
+            self.grad_enabled.setdefault(_storage(x), []).append(x)
         if step.kind in IN_PLACE:
             x = env[step.args[0]]
             hidden = [
@@ -726,9 +747,14 @@ class _Scratch:
             if a._version != f._version or not torch.equal(a.detach(), f.detach())
         }
         risky = {k for k, g in groups.items() if len(g) > 1 and k in written}
+        written_args = [a for a in args if _storage(a) in written]
+        mixed_up = len(written) > 1 and any(a.requires_grad for a in written_args)
         out = set()
         for name, t in self.env.items():
-            if _storage(t) in risky:
+            if mixed_up and any(t is a for a in written_args):
+                self.refused["written-argument-returned-beside-grad-argument"] += 1
+                out.add(name)
+            elif _storage(t) in risky:
                 self.refused["view-of-aliased-written-argument"] += 1
                 out.add(name)
             elif self.copy_of.get(name) in risky:

@@ -113,6 +113,7 @@ MUTANTS: tuple[Mutant, ...] = (
             "compile.issue-139789-pinned",
             "compile.issue-198095-view-of-aliased-input",
             "compile.issue-198095-pinned",
+            "compile.returned-input-write-misrouted",
         ),
         region="arguments that are views",
         family="layout",
