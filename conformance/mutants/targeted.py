@@ -192,7 +192,14 @@ def _judge(mutant: Mutant, results: Path, rc: int | None, log: Path) -> dict:
         cv = claim_verdicts(doc)
         for c in mutant.claims:
             cells = cv.get(c, {})
-            cell = cells.get("cpu") or next(iter(cells.values()), None)
+            # A compile-tier claim has one column per backend (cpu/eager,
+            # cpu/aot_eager, cpu/inductor): it is falsified when any column
+            # is (a mutant may break one backend only).
+            cell = (
+                next((x for x in cells.values() if x["verdict"] in FALSIFIED), None)
+                or cells.get("cpu")
+                or next(iter(cells.values()), None)
+            )
             verdict = cell["verdict"] if cell else "not run"
             first = next(
                 (t for t in (cell or {}).get("tests", []) if t.get("verdict") == "regression"),
