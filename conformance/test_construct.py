@@ -15,6 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from conformance import evidence
 from conformance.checks import (
     assert_same_bits,
     capture_warnings,
@@ -305,6 +306,9 @@ def test_asarray_returns_the_input_object(device, spec, requires_grad, leaf, cop
     """Kills: asarray returning a fresh alias instead of the input object (a behaviour
     change callers relying on identity would notice)."""
     t = _build(spec, device, requires_grad, leaf)
+    # Before torch 2.12 asarray's requires_grad defaulted to False: a non-leaf
+    # requiring grad came back as a new detached alias (recorded deviation).
+    evidence.features(nonleaf_requires_grad=t.requires_grad and not t.is_leaf)
     kwargs = {"dtype": t.dtype, "device": t.device} if explicit else {}
     with capture_warnings():
         b = torch.asarray(t, copy=copy, **kwargs)

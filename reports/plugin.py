@@ -311,7 +311,7 @@ def pytest_collection_modifyitems(
             for d in st["deviations"]
             if d.claim in claims
             and d.matches_test(name)
-            and d.applies(torch_version=version, device=device)
+            and d.applies(torch_version=version, device=device, backend=_item_backend(item))
         ]
         item.stash[_expect_key] = hits
         fn = getattr(item, "obj", None)
