@@ -36,9 +36,12 @@ class Primitive:
     name: str
     description: str
     claims: tuple[str, ...]
+    #: Claim areas devoted to the primitive: all their claims are its own too.
+    areas: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "description": self.description, "claims": list(self.claims)}
+        return {"name": self.name, "description": self.description, "claims": list(self.claims),
+                "areas": list(self.areas)}  # fmt: skip
 
 
 def load_oracles(path: Path | str = ORACLES_FILE, registry=None) -> dict[str, Primitive]:
@@ -52,8 +55,14 @@ def load_oracles(path: Path | str = ORACLES_FILE, registry=None) -> dict[str, Pr
     out: dict[str, Primitive] = {}
     for i, raw in enumerate(data.get("primitive", [])):
         where = f"{path.name}: primitive #{i + 1}"
-        if not isinstance(raw, dict) or set(raw) != {"name", "description", "claims"}:
-            raise OraclesError(f"{where}: needs exactly 'name', 'description' and 'claims'")
+        if (
+            not isinstance(raw, dict)
+            or not {"name", "description", "claims"} <= set(raw)
+            or (set(raw) - {"name", "description", "claims", "areas"})
+        ):
+            raise OraclesError(
+                f"{where}: needs 'name', 'description' and 'claims' (and optional 'areas')"
+            )
         name, claims = raw["name"], raw["claims"]
         if not isinstance(name, str) or not name or name in out:
             raise OraclesError(f"{where}: missing or duplicate name {name!r}")
@@ -67,7 +76,16 @@ def load_oracles(path: Path | str = ORACLES_FILE, registry=None) -> dict[str, Pr
             unknown = [c for c in claims if c not in registry]
             if unknown:
                 raise OraclesError(f"{where} ({name}): unknown claim id(s) {', '.join(unknown)}")
-        out[name] = Primitive(name, " ".join(str(raw["description"]).split()), tuple(claims))
+        areas = raw.get("areas", [])
+        if not isinstance(areas, list) or not all(isinstance(a, str) for a in areas):
+            raise OraclesError(f"{where} ({name}): 'areas' must list claim areas")
+        if registry is not None:
+            unknown_areas = [a for a in areas if a not in registry.areas]
+            if unknown_areas:
+                raise OraclesError(f"{where} ({name}): unknown area(s) {', '.join(unknown_areas)}")
+        out[name] = Primitive(
+            name, " ".join(str(raw["description"]).split()), tuple(claims), tuple(areas)
+        )
     return out
 
 

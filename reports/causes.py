@@ -45,7 +45,14 @@ def cause_groups(doc: dict) -> dict:
     A claim relying on several failing primitives is listed under each."""
     failing = failing_claims(doc)
     prims = doc.get("oracles") or {}
-    candidates = {name: [c for c in p["claims"] if c in failing] for name, p in prims.items()}
+
+    def own_claims(p: dict) -> set[str]:
+        areas = set(p.get("areas") or ())
+        return set(p["claims"]) | {
+            c for c in failing if (doc["claims"].get(c) or {}).get("area", c.split(".")[0]) in areas
+        }
+
+    candidates = {name: sorted(own_claims(p) & set(failing)) for name, p in prims.items()}
     candidates = {k: v for k, v in candidates.items() if v}
 
     def relied(cid: str) -> set[str]:
