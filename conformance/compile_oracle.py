@@ -107,8 +107,7 @@ __all__ = [
     "compare",
     "differential",
     "observe",
-    "examples_per_backend",
-    "backend_examples",
+    "scaled_examples",
 ]
 
 #: Aspect -> the claim id that states it (``conformance/claims/compile.toml``).
@@ -666,53 +665,12 @@ def differential(
 EXAMPLE_SHARE: dict[str, float] = {"eager": 1.0, "aot_eager": 1.0, "inductor": 0.3}
 
 
-def examples_per_backend(**shares: float):
-    """Mark a ``@given`` test to run ``share * max_examples`` examples on each
-    named backend (others: :data:`EXAMPLE_SHARE`). Applied by the autouse
-    fixture :func:`backend_examples`, which the test module imports."""
-
-    def mark(fn):
-        fn._compile_example_shares = {**EXAMPLE_SHARE, **shares}
-        return fn
-
-    return mark
-
-
-def _scaled_settings(fn, backend: str):
+def scaled_examples(share: float) -> int:
+    """``share`` of the loaded Hypothesis profile's ``max_examples`` (at
+    least 1), for ``@settings(max_examples=...)`` of a test that runs on an
+    expensive backend only: ``ci`` 100 -> 30, ``thorough`` 2000 -> 600.
+    Evaluated when the test module is imported, after the plugin loaded the
+    profile."""
     from hypothesis import settings
 
-    shares = getattr(fn, "_compile_example_shares", None)
-    current = getattr(fn, "_hypothesis_internal_use_settings", None)
-    if shares is None or current is None or backend not in shares:
-        return None
-    n = max(1, round(current.max_examples * shares[backend]))
-    return settings(current, max_examples=n)
-
-
-try:  # a fixture only where pytest is importable (always, in a test run)
-    import pytest
-
-    @pytest.fixture(autouse=True)
-    def backend_examples(request):
-        """Run a test marked with :func:`examples_per_backend` with that
-        backend's example count, restoring the test's settings afterwards.
-
-        Hypothesis reads a test's settings when it is called, from the
-        attribute ``@settings`` sets on it; the fixture swaps that attribute
-        for the duration of one parametrized case."""
-        fn = getattr(request, "function", None)
-        callspec = getattr(request.node, "callspec", None)
-        backend = callspec.params.get("backend") if callspec is not None else None
-        scaled = _scaled_settings(fn, backend) if fn is not None and backend else None
-        if scaled is None:
-            yield
-            return
-        saved = fn._hypothesis_internal_use_settings
-        fn._hypothesis_internal_use_settings = scaled
-        try:
-            yield
-        finally:
-            fn._hypothesis_internal_use_settings = saved
-
-except ImportError:  # pragma: no cover
-    pass
+    return max(1, round(settings.default.max_examples * share))

@@ -18,16 +18,16 @@ from __future__ import annotations
 
 import pytest
 import torch
-from hypothesis import example, given, note
+from hypothesis import example, given, note, settings
 from hypothesis import strategies as st
 
 from conformance import evidence
 from conformance.compile_oracle import (
     ASPECTS,
+    EXAMPLE_SHARE,
     Inputs,
-    backend_examples,  # noqa: F401 - autouse fixture: per-backend example counts
     differential,
-    examples_per_backend,
+    scaled_examples,
 )
 from strategies.programs import Arg, Base, Program, Step, programs
 
@@ -42,8 +42,21 @@ def _check(cmp, aspects) -> None:
     cmp.check(aspects)
 
 
+def _run_program(device, backend, program) -> None:
+    """Each aspect of :func:`~conformance.compile_oracle.differential` on a
+    generated program (values, autograd metadata, aliasing, input
+    mutations, version counters, gradients, writes into outputs, errors)."""
+    source = program.source()
+    note(source)
+    evidence.features(**program.features())
+    cmp = differential(
+        program.function(), program.inputs(device), backend, ambient=program.ambient, source=source
+    )
+    _check(cmp, PROGRAM_ASPECTS)
+
+
 @pytest.mark.claim(*PROGRAM_CLAIMS)
-@examples_per_backend()
+@pytest.mark.backends("eager", "aot_eager")
 @example(
     # Two overlapping views of one base; the program writes through one and
     # reads the other (the fresh-compile side of pytorch/pytorch#139789).
@@ -65,20 +78,44 @@ def _check(cmp, aspects) -> None:
 )
 @given(program=programs())
 def test_generated_programs_keep_eager_semantics(device, backend, program):
-    """Each aspect of :func:`~conformance.compile_oracle.differential` on a
-    generated program (values, autograd metadata, aliasing, input
-    mutations, version counters, gradients, writes into outputs, errors).
+    """The profile's full example count on Dynamo alone and aot_eager.
 
     Kills: a compile path that copies outputs (aliasing lost), drops input
     mutations (through views or not), detaches outputs, loses or adds
     version bumps, changes gradients, or raises where eager does not."""
-    source = program.source()
-    note(source)
-    evidence.features(**program.features())
-    cmp = differential(
-        program.function(), program.inputs(device), backend, ambient=program.ambient, source=source
+    _run_program(device, backend, program)
+
+
+@pytest.mark.claim(*PROGRAM_CLAIMS)
+@pytest.mark.backends("inductor")
+@example(
+    # Two overlapping views of one base; the program writes through one and
+    # reads the other (the fresh-compile side of pytorch/pytorch#139789).
+    program=Program(
+        bases=(Base((3, 3)),),
+        args=(Arg(0), Arg(0, (("transpose", 0, 1),))),
+        steps=(Step("mul_", ("a0",), (2,)), Step("add", ("a0", "a1"))),
+        returns=("t1",),
     )
-    _check(cmp, PROGRAM_ASPECTS)
+)
+@example(
+    # A write into a view of a non-leaf that requires grad, inside no_grad.
+    program=Program(
+        bases=(Base((2, 3), grad="nonleaf"),),
+        args=(Arg(0, (("select", 0, 1),)),),
+        steps=(Step("mul_", ("a0",), (2,), mode="no_grad"), Step("scale", ("a0",), (2,))),
+        returns=("t1", "a0.requires_grad"),
+    )
+)
+@settings(max_examples=scaled_examples(EXAMPLE_SHARE["inductor"]))
+@given(program=programs())
+def test_generated_programs_keep_eager_semantics_inductor(device, backend, program):
+    """The same on inductor, with its share of the profile's example count
+    (a compile takes seconds): 30 programs in ``ci``.
+
+    Kills: an inductor path that copies outputs, drops input mutations,
+    detaches outputs, loses or adds version bumps or changes gradients."""
+    _run_program(device, backend, program)
 
 
 # --------------------------------------------------------------------------- errors

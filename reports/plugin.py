@@ -138,6 +138,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "claim(*ids): registered claim ids this test checks")
     config.addinivalue_line(
         "markers",
+        "backends(*names): the compile backends a compile-tier test runs on (default: all)",
+    )
+    config.addinivalue_line(
+        "markers",
         "oracle(*names): oracle primitives (conformance/oracles.toml) the test relies on to "
         "observe its claims",
     )
@@ -211,7 +215,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     st = _state(metafunc.config)
     if "backend" in metafunc.fixturenames:
         bparams = []
+        only_b = {b for m in metafunc.definition.iter_markers("backends") for b in m.args}
         for b in st["backends"]:
+            if only_b and b not in only_b:
+                continue
             why = backend_unavailable(b)
             marks = [pytest.mark.skip(reason=why)] if why else []
             bparams.append(pytest.param(b, marks=marks, id=b))

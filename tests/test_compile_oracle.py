@@ -230,19 +230,13 @@ def test_compile_isolation_restores_configs_and_grad_mode():
     assert (fc.enable_autograd_cache, ic.compile_threads, torch.is_grad_enabled()) == before
 
 
-def test_examples_per_backend_scales_the_profile():
-    from hypothesis import given, settings
-    from hypothesis import strategies as st
+def test_scaled_examples_follow_the_loaded_profile():
+    from hypothesis import settings
 
-    @co.examples_per_backend(inductor=0.25)
-    @settings(max_examples=40)
-    @given(st.integers())
-    def t(x):
-        pass
-
-    assert co._scaled_settings(t, "inductor").max_examples == 10
-    assert co._scaled_settings(t, "aot_eager").max_examples == 40
-    assert co._scaled_settings(t, "tpu") is None
+    n = settings.default.max_examples
+    assert co.scaled_examples(1.0) == n
+    assert co.scaled_examples(0.3) == max(1, round(n * 0.3))
+    assert co.scaled_examples(0.0) == 1
 
 
 def test_inputs_of_names_arguments_and_extras():
