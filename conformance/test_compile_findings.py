@@ -24,7 +24,7 @@ from conformance import evidence
 from conformance.compile_oracle import ASPECTS as ASPECT_CLAIMS
 from conformance.compile_oracle import Comparison, Inputs, differential
 
-pytestmark = pytest.mark.oracle("clone")
+pytestmark = pytest.mark.oracle("clone", "detach")  # compile_oracle snapshots with detach().clone()
 
 COMPILED = ("aot_eager", "inductor")
 

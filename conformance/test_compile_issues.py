@@ -32,7 +32,7 @@ from conformance.compile_oracle import (
     differential,
 )
 
-pytestmark = pytest.mark.oracle("clone")
+pytestmark = pytest.mark.oracle("clone", "detach")  # compile_oracle snapshots with detach().clone()
 
 COMPILED = ("aot_eager", "inductor")
 

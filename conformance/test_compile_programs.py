@@ -31,7 +31,7 @@ from conformance.compile_oracle import (
 )
 from strategies.programs import Arg, Base, Program, Step, programs
 
-pytestmark = pytest.mark.oracle("clone")
+pytestmark = pytest.mark.oracle("clone", "detach")  # compile_oracle snapshots with detach().clone()
 
 #: The aspects the generated programs assert (identity: its own test below).
 PROGRAM_ASPECTS = tuple(a for a in ASPECTS if a != "identity")
