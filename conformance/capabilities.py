@@ -69,6 +69,29 @@ def storage_identity_observable() -> bool:
     return t.untyped_storage() is t.untyped_storage()
 
 
+def subnormals_survive() -> bool:
+    """Whether this process's floating-point environment keeps subnormal
+    results: eager float32 arithmetic in torch and float64 arithmetic in
+    NumPy (x86 flush-to-zero / denormals-are-zero both off, the default).
+
+    Not cached: some torch releases flip it behind the user's back when a
+    ``torch.compile`` (inductor) kernel built with ``-ffast-math`` is loaded
+    (pytorch/pytorch#126848, #135758)."""
+    import numpy as np
+
+    t = torch.tensor([2.0**-140], dtype=torch.float32) * 1.0  # float32 subnormal
+    return t.item() != 0.0 and float(np.float64(5e-324) * np.float64(1.0)) != 0.0
+
+
+def restore_subnormals() -> bool:
+    """Turn flush-denormal mode off again if something turned it on
+    (``torch.set_flush_denormal(False)``). Returns whether it had been on."""
+    if subnormals_survive():
+        return False
+    torch.set_flush_denormal(False)
+    return True
+
+
 def has_api(owner: object, name: str) -> bool:
     """``owner.name`` exists (an API that came in a later release)."""
     return getattr(owner, name, None) is not None

@@ -398,6 +398,11 @@ def compile_isolation() -> Iterator[None]:
             setattr(obj, name, value)
         torch.set_grad_enabled(grad)
         torch.set_default_dtype(dtype)
+        # Old inductor kernels set flush-to-zero process-wide when loaded
+        # (compile.fp-environment-untouched checks it): never let it leak.
+        from conformance.capabilities import restore_subnormals
+
+        restore_subnormals()
 
 
 def compiled(fn: Callable, backend: str) -> Callable:

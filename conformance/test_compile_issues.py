@@ -17,6 +17,8 @@ regression test and the pin (:func:`_run`, cached).
 from __future__ import annotations
 
 import functools
+import itertools
+import os
 
 import pytest
 import torch
@@ -710,3 +712,40 @@ def test_autograd_cache_ignores_aliasing_pinned(device, backend):
     got = _cache_autograd(device, backend)["compiled"]
     want = [3.0] * 4 if backend == "inductor" else [4.0, 4.0, 3.0, 3.0]
     assert got == want, f"fresh compile with aliasing inputs returned {got}, pinned {want}"
+
+
+# --------------------------------------------------------------------------- floating-point environment
+
+_FP_COUNTER = itertools.count()
+
+
+@pytest.mark.claim("compile.fp-environment-untouched")
+def test_compiled_call_keeps_subnormals(device, backend):
+    """Calling a compiled function leaves the process's floating-point
+    environment alone: eager float32 and NumPy float64 arithmetic still give
+    subnormal results afterwards (pytorch/pytorch#126848, #135758: inductor
+    kernels linked with ``-ffast-math`` set flush-to-zero when loaded).
+
+    The function carries a constant unique to this call, so inductor builds
+    and loads a new kernel instead of reusing one already loaded.
+
+    Kills: a compile path that turns on flush-denormal mode (one backend)."""
+    from conformance.capabilities import restore_subnormals, subnormals_survive
+
+    assert subnormals_survive(), "subnormals were already flushed before the compiled call"
+    k = float(next(_FP_COUNTER) + 3) + 0.5 * (os.getpid() % 97)
+
+    def f(x):
+        return x * k + 1.0
+
+    try:
+        with compile_isolation():
+            x = torch.ones(8, device=device)
+            compiled(f, backend)(x)
+            kept = subnormals_survive()
+    finally:
+        restore_subnormals()
+    assert kept, (
+        f"after one call of a function compiled with backend {backend}, eager float32 "
+        "arithmetic flushes subnormals to zero (flush-to-zero turned on process-wide)"
+    )

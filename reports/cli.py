@@ -571,6 +571,8 @@ def cmd_compare(args) -> int:
             f"regressed; {len(g['explained'])} other regression(s) rely on it)",
             markup=False,
         )
+    for d, why in diff.get("not_compared", {}).items():
+        console.print(f"note: device {d} not compared ({why})", markup=False)
     if not diff["same_commit"]:
         console.print("[yellow]note:[/] the result files come from different suite commits")
     console.print(

@@ -53,6 +53,20 @@ def _changed_in(base: dict, new: dict, cid: str, dev: str, verdict: str) -> str 
         return None
 
 
+def _unobserved_devices(doc: dict) -> dict[str, str]:
+    """Devices on which a run observed nothing: never requested (``--devices``)
+    or not present on its machine (every test there skipped as unavailable).
+    ``{device: reason}``."""
+    from reports.html import _unavailable_devices
+
+    devices = {t.get("device") for t in doc.get("tests", []) if t.get("device")}
+    out = dict(_unavailable_devices(doc, sorted(devices)))
+    for d in ("cpu", "cuda"):
+        if d not in devices:
+            out[d] = "not requested in this run"
+    return out
+
+
 def compare_docs(base: dict, new: dict) -> dict:
     """Return ``{"regressions": [...], "changes": [...], "same_commit": bool, ...}``.
 
@@ -60,10 +74,19 @@ def compare_docs(base: dict, new: dict) -> dict:
     signature and falsifying example. Regressions come first.
     """
     bv, nv = claim_verdicts(base), claim_verdicts(new)
+    # A device one of the two runs never observed has nothing to compare: its
+    # cells would all read "skipped -> not run" and bury the real changes.
+    b_un, n_un = _unobserved_devices(base), _unobserved_devices(new)
+    not_compared = {
+        d: f"base: {b_un[d]}" if d in b_un else f"new: {n_un[d]}"
+        for d in sorted(set(b_un) | set(n_un))
+    }
     rows = []
     for cid in sorted(set(bv) | set(nv)):
         devices = sorted(set(bv.get(cid, {})) | set(nv.get(cid, {})))
         for dev in devices:
+            if dev.split("/", 1)[0] in not_compared:
+                continue
             b = bv.get(cid, {}).get(dev, {"verdict": "not run", "tests": []})
             n = nv.get(cid, {}).get(dev, {"verdict": "not run", "tests": []})
             bs, ns = _signature(b), _signature(n)
@@ -105,6 +128,7 @@ def compare_docs(base: dict, new: dict) -> dict:
             "standalone": sorted(regressed - grouped),
             "failing": len(regressed),
         },
+        "not_compared": not_compared,
         "base_torch": base["environment"].get("torch"),
         "new_torch": new["environment"].get("torch"),
         "same_commit": bc == nc,

@@ -313,4 +313,27 @@ MUTANTS: tuple[Mutant, ...] = (
         assert x.tolist() == [[1.0, 1.0], [1.0, 1.0]]
         """,
     ),
+    Mutant(
+        name="compile-inductor-sets-flush-to-zero",
+        description="a call of an inductor-compiled function turns on flush-denormal mode "
+        "process-wide, as kernels linked with -ffast-math did (pytorch/pytorch#126848)",
+        claims=("compile.fp-environment-untouched",),
+        region="the inductor backend",
+        family="backend",
+        source=_source(
+            """
+            def _corrupt(backend, args, call):
+                out = call()
+                if backend == "inductor":
+                    torch.set_flush_denormal(True)
+                return out
+            """
+        ),
+        witness="""
+        import torch
+        torch.compile(lambda t: t * 2, backend="inductor")(torch.ones(2))
+        assert (torch.tensor([2.0**-140]) * 1.0).item() != 0.0
+        torch.set_flush_denormal(False)
+        """,
+    ),
 )
