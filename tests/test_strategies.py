@@ -76,8 +76,9 @@ def test_every_dtype_occurs(dtype):
     spec = find(
         tensor_specs(),
         lambda s: s.dtype == dtype,
-        settings=settings(max_examples=3000, database=None, derandomize=True,
-                          phases=[Phase.generate]),
+        settings=settings(
+            max_examples=3000, database=None, derandomize=True, phases=[Phase.generate]
+        ),
     )
     assert spec.build().dtype == dtype
 
