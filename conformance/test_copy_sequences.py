@@ -1,5 +1,5 @@
 """Sequences of copy operations checked against the executable reference model
-(claims in ``claims/sequences.toml``, model in ``conformance/model.py``).
+(claims in ``claims/sequences.toml``, model in ``conformance/model/``).
 
 :class:`CopySequences` is a Hypothesis ``RuleBasedStateMachine`` that drives
 real torch and :class:`conformance.model.Model` side by side: one rule per

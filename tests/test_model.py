@@ -1,4 +1,4 @@
-"""Unit tests of the reference model (``conformance/model.py``) on its own.
+"""Unit tests of the reference model (``conformance/model/``) on its own.
 
 No torch here: the geometry helpers are checked against hand-computed and
 documented examples and against their defining properties, and the model's
