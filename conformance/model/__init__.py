@@ -39,6 +39,7 @@ One module per concern, each readable on its own:
 - :mod:`~conformance.model.geometry`: stride geometry (ports of the ATen helpers);
 - :mod:`~conformance.model.values`: dtypes and value conversion;
 - :mod:`~conformance.model.state`: buffers, storages, version counters, tensor/array models;
+- :mod:`~conformance.model.graph`: grad_fn nodes and the backward engine;
 - :mod:`~conformance.model.core`: bookkeeping shared by the rules (:class:`ModelCore`);
 - rule modules, one per op family: :mod:`~conformance.model.autograd`,
   :mod:`~conformance.model.construct` (construction, NumPy interop),
@@ -53,7 +54,7 @@ from __future__ import annotations
 
 from conformance.model.autograd import AutogradRules
 from conformance.model.claims import CLAIM_IDS, MSG, Raises
-from conformance.model.construct import InteropRules
+from conformance.model.construct import InteropRules, storage_values
 from conformance.model.copies import CopyRules
 from conformance.model.core import ModelCore
 from conformance.model.geometry import (
@@ -67,8 +68,8 @@ from conformance.model.geometry import (
     positions,
     view_strides,
 )
-from conformance.model.state import ArrayModel, Buffer, Counter, Saved, Storage, TensorModel
-from conformance.model.values import DIFFERENTIABLE, DTYPES, convert
+from conformance.model.state import ArrayModel, Buffer, Counter, Grad, Saved, Storage, TensorModel
+from conformance.model.values import DIFFERENTIABLE, DTYPES, UNSIGNED, bf16_bits, convert
 from conformance.model.views import ViewRules
 from conformance.model.writes import WriteRules
 
@@ -82,6 +83,7 @@ __all__ = [
     "Storage",
     "Counter",
     "Saved",
+    "Grad",
     "TensorModel",
     "ArrayModel",
     "Model",
@@ -95,6 +97,9 @@ __all__ = [
     "broadcast_shapes",
     "positions",
     "convert",
+    "bf16_bits",
+    "storage_values",
+    "UNSIGNED",
 ]
 
 

@@ -36,6 +36,14 @@ MSG = {
     "no_grad_fn": "does not require grad and does not have a grad_fn",
     "stale": "has been modified by an inplace operation",
     "freed": "Trying to backward through the graph a second time",
+    "moved": "leaf variable has been moved into the graph interior",
+    "retain_rg": "can't retain_grad on Tensor that has requires_grad=False",
+    "inference_rg": "Setting requires_grad=True on inference tensor outside InferenceMode",
+    "inference_inplace": "Inplace update to inference tensor outside InferenceMode",
+    "inference_version": "Inference tensors do not track version counter",
+    "numpy_bf16": "Got unsupported ScalarType BFloat16",
+    "no_kernel": "not implemented for",
+    "overflow": "without overflow",
 }
 
 #: Every claim id a model rule cites (all registered in claims/sequences.toml).
@@ -81,6 +89,14 @@ CLAIM_IDS: tuple[str, ...] = (
     "sequences.backward-needs-grad",
     "sequences.saved-tensor-check",
     "sequences.backward-frees-saved",
+    "sequences.grad-accumulates",
+    "sequences.grad-layout",
+    "sequences.retain-grad",
+    "sequences.grad-fn-type",
+    "sequences.inference-tensors",
+    "sequences.inference-inplace-raises",
+    "sequences.inference-aliases",
+    "sequences.dtype-support",
 )
 _CLAIMS = frozenset(CLAIM_IDS)
 

@@ -9,7 +9,16 @@ import numpy as np
 from conformance.model.claims import MSG
 from conformance.model.geometry import contiguous_strides
 from conformance.model.state import ArrayModel, TensorModel
-from conformance.model.values import DIFFERENTIABLE, convert
+from conformance.model.values import DIFFERENTIABLE, bf16_bits, convert, storage_dtype
+
+
+def storage_values(dtype: str, values) -> np.ndarray:
+    """Python scalars of a fresh tensor as storage values, bit for bit
+    (bfloat16: the bits of the exactly representable values, NaN signs kept)."""
+    if dtype == "bfloat16":
+        return bf16_bits(np.array(values, dtype=np.float32))
+    return np.array(values, dtype=storage_dtype(dtype))
+
 
 __all__ = ["InteropRules"]
 
@@ -19,32 +28,54 @@ class InteropRules:
 
     # ---- creation ---------------------------------------------------------
 
-    def fresh(self, dtype: str, shape: tuple[int, ...], values, requires_grad: bool = False):
-        """``torch.tensor(np.array(values).reshape(shape), dtype=...)``, then
-        ``requires_grad_(requires_grad)``: a contiguous leaf in new memory."""
+    def fresh(
+        self,
+        dtype: str,
+        shape: tuple[int, ...],
+        values,
+        requires_grad: bool = False,
+        inference: bool = False,
+    ):
+        """``torch.tensor(np.array(values).reshape(shape), dtype=...)`` (for
+        bfloat16 built from its bits), then ``requires_grad_(requires_grad)``:
+        a contiguous leaf in new memory; made inside inference_mode
+        (``inference``), an inference tensor without a version counter."""
         self._begin("sequences.tensor-copies")
         if requires_grad and dtype not in DIFFERENTIABLE:
             raise self._raise("RuntimeError", MSG["rg_dtype"], claim="sequences.requires-grad-flag")
-        t = self._alloc(dtype, shape, contiguous_strides(shape), np.reshape(values, shape))
+        raw = storage_values(dtype, values).reshape(shape)
+        t = self._alloc(dtype, shape, contiguous_strides(shape), raw, dtype, inference=inference)
+        if inference:
+            self._cite("sequences.inference-tensors")
         t.rg_flag = requires_grad
         return t
 
     def make_array(self, dtype: str, shape: tuple[int, ...], values) -> ArrayModel:
         """``np.array(values, dtype).reshape(shape)``: a C-contiguous array."""
         self._begin("sequences.from-numpy-shares")
-        buf = self._buffer(convert(values, dtype))
+        buf = self._buffer(storage_values(dtype, values))
         a = ArrayModel(next(self._ids), dtype, tuple(shape), contiguous_strides(shape), 0, buf)
         self.arrays.append(a)
         return a
 
     # ---- NumPy interop ----------------------------------------------------
 
+    def take_array_strides(self, a: ArrayModel, strides: tuple[int, ...]) -> None:
+        """Take the strides NumPy gave an *empty* array: they are NumPy's
+        choice (all zero or row-major, by construction path and version),
+        not torch's, and tensors made from the array inherit them."""
+        a.strides = tuple(strides)
+        a.__dict__.pop("_pos", None)
+
     def numpy(self, t: TensorModel) -> ArrayModel:
-        """``t.numpy()`` in grad mode: refuses a tensor that requires grad;
-        else an array over the same memory with the same geometry."""
+        """``t.numpy()`` in grad mode: refuses a tensor that requires grad, then
+        a bfloat16 tensor (NumPy has no bfloat16); else an array over the same
+        memory with the same geometry."""
         self._begin("sequences.numpy-shares")
         if self.requires_grad(t):
             raise self._raise("RuntimeError", MSG["numpy_rg"], claim="sequences.numpy-shares")
+        if t.dtype == "bfloat16":
+            raise self._raise("TypeError", MSG["numpy_bf16"], claim="sequences.dtype-support")
         a = ArrayModel(next(self._ids), t.dtype, t.shape, t.strides, t.start, t.buffer)
         self.arrays.append(a)
         return a
@@ -76,8 +107,12 @@ class InteropRules:
         array's stride order; negative strides raise."""
         self._begin("sequences.tensor-copies" if copy_kind == "tensor" else "sequences.asarray")
         self._check_strides(a)
-        strides = self.preserve_format_strides(a.shape, a.strides)
-        return self._alloc(a.dtype, a.shape, strides, self.values(a))
+        if 0 in a.shape:
+            # observed: an empty array's strides are kept as they are
+            strides = a.strides
+        else:
+            strides = self.preserve_format_strides(a.shape, a.strides)
+        return self._alloc(a.dtype, a.shape, strides, self.values(a), a.dtype)
 
     def asarray_array(self, a: ArrayModel, copy: bool | None = None):
         """``torch.asarray(a, copy=copy)`` of an ndarray: a copy for ``copy=True``;
@@ -89,7 +124,7 @@ class InteropRules:
         self._begin("sequences.asarray")
         if a.ndim == 0 and not self.docs:
             self._cite("sequences.asarray-0d-ndarray-copies")
-            return self._alloc(a.dtype, (), (), self.values(a))
+            return self._alloc(a.dtype, (), (), self.values(a), a.dtype)
         self._cite("sequences.asarray-ndarray-shares")
         return self._from_numpy(a)
 
@@ -108,7 +143,7 @@ class InteropRules:
             raise self._raise(
                 "IndexError", MSG["np_index"], claim="sequences.numpy-negative-strides-raise"
             )
-        start = a.start + (a.shape[0] - 1) * a.strides[0]
+        start = a.start + max(a.shape[0] - 1, 0) * a.strides[0]
         strides = (-a.strides[0],) + a.strides[1:]
         out = ArrayModel(next(self._ids), a.dtype, a.shape, strides, start, a.buffer)
         self.arrays.append(out)
@@ -117,8 +152,7 @@ class InteropRules:
     def np_transpose(self, a: ArrayModel) -> ArrayModel:
         """``a.T``: a view with reversed dimensions."""
         self._begin("sequences.from-numpy-shares")
-        out = ArrayModel(
-            next(self._ids), a.dtype, a.shape[::-1], a.strides[::-1], a.start, a.buffer
-        )
+        strides = a.strides[::-1]
+        out = ArrayModel(next(self._ids), a.dtype, a.shape[::-1], strides, a.start, a.buffer)
         self.arrays.append(out)
         return out

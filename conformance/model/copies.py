@@ -11,8 +11,9 @@ from conformance.model.geometry import (
     is_contiguous,
     is_non_overlapping_and_dense,
 )
+from conformance.model.graph import Node
 from conformance.model.state import TensorModel
-from conformance.model.values import DIFFERENTIABLE, convert
+from conformance.model.values import DIFFERENTIABLE
 
 __all__ = ["CopyRules"]
 
@@ -40,21 +41,43 @@ class CopyRules:
         return infer_dense_strides(shape, strides)
 
     def _copy_of(
-        self, t: TensorModel, dtype: str, strides: tuple[int, ...], *, grad: bool
+        self,
+        t: TensorModel,
+        dtype: str,
+        strides: tuple[int, ...],
+        *,
+        grad: bool,
+        name: str = "CloneBackward",
+        inference: bool = False,
     ) -> TensorModel:
         """An out-of-place copy of ``t`` (clone, to, contiguous, ...): new memory
-        and counter; a grad_fn when recorded (grad mode, ``t`` requires grad,
-        differentiable result)."""
+        and counter; a grad_fn ``name`` when recorded (grad mode, ``t``
+        requires grad, differentiable result). Inside inference_mode
+        (``inference``) an inference tensor; outside it a copy of an
+        inference tensor is a normal tensor whose version is 1 (observed:
+        torch makes it by empty + copy_)."""
         record = grad and self.requires_grad(t) and dtype in DIFFERENTIABLE
-        graph = self._graph(t) if record else frozenset()
-        out = self._alloc(dtype, t.shape, strides, convert(self.values(t), dtype))
-        out.own_gf = record
-        out.graph = graph
+        edge = self._input(t) if record else None
+        out = self._alloc(dtype, t.shape, strides, self.values(t), t.dtype, inference=inference)
+        if record:
+            out.node = Node((name,), (edge,), lambda g, rnd: (g,))
+        if inference:
+            self._cite("sequences.inference-tensors")
+        elif t.inference:
+            self._cite("sequences.inference-aliases")
+            out.counter.version = 1
         self._cite("sequences.leaf-and-grad-fn")
         return out
 
-    def clone(self, t: TensorModel, memory_format: str = "preserve", grad: bool = True):
-        """``t.clone(memory_format=...)`` (under ``no_grad`` unless ``grad``)."""
+    def clone(
+        self,
+        t: TensorModel,
+        memory_format: str = "preserve",
+        grad: bool = True,
+        inference: bool = False,
+    ):
+        """``t.clone(memory_format=...)`` (under ``no_grad`` unless ``grad``,
+        inside ``inference_mode`` when ``inference``)."""
         self._begin("sequences.clone-copies")
         if memory_format == "channels_last":
             if t.ndim != 4:
@@ -67,9 +90,9 @@ class CopyRules:
         else:
             strides = self.preserve_format_strides(t.shape, t.strides)
         self._cite("sequences.clone-memory-format")
-        if not grad:
+        if not grad and not inference:
             self._cite("sequences.no-grad-untracked")
-        return self._copy_of(t, t.dtype, strides, grad=grad)
+        return self._copy_of(t, t.dtype, strides, grad=grad and not inference, inference=inference)
 
     def to(self, t: TensorModel, dtype: str, copy: bool = False):
         """``t.to(dtype, copy=copy)``: ``t`` itself when nothing changes and no
@@ -78,7 +101,8 @@ class CopyRules:
         self._begin("sequences.to-self-or-copy")
         if dtype == t.dtype and not copy:
             return t
-        return self._copy_of(t, dtype, self.preserve_format_strides(t.shape, t.strides), grad=True)
+        strides = self.preserve_format_strides(t.shape, t.strides)
+        return self._copy_of(t, dtype, strides, grad=True, name="ToCopyBackward")
 
     def contiguous(self, t: TensorModel):
         """``t.contiguous()``: ``t`` itself when already contiguous, else a
@@ -109,7 +133,8 @@ class CopyRules:
         self._begin("sequences.as-tensor")
         if dtype is None or dtype == t.dtype:
             return t
-        return self._copy_of(t, dtype, self.preserve_format_strides(t.shape, t.strides), grad=True)
+        strides = self.preserve_format_strides(t.shape, t.strides)
+        return self._copy_of(t, dtype, strides, grad=True, name="ToCopyBackward")
 
     def asarray(self, t: TensorModel, copy: bool | None = None, dtype: str | None = None):
         """``torch.asarray(t, copy=copy, dtype=dtype)`` (requires_grad left to
@@ -126,4 +151,6 @@ class CopyRules:
             raise self._raise("ValueError", MSG["alias_dtype"], claim="sequences.asarray")
         if self.requires_grad(t) and target not in DIFFERENTIABLE:
             raise self._raise("RuntimeError", MSG["rg_dtype"], claim="sequences.asarray")
-        return self._copy_of(t, target, self.preserve_format_strides(t.shape, t.strides), grad=True)
+        strides = self.preserve_format_strides(t.shape, t.strides)
+        name = "CloneBackward" if same else "ToCopyBackward"
+        return self._copy_of(t, target, strides, grad=True, name=name)

@@ -60,7 +60,10 @@ def is_contiguous(shape: Sequence[int], strides: Sequence[int]) -> bool:
 
 def is_non_overlapping_and_dense(shape: Sequence[int], strides: Sequence[int]) -> bool:
     """``compute_non_overlapping_and_dense``: the elements exactly fill a block
-    of memory in some dimension order (size-0/1 dims are ignored)."""
+    of memory in some dimension order (size-0/1 dims are ignored). A
+    zero-size tensor is contiguous, hence dense, whatever its strides."""
+    if math.prod(shape) == 0:
+        return True
     dims = sorted((d for d in range(len(shape)) if shape[d] >= 2), key=lambda d: strides[d])
     require = 1
     for d in dims:
@@ -119,7 +122,11 @@ def view_strides(
     if len(old_shape) == 0:
         return (1,) * len(new_shape)
     if math.prod(old_shape) == 0:
-        raise NotImplementedError("zero-size tensors are outside the model")
+        # numel 0: the same shape keeps its strides, any other gets the
+        # strides of a resize (contiguous, size-0 dims counting as 1)
+        if tuple(old_shape) == tuple(new_shape):
+            return tuple(old_strides)
+        return contiguous_strides(new_shape)
     new = [0] * len(new_shape)
     view_d = len(new_shape) - 1
     chunk_base = old_strides[-1]

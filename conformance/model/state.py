@@ -1,18 +1,20 @@
 """The model's state: memory (:class:`Buffer`), storage objects
 (:class:`Storage`), version counters (:class:`Counter`), tensors saved for
-backward (:class:`Saved`), and the live tensors and arrays over them
-(:class:`TensorModel`, :class:`ArrayModel`)."""
+backward (:class:`Saved`), gradients (:class:`Grad`), and the live tensors
+and arrays over them (:class:`TensorModel`, :class:`ArrayModel`).
+
+The autograd graph itself (``grad_fn`` nodes) is in :mod:`conformance.model.graph`."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from conformance.model.geometry import positions
 
-__all__ = ["Buffer", "Storage", "Counter", "Saved", "TensorModel", "ArrayModel"]
+__all__ = ["Buffer", "Storage", "Counter", "Saved", "Grad", "TensorModel", "ArrayModel"]
 
 
 @dataclass(eq=False)
@@ -47,17 +49,42 @@ class Counter:
 
 @dataclass(eq=False)
 class Saved:
-    """A tensor saved for backward: its counter, the version at save time and
-    whether a backward pass has freed it."""
+    """A tensor saved for backward: its counter, the version at save time,
+    the tensor (whose memory the gradient formula reads when it runs: a
+    write that did not bump the counter, through ``.data`` or NumPy, is
+    seen) and whether a backward pass has freed it."""
 
     id: int
     counter: Counter
     version: int
+    tensor: TensorModel | None = None
     freed: bool = False
 
     @property
     def stale(self) -> bool:
         return not self.freed and self.counter.version != self.version
+
+
+@dataclass(eq=False)
+class Grad:
+    """The tensor in a ``.grad`` attribute: a new object ``id`` whenever torch
+    makes a new one (a leaf's first gradient, every gradient a retained
+    non-leaf receives), the same while a leaf accumulates into it in place.
+
+    ``values`` (storage representation, the tensor's logical shape) are the
+    predicted values; ``unspecified`` masks the elements the model leaves to
+    torch (see :mod:`conformance.model.graph`). ``layout`` is the documented
+    gradient layout: the leaf's strides (``("strides", strides)``: every dim of
+    size other than 1 has them) for a non-overlapping and dense leaf,
+    ``("contiguous",)`` otherwise, ``None`` when not promised (retained grads).
+    """
+
+    id: int
+    dtype: str
+    shape: tuple[int, ...]
+    values: np.ndarray
+    unspecified: np.ndarray
+    layout: tuple | None = None
 
 
 @dataclass(eq=False)
@@ -70,19 +97,39 @@ class TensorModel:
     strides: tuple[int, ...]
     offset: int
     storage: Storage
-    counter: Counter
+    #: the version counter; ``None`` for an inference tensor that has none
+    counter: Counter | None
     #: the leaf flag set by requires_grad_/factories
     rg_flag: bool = False
-    #: the grad_fn member is set (for views: as last (re)built)
-    own_gf: bool = False
+    #: the grad_fn node (:class:`conformance.model.graph.Node`); for views as
+    #: last (re)built; ``None`` when there is none
+    node: object | None = None
     #: root base (what ``_base`` returns), ``None`` for non-views
     base: TensorModel | None = None
     #: autograd view tracking: requires_grad/grad_fn follow the base
     diff_view: bool = False
     #: version at which a view's grad_fn was last (re)built
     attr_version: int = 0
-    #: tensors saved for backward reachable from this tensor's graph
-    graph: frozenset = field(default_factory=frozenset)
+    #: the stable grad_fn name prefix of the view op that made this view
+    view_op: str = ""
+    #: ``is_inference()``
+    inference: bool = False
+    #: a view made inside inference_mode (creation meta INFERENCE_MODE)
+    inference_view: bool = False
+    #: ``retains_grad``: retain_grad() was called on it while a non-leaf
+    retains_grad: bool = False
+    #: the ``.grad`` attribute
+    grad: Grad | None = None
+
+    @property
+    def own_gf(self) -> bool:
+        """The grad_fn member is set (for views: as last (re)built)."""
+        return self.node is not None
+
+    @property
+    def graph(self) -> frozenset:
+        """Tensors saved for backward reachable from this tensor's grad_fn."""
+        return self.node.graph if self.node is not None else frozenset()
 
     @property
     def ndim(self) -> int:

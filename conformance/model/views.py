@@ -6,7 +6,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from conformance.model.claims import MSG
-from conformance.model.geometry import contiguous_strides, expand_geometry, view_strides
+from conformance.model.geometry import (
+    contiguous_strides,
+    expand_geometry,
+    is_contiguous,
+    view_strides,
+)
+from conformance.model.graph import Node, view_backward
 from conformance.model.state import TensorModel
 
 __all__ = ["ViewRules"]
@@ -29,8 +35,12 @@ class ViewRules:
     def detach(self, t: TensorModel):
         """``t.detach()``: same storage, geometry and version counter; never
         requires grad; a leaf. Observed: not tracked as a view (``_base`` None);
-        the docs list detach among the view ops."""
+        the docs list detach among the view ops. Of an inference tensor
+        (outside inference_mode): an inference tensor with a version counter
+        of its own (see :meth:`_inference_alias`)."""
         self._begin("sequences.detach-shares")
+        if t.inference:
+            return self._inference_alias(t)
         out = self._alias(t)
         if self.docs:
             self._cite("sequences.detach-is-view")
@@ -43,7 +53,17 @@ class ViewRules:
         """``t.data``: same storage and geometry, a *new* version counter, no
         history, does not require grad, not a view."""
         self._begin("sequences.data-untracked-alias")
+        if t.inference:
+            return self._inference_alias(t)
         return self._alias(t, counter=self._counter())
+
+    def _inference_alias(self, t: TensorModel) -> TensorModel:
+        """``detach()`` / ``.data`` of an inference tensor outside
+        inference_mode (observed): an inference tensor over the same memory
+        with a *new* version counter (version 0), which in-place ops outside
+        inference_mode bump instead of raising."""
+        self._cite("sequences.inference-aliases")
+        return self._alias(t, counter=self._counter(), inference=True)
 
     def detach_(self, t: TensorModel):
         """``t.detach_()``: raises for views; else drops flag and history (returns ``t``)."""
@@ -51,27 +71,37 @@ class ViewRules:
         if self.is_view(t):
             raise self._raise("RuntimeError", MSG["detach_view"], claim="sequences.detach-inplace")
         t.rg_flag = False
-        t.own_gf = False
-        t.graph = frozenset()
+        t.node = None
         if any(v.base is t for v in self.tensors):
             self._cite("sequences.view-autograd-follows-base")
         return t
 
-    def _view(self, t: TensorModel, shape, strides, offset=None, *, claim: str) -> TensorModel:
+    def _view(
+        self, t: TensorModel, shape, strides, offset=None, *, claim: str, op: tuple
+    ) -> TensorModel:
         """A differentiable view of ``t`` (created in grad mode): root base,
-        shared storage and counter; a grad_fn when ``t`` requires grad."""
+        shared storage and counter; a grad_fn when ``t`` requires grad.
+        ``op`` is ``(grad_fn name or names, formula kind, formula args)``.
+
+        A view of an inference tensor is an inference tensor without a
+        version counter and is not tracked as a view (observed)."""
+        name, kind, args = op
+        geometry = dict(shape=tuple(shape), strides=tuple(strides))
+        geometry["offset"] = t.offset if offset is None else offset
+        self._cite(claim)
+        if t.inference:
+            self._cite("sequences.inference-tensors")
+            return self._alias(t, counter=None, inference=True, **geometry)
         record = self.requires_grad(t)
-        graph = self._graph(t) if record else frozenset()
-        out = self._alias(
-            t, shape=tuple(shape), strides=tuple(strides),
-            offset=t.offset if offset is None else offset,
-        )  # fmt: skip
+        out = self._alias(t, **geometry)
         out.base = self.root(t)
         out.diff_view = True
-        out.own_gf = record
-        out.graph = graph
+        out.view_op = name[0] if isinstance(name, tuple) else name
+        if record:
+            fn = view_backward(kind, args, t.shape)
+            names = name if isinstance(name, tuple) else (name,)
+            out.node = Node(names, (self._input(t),), fn)
         out.attr_version = t.counter.version
-        self._cite(claim)
         self._cite("sequences.view-autograd-follows-base")
         return out
 
@@ -82,14 +112,17 @@ class ViewRules:
             raise self._raise(
                 "IndexError", MSG["too_many_indices"], claim="sequences.view-index-errors"
             )
-        n = -(-(t.shape[dim] - start) // step)  # ceil
-        if n <= 0:
-            raise NotImplementedError("zero-size tensors are outside the model")
+        start = min(start, t.shape[dim])
+        n = max(-(-(t.shape[dim] - start) // step), 0)  # ceil
         shape, strides = list(t.shape), list(t.strides)
         shape[dim] = n
         strides[dim] = t.strides[dim] * step
         offset = t.offset + start * t.strides[dim]
-        return self._view(t, shape, strides, offset, claim="sequences.views-alias-base")
+        op = ("SliceBackward", "slice", (dim, start, step, n))
+        if start == 0 and step == 1:
+            # a slice that keeps everything: indexing returns an alias
+            op = ("AliasBackward", "reshape", ())
+        return self._view(t, shape, strides, offset, claim="sequences.views-alias-base", op=op)
 
     def select(self, t: TensorModel, dim: int, index: int):
         """``t.select(dim, index)`` (negative index counts from the end)."""
@@ -102,25 +135,28 @@ class ViewRules:
         index %= size
         shape = t.shape[:dim] + t.shape[dim + 1 :]
         strides = t.strides[:dim] + t.strides[dim + 1 :]
-        return self._view(
-            t, shape, strides, t.offset + index * t.strides[dim], claim="sequences.views-alias-base"
-        )
+        offset = t.offset + index * t.strides[dim]
+        op = ("SelectBackward", "select", (dim, index))
+        return self._view(t, shape, strides, offset, claim="sequences.views-alias-base", op=op)
 
     def transpose(self, t: TensorModel, dim0: int, dim1: int):
         """``t.transpose(dim0, dim1)`` (an alias view when ``dim0 == dim1``)."""
         self._begin("sequences.views-alias-base")
-        shape, strides = list(t.shape), list(t.strides)
+        shape, strides, dims = list(t.shape), list(t.strides), list(range(t.ndim))
         if t.ndim:
             shape[dim0], shape[dim1] = shape[dim1], shape[dim0]
             strides[dim0], strides[dim1] = strides[dim1], strides[dim0]
-        return self._view(t, shape, strides, claim="sequences.views-alias-base")
+            dims[dim0], dims[dim1] = dims[dim1], dims[dim0]
+        op = ("TransposeBackward", "permute", (tuple(dims),))
+        return self._view(t, shape, strides, claim="sequences.views-alias-base", op=op)
 
     def permute(self, t: TensorModel, dims: Sequence[int]):
         """``t.permute(dims)``."""
         self._begin("sequences.views-alias-base")
         shape = [t.shape[d] for d in dims]
         strides = [t.strides[d] for d in dims]
-        return self._view(t, shape, strides, claim="sequences.views-alias-base")
+        op = ("PermuteBackward", "permute", (tuple(dims),))
+        return self._view(t, shape, strides, claim="sequences.views-alias-base", op=op)
 
     def unsqueeze(self, t: TensorModel, dim: int):
         """``t.unsqueeze(dim)`` (``inferUnsqueezeGeometry``)."""
@@ -128,7 +164,8 @@ class ViewRules:
         stride = 1 if dim >= t.ndim else t.shape[dim] * t.strides[dim]
         shape = t.shape[:dim] + (1,) + t.shape[dim:]
         strides = t.strides[:dim] + (stride,) + t.strides[dim:]
-        return self._view(t, shape, strides, claim="sequences.views-alias-base")
+        op = ("UnsqueezeBackward", "unsqueeze", (dim,))
+        return self._view(t, shape, strides, claim="sequences.views-alias-base", op=op)
 
     def expand(self, t: TensorModel, sizes: Sequence[int]):
         """``t.expand(*sizes)``: a view with stride 0 on expanded dims; raises
@@ -141,7 +178,8 @@ class ViewRules:
             raise self._raise(
                 "RuntimeError", MSG["expand"], *extra, claim="sequences.expand-geometry"
             )
-        return self._view(t, geo[0], geo[1], claim="sequences.expand-geometry")
+        op = ("ExpandBackward", "expand", ())
+        return self._view(t, geo[0], geo[1], claim="sequences.expand-geometry", op=op)
 
     def view(self, t: TensorModel, shape: Sequence[int]):
         """``t.view(shape)`` (same number of elements): a view when the strides
@@ -152,7 +190,8 @@ class ViewRules:
             raise self._raise(
                 "RuntimeError", MSG["view_stride"], claim="sequences.view-compatibility"
             )
-        return self._view(t, shape, strides, claim="sequences.view-compatibility")
+        op = ("ViewBackward", "reshape", ())
+        return self._view(t, shape, strides, claim="sequences.view-compatibility", op=op)
 
     def reshape(self, t: TensorModel, shape: Sequence[int]):
         """``t.reshape(shape)``: a view when ``view`` would succeed, else a
@@ -160,12 +199,18 @@ class ViewRules:
         self._begin("sequences.reshape-view-or-copy")
         strides = view_strides(t.shape, t.strides, shape)
         if strides is not None:
-            return self._view(t, shape, strides, claim="sequences.reshape-view-or-copy")
+            # torch 2.13: a view() of a contiguous input, else _reshape_alias
+            # (which of the two differs between releases: both accepted)
+            names = ("ViewBackward", "ReshapeAliasBackward")
+            if not is_contiguous(t.shape, t.strides):
+                names = names[::-1]
+            op = (names, "reshape", ())
+            return self._view(t, shape, strides, claim="sequences.reshape-view-or-copy", op=op)
         record = self.requires_grad(t)
-        graph = self._graph(t) if record else frozenset()
-        out = self._alloc(
-            t.dtype, tuple(shape), contiguous_strides(shape), self.values(t).reshape(shape)
-        )
-        out.own_gf = record
-        out.graph = graph
+        edge = self._input(t) if record else None
+        values = self.values(t).reshape(shape)
+        out = self._alloc(t.dtype, tuple(shape), contiguous_strides(shape), values, t.dtype)
+        if record:
+            fn = view_backward("reshape", (), t.shape)
+            out.node = Node(("UnsafeViewBackward",), (edge,), fn)
         return out
