@@ -51,6 +51,62 @@ def matrix(session: nox.Session) -> None:
                     external=True, success_codes=[0, 1])  # fmt: skip
 
 
+#: Every minor release from the floor, latest patch the registry serves.
+RELEASES = (
+    "2.1.2", "2.2.2", "2.3.1", "2.4.1", "2.5.1", "2.6.0", "2.7.1", "2.8.0", "2.9.1",
+    "2.10.0", "2.11.0", "2.12.0", "2.13.0", "2.14.1",
+)  # fmt: skip
+
+
+@nox.session(python=False)
+def releases(session: nox.Session) -> None:
+    """Run the gate on every torch release and refresh the shipped baselines.
+
+        nox -s releases                  # every release in RELEASES
+        nox -s releases -- 2.5.1 2.9.1   # some
+
+    One release at a time, each in a fresh virtual environment under
+    ``$TMPDIR`` that is deleted afterwards (CUDA wheels: 5-7 GB each; they
+    run fine on CPU). torch < 2.3 gets ``numpy<2``. The gate runs with the
+    committed expectations into ``release-out/<version>/`` and its
+    results.json becomes ``reports/baseline_data/torch-<version>.results.json.gz``.
+    A release whose gate fails is reported and its baseline is not written.
+    """
+    import shutil
+    import tempfile
+
+    from packaging.version import Version
+
+    failed = []
+    for version in session.posargs or RELEASES:
+        venv = Path(tempfile.gettempdir()) / f"tsc-venv-{version}"
+        shutil.rmtree(venv, ignore_errors=True)
+        try:
+            session.run("python", "-m", "venv", str(venv), external=True)
+            py = str(venv / "bin" / "python")
+            pins = [f"torch=={version}"] + (
+                ["numpy<2"] if Version(version) < Version("2.3") else []
+            )
+            session.run(py, "-m", "pip", "install", "-q", "--no-cache-dir", *pins, external=True)
+            session.run(py, "-m", "pip", "install", "-q", "--no-cache-dir", "-c", CONSTRAINTS,
+                        "-e", ".", external=True)  # fmt: skip
+            out = Path("release-out") / version
+            session.run(py, "-m", "reports.cli", "run", "--no-measure", "--devices", "cpu",
+                        "--out", str(out), "--force", "--no-progress", external=True,
+                        success_codes=[0, 1])  # fmt: skip
+            from reports.results import load_results, summarize
+
+            if not summarize(load_results(out / "results.json"))["gate_passed"]:
+                failed.append(version)
+            else:
+                session.run(py, "-m", "reports.cli", "baseline", "save",
+                            str(out / "results.json"), external=True)  # fmt: skip
+        finally:
+            shutil.rmtree(venv, ignore_errors=True)
+    if failed:
+        session.error(f"the gate failed on torch {', '.join(failed)}: see release-out/")
+
+
 @nox.session(python=False)
 def mutate(session: nox.Session) -> None:
     """Full mutation sweep of the installed torch: the suite's detection power.

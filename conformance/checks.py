@@ -32,6 +32,8 @@ __all__ = [
     "element_bytes",
     "storage_ptr",
     "shares_storage",
+    "helper_op",
+    "same_storage",
     "shares_version_counter",
     "writes_visible",
     "sentinel_for",
@@ -52,12 +54,45 @@ def shares_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
 
     Compares ``untyped_storage().data_ptr()``. Zero-byte storages all report
     address 0, so for those the ``UntypedStorage`` objects are compared by
-    identity (torch keeps one Python object per live storage).
+    identity (torch keeps one Python object per live storage). Where the
+    installed torch makes a new storage object per call (torch 2.1), sharing
+    of a 0-byte storage is not observable through public APIs: the current
+    example is then *not applicable*
+    (:func:`conformance.evidence.not_applicable`), never failed.
     """
     sa, sb = a.untyped_storage(), b.untyped_storage()
     if sa.nbytes() == 0 or sb.nbytes() == 0:
+        from conformance.capabilities import storage_identity_observable
+        from conformance.evidence import not_applicable
+
+        if not storage_identity_observable():
+            not_applicable(
+                "sharing of a 0-byte storage is not observable through public APIs "
+                "(untyped_storage() returns a new object on every call)"
+            )
         return sa is sb
     return sa.data_ptr() == sb.data_ptr()
+
+
+def same_storage(a: torch.UntypedStorage, b: torch.UntypedStorage) -> bool:
+    """True when two ``UntypedStorage`` objects are the same storage: the same
+    address and size, or for 0-byte storages (which all report address 0) the
+    same object. Where the installed torch makes a new storage object per
+    ``untyped_storage()`` call (torch 2.1) a 0-byte storage's identity is not
+    observable through public APIs: the example is then *not applicable*."""
+    if a.nbytes() and b.nbytes():
+        return a.data_ptr() == b.data_ptr() and a.nbytes() == b.nbytes()
+    if a.nbytes() != b.nbytes():
+        return False
+    from conformance.capabilities import storage_identity_observable
+    from conformance.evidence import not_applicable
+
+    if not storage_identity_observable():
+        not_applicable(
+            "sharing of a 0-byte storage is not observable through public APIs "
+            "(untyped_storage() returns a new object on every call)"
+        )
+    return a is b
 
 
 def shares_version_counter(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -235,6 +270,24 @@ def assert_same_bits(got: torch.Tensor, want: torch.Tensor, claim: str) -> None:
     why = bits_difference(got, want)
     if why is not None:
         raise AssertionError(f"{claim}: {why}")
+
+
+@contextlib.contextmanager
+def helper_op(name: str, dtype: torch.dtype) -> Iterator[None]:
+    """Run a *helper* op (one that prepares inputs, not the operation under
+    test): if the installed torch has no kernel for ``dtype`` ("... not
+    implemented for 'UInt16'"), the example is not applicable on this torch
+    (:func:`conformance.evidence.not_applicable`) instead of failed. Any other
+    error propagates."""
+    try:
+        yield
+    except (RuntimeError, NotImplementedError) as e:
+        if "not implemented for" not in str(e):
+            raise
+        from conformance.evidence import not_applicable
+        from strategies.dtypes import dtype_name
+
+        not_applicable(f"helper op {name} has no {dtype_name(dtype)} kernel")
 
 
 def sentinel_for(t: torch.Tensor) -> bool | int | float | complex:

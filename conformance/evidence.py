@@ -17,6 +17,15 @@ to them through three calls, all no-ops outside a conformance run:
     that claim alone; once a claim has failed the plugin re-runs the test with
     that claim *muted* (its violations are counted, not raised), so every
     other claim still gets its verdict over the full example count.
+:func:`not_applicable`
+    Declare that the current example (or the whole test, when called
+    outside any example) *cannot exercise its claim on the installed torch*:
+    a helper op lacks the dtype, an API or argument form does not exist yet,
+    sharing is not observable through public APIs. The example is counted
+    per reason and gives no evidence either way; a test all of whose
+    examples were not applicable gets the verdict ``not-applicable``, with
+    the reasons, never a failure. Use it only for what is not the claim:
+    a claim whose own operation misbehaves must fail.
 :func:`tally`
     Count something about the inputs that the report should state, e.g.
     ``tally("ill-conditioned")`` for a gradient example too ill-conditioned to
@@ -42,6 +51,8 @@ from dataclasses import dataclass, field
 
 __all__ = [
     "ClaimViolation",
+    "NotApplicable",
+    "not_applicable",
     "Example",
     "Ledger",
     "features",
@@ -68,6 +79,25 @@ class ClaimViolation(AssertionError):
         self.claim = claim
 
 
+class NotApplicable(Exception):
+    """Raised by :func:`not_applicable`: this example cannot exercise its
+    claim on the installed torch; ``reason`` says why (one line)."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def not_applicable(reason: str):
+    """Stop the current example: it cannot exercise its claim on this torch.
+
+    ``reason`` is one line naming what is missing (``"torch.where has no
+    uint16 kernel on cpu"``) - the plugin prefixes the torch version. Raises
+    :class:`NotApplicable`; never returns.
+    """
+    raise NotApplicable(" ".join(str(reason).split()))
+
+
 @dataclass
 class Example:
     """What one Hypothesis example reported: its features and checked claims."""
@@ -91,6 +121,8 @@ class Ledger:
             did not violate it.
         tallies: name -> count, from :func:`tally`.
         muted_counts: claim id -> number of examples violating a muted claim.
+        not_applicable: reason -> number of examples that could not exercise
+            the test's claims on this torch (:func:`not_applicable`).
         region: deviation key -> {"inside": n, "outside": m} (filled by the plugin).
     """
 
@@ -99,6 +131,7 @@ class Ledger:
     claim_examples: Counter = field(default_factory=Counter)
     tallies: Counter = field(default_factory=Counter)
     muted_counts: Counter = field(default_factory=Counter)
+    not_applicable: Counter = field(default_factory=Counter)
     region: dict = field(default_factory=dict)
 
     def reset_counts(self) -> None:
@@ -106,6 +139,7 @@ class Ledger:
         self.claim_examples.clear()
         self.tallies.clear()
         self.muted_counts.clear()
+        self.not_applicable.clear()
         self.region.clear()
 
     def finish_example(self, ex: Example, *, passed: bool) -> None:

@@ -8,6 +8,7 @@ deviation::
     test = "test_detach_metadata_change_raises"  # optional: one test function
     torch = ">=1.13"                             # optional: packaging specifier
     devices = ["cpu", "cuda"]                    # optional: default every device
+    backends = ["aot_eager", "inductor"]         # optional (compile tier): default every backend
     python = ">=3.10"                            # optional: packaging specifier
     exception = "Failed"                         # failure signature: exception type name
     match = "DID NOT RAISE"                      # ... and a stable message substring
@@ -42,7 +43,7 @@ from __future__ import annotations
 
 import platform
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -52,7 +53,7 @@ from conformance.registry import Registry
 
 EXPECTATIONS_FILE = Path(__file__).parent / "expectations.toml"
 _KEYS = {
-    "claim", "test", "torch", "devices", "python", "exception", "match", "reason", "link", "region",
+    "claim", "test", "torch", "devices", "backends", "python", "exception", "match", "reason", "link", "region",
     "pinned_by",
 }  # fmt: skip
 _SCALARS = (str, bool, int)
@@ -75,12 +76,17 @@ class Deviation:
     test: str | None = None
     torch: str | None = None
     devices: tuple[str, ...] = ()
+    #: torch.compile backends (compile tier) the entry applies to; empty: all.
+    backends: tuple[str, ...] = ()
     python: str | None = None
     #: Alternatives (any may match) of conjunctions (every key must match);
     #: ``None`` for a whole-test deviation.
     region: tuple[dict, ...] | None = None
     #: Characterization claims pinning what torch does instead.
     pinned_by: tuple[str, ...] = ()
+    #: 1, 2, ... among entries sharing claim, test, torch, devices and
+    #: backends (which differ by region): keeps :attr:`key` unique.
+    ordinal: int = 0
 
     @property
     def whole_test(self) -> bool:
@@ -130,17 +136,30 @@ class Deviation:
             k += f"@torch{self.torch}"
         if self.devices:
             k += f"@{'+'.join(self.devices)}"
+        if self.backends:
+            k += f"@{'+'.join(self.backends)}"
+        if self.ordinal > 1:
+            k += f"#{self.ordinal}"
         return k
 
     def applies(
-        self, *, torch_version: str, device: str, python_version: str | None = None
+        self,
+        *,
+        torch_version: str,
+        device: str,
+        python_version: str | None = None,
+        backend: str | None = None,
     ) -> bool:
         """True when this entry's condition holds for the run.
 
         ``torch_version`` may carry a local label (``2.13.0+cpu``); it is
-        compared on its public part, pre-releases included.
+        compared on its public part, pre-releases included. ``backend`` is the
+        compile-tier backend of the test (``None`` outside the tier): an entry
+        with ``backends`` applies only to tests of those backends.
         """
         if self.devices and device not in self.devices and device != "any":
+            return False
+        if self.backends and backend not in self.backends:
             return False
         if self.torch and not _contains(self.torch, torch_version):
             return False
@@ -158,6 +177,7 @@ class Deviation:
     def to_dict(self) -> dict:
         d = {k: v for k, v in self.__dict__.items() if v not in (None, ())}
         d["devices"] = list(self.devices)
+        d["backends"] = list(self.backends)
         d["pinned_by"] = list(self.pinned_by)
         d["key"] = self.key
         if self.region is not None:
@@ -282,6 +302,13 @@ def load_expectations(
         devices = raw.get("devices", [])
         if not isinstance(devices, list) or not all(d in ("cpu", "cuda") for d in devices):
             raise ExpectationsError(f"{where}: devices must be a list of 'cpu'/'cuda'")
+        backends = raw.get("backends", [])
+        if not isinstance(backends, list) or not all(
+            b in ("eager", "aot_eager", "inductor") for b in backends
+        ):
+            raise ExpectationsError(
+                f"{where}: backends must be a list of 'eager'/'aot_eager'/'inductor'"
+            )
         pinned = raw.get("pinned_by", [])
         if not isinstance(pinned, list) or not all(isinstance(c, str) for c in pinned):
             raise ExpectationsError(f"{where}: 'pinned_by' must be a list of claim ids")
@@ -304,9 +331,15 @@ def load_expectations(
                 test=raw.get("test"),
                 torch=raw.get("torch"),
                 devices=tuple(devices),
+                backends=tuple(backends),
                 python=raw.get("python"),
                 region=_parse_region(raw["region"], where) if "region" in raw else None,
                 pinned_by=tuple(pinned),
             )
         )
+    seen: dict[str, int] = {}
+    for j, d in enumerate(out):
+        seen[d.key] = seen.get(d.key, 0) + 1
+        if seen[d.key] > 1:
+            out[j] = replace(d, ordinal=seen[d.key])
     return out

@@ -20,7 +20,7 @@ from conformance.checks import (
     writes_visible,
 )
 from conformance.model import Model, is_contiguous
-from strategies import ARITHMETIC, DIFFERENTIABLE, is_dense, shapes, tensor_specs
+from strategies import ARITHMETIC, DIFFERENTIABLE, grid_examples, is_dense, shapes, tensor_specs
 from strategies.layouts import non_dense_specs
 
 # Non-dense by construction (an assume(not is_dense) rejected 70% of draws),
@@ -50,6 +50,7 @@ def _stride_order_kept(t: torch.Tensor, c: torch.Tensor) -> bool:
 
 
 @pytest.mark.claim("clone.new-storage")
+@grid_examples(grid_values="all", requires_grad=False)
 @given(spec=tensor_specs(values="all"), requires_grad=st.booleans())
 def test_clone_new_storage(device, spec, requires_grad):
     """Kills: a clone that aliases its input (always, or for views, expanded,
@@ -105,6 +106,7 @@ def test_clone_requires_grad_follows_input(device, spec, requires_grad, leaf):
 
 
 @pytest.mark.claim("clone.gradient-flows-to-input")
+@pytest.mark.oracle("backward", "to")
 @given(spec=tensor_specs(requires_grad=True), leaf=st.booleans())
 def test_clone_gradient_flows_to_input(device, spec, leaf):
     """Kills: a clone whose backward drops, scales, reorders or re-strides the
@@ -117,6 +119,7 @@ def test_clone_gradient_flows_to_input(device, spec, leaf):
 
 
 @pytest.mark.claim("clone.own-grad-stays-none")
+@pytest.mark.oracle("backward", "to")
 @given(spec=tensor_specs(requires_grad=True))
 def test_clone_own_grad_stays_none(device, spec):
     """Kills: a clone that is a leaf of its own (x.grad not populated) or whose
@@ -137,6 +140,7 @@ def test_clone_own_grad_stays_none(device, spec):
 
 
 @pytest.mark.claim("clone.requires-grad-on-clone-is-new-leaf")
+@pytest.mark.oracle("backward", "to")
 @given(spec=tensor_specs(dtype=DIFFERENTIABLE))
 def test_clone_requires_grad_on_clone_is_new_leaf(device, spec):
     """Kills: a clone of a non-grad tensor that is not a leaf (requires_grad_
@@ -153,6 +157,7 @@ def test_clone_requires_grad_on_clone_is_new_leaf(device, spec):
 
 
 @pytest.mark.claim("clone.own-version-counter")
+@grid_examples(grid_values="all", requires_grad=False, bump="clone")
 @given(
     spec=tensor_specs(values="all"),
     requires_grad=st.booleans(),

@@ -15,6 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from conformance import evidence
 from conformance.checks import (
     assert_same_bits,
     capture_warnings,
@@ -24,7 +25,7 @@ from conformance.checks import (
     shares_storage,
     writes_visible,
 )
-from strategies import ALL_DTYPES, DIFFERENTIABLE, FLOATING, shapes, tensor_specs
+from strategies import ALL_DTYPES, DIFFERENTIABLE, FLOATING, grid_examples, shapes, tensor_specs
 
 COPY_WARNING = "To copy construct from a tensor, it is recommended to use"
 ASARRAY_WARNING = "unspecified requires_grad now defaults to obj.requires_grad"
@@ -56,6 +57,8 @@ def _assert_unshared_copy(c: torch.Tensor, t: torch.Tensor, what: str) -> None:
 
 
 @pytest.mark.claim("construct.tensor-is-detach-clone")
+@pytest.mark.oracle("clone", "detach")
+@grid_examples(grid_values="all", requires_grad=False, leaf=False)
 @given(spec=tensor_specs(values="all"), requires_grad=st.booleans(), leaf=st.booleans())
 def test_tensor_of_tensor_is_detach_clone(device, spec, requires_grad, leaf):
     """Values are compared bit for bit (every value class drawn) with an
@@ -77,6 +80,8 @@ def test_tensor_of_tensor_is_detach_clone(device, spec, requires_grad, leaf):
 
 
 @pytest.mark.claim("construct.tensor-requires-grad-is-detach-clone-requires-grad")
+@pytest.mark.oracle("backward")
+@grid_examples(dtypes=DIFFERENTIABLE, grid_values="all", requires_grad=False, leaf=False)
 @given(
     spec=tensor_specs(requires_grad=True, values="all"),
     requires_grad=st.booleans(),
@@ -121,10 +126,21 @@ def test_copy_construct_warns_on_every_call(device, spec, requires_grad, via):
 
 
 @pytest.mark.claim("construct.tensor-requires-data")
-def test_tensor_without_data_raises_type_error(device):
-    """Kills: torch.tensor() that returns an empty tensor like torch.Tensor()."""
+@pytest.mark.parametrize("form", ["no arguments", "device=", "dtype= and requires_grad="])
+def test_tensor_without_data_raises_type_error(device, form):
+    """Every calling form without data: bare, and with keyword arguments only.
+
+    Kills: torch.tensor() that returns an empty tensor like torch.Tensor(),
+    bare or when given only keyword arguments."""
+    call = {
+        "no arguments": lambda: torch.tensor(),
+        "device=": lambda: torch.tensor(device=device),
+        "dtype= and requires_grad=": lambda: torch.tensor(
+            dtype=torch.float64, device=device, requires_grad=True
+        ),
+    }[form]
     with raises_with(TypeError, "missing 1 required positional argument"):
-        torch.tensor(device=device)
+        call()
 
 
 @pytest.mark.claim("construct.tensor-class-call-is-empty")
@@ -143,6 +159,8 @@ def test_tensor_class_call_is_empty_default_float(device, default):
 
 
 @pytest.mark.claim("construct.new-tensor-is-detach-clone")
+# Grid examples have no data to draw self from: they use a 0-d self of x's dtype.
+@grid_examples(grid_values="all", data=None, requires_grad=False, leaf=False, ask_grad=False)
 @given(
     spec=tensor_specs(values="all"),
     data=st.data(),
@@ -155,7 +173,10 @@ def test_new_tensor_is_detach_clone(device, spec, data, requires_grad, leaf, ask
     requires_grad=True."""
     x = _build(spec, device, requires_grad, leaf)
     # The equivalence is stated for self of x's dtype: self's dtype is new_tensor's default.
-    self_t = data.draw(tensor_specs(dtype=spec.dtype), label="self_spec").build(device)
+    if data is None:
+        self_t = torch.zeros((), dtype=spec.dtype, device=device)
+    else:
+        self_t = data.draw(tensor_specs(dtype=spec.dtype), label="self_spec").build(device)
     ask_grad = ask_grad and spec.dtype in DIFFERENTIABLE
     with capture_warnings():
         c = self_t.new_tensor(x, requires_grad=ask_grad)
@@ -176,6 +197,7 @@ def _small_int_lists(draw):
 
 
 @pytest.mark.claim("construct.new-tensor-default-dtype-device")
+@pytest.mark.oracle("to")
 @given(
     self_spec=tensor_specs(views=False),
     data_spec=tensor_specs(),
@@ -207,6 +229,7 @@ def test_new_tensor_takes_self_dtype_and_device(
 
 
 @pytest.mark.claim("construct.as-tensor-identity")
+@grid_examples(requires_grad=False, leaf=False, explicit=True)
 @given(
     spec=tensor_specs(),
     requires_grad=st.booleans(),
@@ -225,6 +248,8 @@ def test_as_tensor_returns_input_itself(device, spec, requires_grad, leaf, expli
 
 
 @pytest.mark.claim("construct.as-tensor-converts-with-history")
+@pytest.mark.oracle("backward", "detach", "to")
+@grid_examples(grid_values="all", target=torch.float64, requires_grad=False)
 @given(
     spec=tensor_specs(values="all"),
     target=st.sampled_from(ALL_DTYPES),
@@ -256,6 +281,7 @@ def test_as_tensor_other_dtype_copies_with_history(device, spec, target, require
 
 
 @pytest.mark.claim("construct.asarray-shares-by-default")
+@grid_examples(requires_grad=False, leaf=False)
 @given(spec=tensor_specs(), requires_grad=st.booleans(), leaf=st.booleans())
 def test_asarray_shares_memory_by_default(device, spec, requires_grad, leaf):
     """Kills: asarray(t) that copies, or changes dtype/device."""
@@ -268,6 +294,7 @@ def test_asarray_shares_memory_by_default(device, spec, requires_grad, leaf):
 
 
 @pytest.mark.claim("construct.asarray-returns-same-object")
+@grid_examples(requires_grad=False, leaf=False, copy=None, explicit=False)
 @given(
     spec=tensor_specs(),
     requires_grad=st.booleans(),
@@ -279,6 +306,9 @@ def test_asarray_returns_the_input_object(device, spec, requires_grad, leaf, cop
     """Kills: asarray returning a fresh alias instead of the input object (a behaviour
     change callers relying on identity would notice)."""
     t = _build(spec, device, requires_grad, leaf)
+    # Before torch 2.12 asarray's requires_grad defaulted to False: a non-leaf
+    # requiring grad came back as a new detached alias (recorded deviation).
+    evidence.features(nonleaf_requires_grad=t.requires_grad and not t.is_leaf)
     kwargs = {"dtype": t.dtype, "device": t.device} if explicit else {}
     with capture_warnings():
         b = torch.asarray(t, copy=copy, **kwargs)
@@ -286,6 +316,8 @@ def test_asarray_returns_the_input_object(device, spec, requires_grad, leaf, cop
 
 
 @pytest.mark.claim("construct.asarray-copy-true-never-shares")
+@pytest.mark.oracle("detach", "to")
+@grid_examples(grid_values="all", target=None, requires_grad=False)
 @given(
     spec=tensor_specs(values="all"),
     target=st.one_of(st.none(), st.sampled_from(ALL_DTYPES)),
@@ -309,6 +341,7 @@ def test_asarray_copy_true_never_shares(device, spec, target, requires_grad):
 
 
 @pytest.mark.claim("construct.asarray-copy-false-aliases-or-raises")
+@grid_examples(target=torch.float64, case="alias")
 @given(
     spec=tensor_specs(),
     target=st.sampled_from(ALL_DTYPES),
@@ -383,7 +416,45 @@ def test_asarray_default_requires_grad_warns_once_per_process(device):
     assert out["categories"] == ["UserWarning"], f"notice category {out['categories']}"
 
 
+def _notices(caught) -> int:
+    return sum(ASARRAY_WARNING in str(w.message) for w in caught)
+
+
+@pytest.mark.claim("construct.asarray-requires-grad-default-warns-once")
+@pytest.mark.oracle("clone", "detach")
+@given(spec=tensor_specs(requires_grad=True), leaf=st.booleans())
+def test_asarray_default_requires_grad_notice_not_repeated(device, spec, leaf):
+    """The in-process half of the claim (the fresh-interpreter test above
+    sees the first notice): after a first call, which may be the process's
+    first notice, no further asarray call warns - again with requires_grad
+    unspecified, with an explicit requires_grad=, or for an input that does
+    not require grad.
+
+    Kills: a notice repeated on later calls (for leaves, non-leaves, views or
+    some dtype), or fired for explicit requires_grad= or inputs not requiring
+    grad."""
+    t = spec.build(device, requires_grad=True, leaf=True)
+    if not leaf:
+        t = t * 1
+    with capture_warnings() as caught:
+        torch.asarray(t)  # the process's first notice, if none fired before
+        first = _notices(caught)
+        torch.asarray(t)
+        torch.asarray(t)
+        torch.asarray(t.detach())
+        fresh = t.detach().clone().requires_grad_()
+        torch.asarray(fresh, requires_grad=True)
+        torch.asarray(fresh, requires_grad=False)
+        torch.asarray(t * 1, requires_grad=False)
+    assert first <= 1, f"asarray requires_grad notice fired {first} times for one call"
+    assert _notices(caught) == first, (
+        "asarray requires_grad notice fired more than once per process"
+    )
+
+
 @pytest.mark.claim("construct.asarray-requires-grad-keeps-or-drops-history")
+@pytest.mark.oracle("backward")
+@grid_examples(dtypes=DIFFERENTIABLE, keep=False)
 @given(spec=tensor_specs(requires_grad=True), keep=st.booleans())
 def test_asarray_requires_grad_keeps_or_drops_history(device, spec, keep):
     """Kills: requires_grad=True that re-roots a non-leaf (new leaf, gradient lost), or
@@ -404,6 +475,7 @@ def test_asarray_requires_grad_keeps_or_drops_history(device, spec, keep):
 
 
 @pytest.mark.claim("construct.asarray-requires-grad-sets-input-flag")
+@grid_examples(dtypes=DIFFERENTIABLE, before=True, flag=False)
 @given(spec=tensor_specs(requires_grad=True), before=st.booleans(), flag=st.booleans())
 def test_asarray_requires_grad_sets_the_input_flag(device, spec, before, flag):
     """Pins the side effect: asarray(leaf, requires_grad=b) is the leaf, now with flag b.

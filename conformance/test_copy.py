@@ -7,6 +7,7 @@ What each property kills (the broken torch it would catch) is in its docstring.
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import pytest
 import torch
@@ -28,6 +29,8 @@ from strategies import (
     DIFFERENTIABLE,
     NON_OVERLAPPING_VIEWS,
     TensorSpec,
+    grid_examples,
+    layout_grid,
     shapes,
     small_int_specs,
     tensor_specs,
@@ -99,7 +102,27 @@ def conversion_pairs(draw):
     return dst, src
 
 
+def _pair_grid(fn):
+    """One ``@example(pair=...)`` per (dtype, layout) of :func:`layout_grid`,
+    every value class included: each grid layout as dst (all but the expanded
+    one, which copy_ refuses) with a contiguous src, and as src with a
+    contiguous dst. The contiguous side holds the grid's values in reverse
+    order (repeated as far as the shape needs), so elements change."""
+    from hypothesis import example
+
+    for spec in layout_grid(values="all"):
+        shape = spec.shape
+        rev = tuple(reversed(spec.storage))
+        values = tuple(rev[i % len(rev)] for i in range(math.prod(shape)))
+        plain = TensorSpec(dtype=spec.dtype, base_shape=shape, storage=values)
+        if not any(v[0] == "expand" for v in spec.views):
+            fn = example(pair=(spec, plain))(fn)
+        fn = example(pair=(plain, spec))(fn)
+    return fn
+
+
 @pytest.mark.claim("copy.returns-self", "copy.copies-values")
+@_pair_grid
 @given(pair=same_shape_pairs())
 def test_copy_returns_self_and_copies_values(device, pair):
     """Values are compared bit for bit with an independent build of src, over
@@ -261,6 +284,7 @@ def test_copy_bumps_version(device, pair):
 
 
 @pytest.mark.claim("copy.bumps-version")
+@pytest.mark.oracle("backward")
 @given(spec=tensor_specs(dtype=DIFFERENTIABLE, views=NON_OVERLAPPING_VIEWS, requires_grad=True))
 def test_copy_over_saved_tensor_fails_backward(device, spec):
     """Kills: a copy_ over a tensor saved for backward that goes unnoticed,
@@ -313,6 +337,7 @@ def test_copy_allowed_under_no_grad(device, pair):
 
 
 @pytest.mark.claim("copy.differentiable-wrt-src")
+@pytest.mark.oracle("backward", "to")
 @given(pair=broadcast_pairs(dtype=DIFFERENTIABLE))
 def test_copy_differentiable_wrt_src(device, pair):
     """Kills: a copy_ that cuts the graph (dst stays a leaf), or whose backward
@@ -386,6 +411,7 @@ def _spec_for_grad(spec: TensorSpec, requires_grad: bool) -> bool:
 
 
 @pytest.mark.claim("copy.empty-like-copy-no-sharing")
+@grid_examples(grid_values="all", requires_grad=False, leaf=False)
 @given(spec=tensor_specs(values="all"), requires_grad=st.booleans(), leaf=st.booleans())
 def test_empty_like_copy_no_sharing(device, spec, requires_grad, leaf):
     """Kills: an empty_like/copy_ pair that aliases z (e.g. empty_like
@@ -400,6 +426,7 @@ def test_empty_like_copy_no_sharing(device, spec, requires_grad, leaf):
 
 
 @pytest.mark.claim("copy.empty-like-copy-in-graph")
+@pytest.mark.oracle("backward", "to")
 @given(spec=tensor_specs(dtype=DIFFERENTIABLE), requires_grad=st.booleans(), leaf=st.booleans())
 def test_empty_like_copy_in_graph(device, spec, requires_grad, leaf):
     """Kills: an empty_like(z).copy_(z) that is detached from z's graph, that
@@ -419,6 +446,9 @@ def test_empty_like_copy_in_graph(device, spec, requires_grad, leaf):
 
 
 @pytest.mark.claim("copy.clone-detach-is-independent-leaf")
+@pytest.mark.oracle("clone", "detach")
+@grid_examples(grid_values="all", requires_grad=False, leaf=False, order="detach().clone()")
+@grid_examples(grid_values="all", requires_grad=False, leaf=False, order="clone().detach()")
 @given(
     spec=tensor_specs(values="all"),
     requires_grad=st.booleans(),

@@ -1634,6 +1634,9 @@ def _equal(actual: np.ndarray, expected: np.ndarray) -> bool:
 
 
 @pytest.mark.claim(*MACHINE_CLAIMS)
+# The programs' steps include every copy op of the model (the ops under test
+# in combination): a broken one explains failures across the machine's claims.
+@pytest.mark.oracle("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
 def test_copy_sequences(device):
     """Programs of up to 30 copy/alias/view/in-place/NumPy/autograd steps agree
     with the reference model after every step (one program per example of the
@@ -1771,6 +1774,7 @@ def _non_dense_chains(draw):
 
 
 @pytest.mark.claim("sequences.clone-non-dense-contiguous")
+@pytest.mark.oracle("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
 @given(chain=_non_dense_chains())
 def test_clone_of_non_dense_view_chain_is_contiguous(device, chain):
     """The documented promise, in sequences: after a stepped slice and a chain
@@ -1801,6 +1805,7 @@ def test_clone_of_non_dense_view_chain_is_contiguous(device, chain):
 
 
 @pytest.mark.claim("sequences.detach-is-view")
+@pytest.mark.oracle("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
 @given(spec=fresh_specs(), steps=st.lists(_VIEW_STEPS, max_size=3))
 def test_detach_of_view_chain_is_a_view(device, spec, steps):
     """The documented promise, in sequences: detach() of a tensor reached by
@@ -1820,6 +1825,7 @@ def test_detach_of_view_chain_is_a_view(device, spec, steps):
 
 
 @pytest.mark.claim("sequences.asarray-ndarray-shares")
+@pytest.mark.oracle("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
 @given(spec=fresh_specs(arrays=True).filter(lambda s: 0 not in s.shape), via_numpy=st.booleans())
 def test_asarray_copy_false_of_ndarray_shares(device, spec, via_numpy):
     """The documented promise, in sequences: ``torch.asarray(a, copy=False)``

@@ -5,6 +5,8 @@ What each property kills (the broken torch it would catch) is in its docstring.
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 from hypothesis import assume, given
@@ -14,6 +16,7 @@ from conformance.checks import (
     assert_same_bits,
     raises_with,
     same_bits,
+    same_storage,
     sentinel_for,
     shares_storage,
     shares_version_counter,
@@ -24,6 +27,8 @@ from strategies import (
     DIFFERENTIABLE,
     FLOATING,
     NON_OVERLAPPING_VIEWS,
+    TensorSpec,
+    grid_examples,
     shapes,
     tensor_specs,
 )
@@ -71,7 +76,15 @@ def _mutate(t: torch.Tensor, how: str) -> None:
     {"zero_": t.zero_, "mul_": lambda: t.mul_(3), "add_": lambda: t.add_(1)}[how]()
 
 
+def _non_empty(spec: TensorSpec) -> bool:
+    return math.prod(spec.shape) > 0
+
+
 @pytest.mark.claim("data.shares-storage")
+@pytest.mark.oracle("tensor")
+@grid_examples(
+    where=_non_empty, grid_values="all", requires_grad=True, non_leaf=True, direction="to-source"
+)
 @given(
     spec=tensor_specs(shape=shapes(min_side=1), values="all"),
     requires_grad=st.booleans(),
@@ -109,6 +122,8 @@ def test_data_is_out_of_graph(device, spec, requires_grad, non_leaf):
 
 
 @pytest.mark.claim("data.changes-not-tracked")
+@pytest.mark.oracle("detach", "tensor")
+@grid_examples(where=_non_empty, grid_values="all", requires_grad=True, parameter=False)
 @given(
     spec=tensor_specs(shape=shapes(min_side=1), values="all"),
     requires_grad=st.booleans(),
@@ -149,6 +164,7 @@ def test_data_has_its_own_version_counter(device, spec, bumps, requires_grad):
 
 
 @pytest.mark.claim("data.silent-wrong-gradient")
+@pytest.mark.oracle("backward", "clone", "detach")
 @given(
     # Expanded leaves excluded: in-place arithmetic on them is refused (overlap).
     spec=tensor_specs(dtype=FLOATING, views=NON_OVERLAPPING_VIEWS, shape=shapes(min_side=1)),
@@ -171,6 +187,7 @@ def test_data_mutation_gives_silent_wrong_gradient(device, spec, how):
 
 
 @pytest.mark.claim("data.detach-reports-changes")
+@pytest.mark.oracle("backward", "detach")
 @given(
     spec=tensor_specs(dtype=FLOATING, views=NON_OVERLAPPING_VIEWS, shape=shapes(min_side=1)),
     how=st.sampled_from(["zero_", "mul_", "add_"]),
@@ -197,6 +214,13 @@ def _setter_target(spec, device, requires_grad, non_leaf) -> torch.Tensor:
 
 
 @pytest.mark.claim("data.setter-rebinds")
+@grid_examples(
+    "new",
+    grid_values="all",
+    spec=TensorSpec(dtype=torch.float32, base_shape=(2,), storage=(1.0, 2.0)),
+    requires_grad=False,
+    non_leaf=False,
+)
 @given(
     spec=tensor_specs(),
     new=tensor_specs(values="all"),
@@ -257,7 +281,7 @@ def test_data_setter_rejects_non_tensor(device, spec, value, requires_grad):
     geometry, storage = _geometry(x), x.untyped_storage()
     with raises_with(TypeError, "Variable data has to be a tensor"):
         x.data = value
-    assert _geometry(x) == geometry and x.untyped_storage() is storage, "x changed"
+    assert _geometry(x) == geometry and same_storage(x.untyped_storage(), storage), "x changed"
 
 
 @pytest.mark.claim("data.setter-rejects-non-tensor")
@@ -271,7 +295,7 @@ def test_data_setter_rejects_non_float_for_grad(device, spec, new):
     dtype, storage = x.dtype, x.untyped_storage()
     with raises_with(RuntimeError, "must be floating point or complex dtype"):
         x.data = new.build(device)
-    assert x.dtype == dtype and x.untyped_storage() is storage, "x changed"
+    assert x.dtype == dtype and same_storage(x.untyped_storage(), storage), "x changed"
 
 
 @pytest.mark.claim("data.metadata-change-allowed")

@@ -19,8 +19,15 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conformance import capabilities as cap
 from conformance import evidence
-from conformance.checks import assert_same_bits, grad_mode_restored, raises_with, same_bits
+from conformance.checks import (
+    assert_same_bits,
+    grad_mode_restored,
+    helper_op,
+    raises_with,
+    same_bits,
+)
 from strategies import (
     ALL_DTYPES,
     ARITHMETIC,
@@ -165,6 +172,7 @@ def test_disabled_modes_override_requires_grad(device, spec, mode, op):
 
 
 @pytest.mark.claim("gradmode.views-in-disabled-mode-require-grad")
+@pytest.mark.oracle("backward")
 @given(
     spec=tensor_specs(requires_grad=True),
     leaf=st.booleans(),
@@ -243,6 +251,7 @@ def factory_cases(draw, with_parameter=True):
 
 
 @pytest.mark.claim("gradmode.no-grad-factories-unaffected")
+@pytest.mark.oracle("clone", "tensor")
 @given(case=factory_cases())
 def test_no_grad_factories_unaffected(device, case):
     """Kills: a no_grad that overrides an explicit requires_grad=True of a
@@ -325,6 +334,7 @@ def test_grad_modes_are_thread_local(device, spec, mode, disabled_in, op):
 
 
 @pytest.mark.claim("gradmode.no-grad-inplace-bumps-version")
+@pytest.mark.oracle("backward", "copy_")
 @given(
     case=inplace_cases(dtypes=DIFFERENTIABLE, requires_grad=True),
     through=st.sampled_from(["self", "view"]),
@@ -344,6 +354,7 @@ def test_no_grad_inplace_bumps_version(device, case, through):
 
 
 @pytest.mark.claim("gradmode.no-grad-inplace-on-leaf-allowed")
+@pytest.mark.oracle("backward", "copy_")
 @given(
     case=inplace_cases(dtypes=DIFFERENTIABLE, requires_grad=True, values="all"),
     k=st.integers(1, 3),
@@ -400,6 +411,7 @@ def test_no_grad_view_inplace_in_grad_mode_raises(device, spec, leaf, view, op):
 
 
 @pytest.mark.claim("gradmode.no-grad-is-not-eval")
+@pytest.mark.oracle("backward")
 @given(spec=tensor_specs(dtype=FLOATING, shape=shapes(min_dims=1, min_side=1)))
 def test_no_grad_is_not_eval(device, spec):
     """Real floating inputs with a non-empty feature dimension (nn.Linear).
@@ -407,6 +419,7 @@ def test_no_grad_is_not_eval(device, spec):
     Kills: a no_grad that switches modules to eval mode, or an eval() that
     disables gradient recording: the two are orthogonal.
     """
+    cap.require_kernel("addmm", spec.dtype, device)  # nn.Linear: float16 CPU from torch 2.2
     x = spec.build(device, requires_grad=True, leaf=True)
     model = torch.nn.Sequential(
         torch.nn.Linear(x.shape[-1], 3, dtype=x.dtype, device=device), torch.nn.Dropout(p=1.0)
@@ -501,6 +514,7 @@ def test_grad_modes_nest_and_restore(device, spec, modes, start):
 
 
 @pytest.mark.claim("gradmode.inference-results-are-inference")
+@pytest.mark.oracle("clone")
 @given(
     spec=tensor_specs(),
     requires_grad=st.booleans(),
@@ -511,7 +525,7 @@ def test_inference_results_are_inference(device, spec, requires_grad, op):
     (no inference restrictions) or still record a graph."""
     x = spec.build(device, requires_grad=maybe_rg(spec, requires_grad), leaf=True)
     assert not x.is_inference(), "a tensor made outside inference_mode is an inference tensor"
-    with torch.inference_mode():
+    with torch.inference_mode(), helper_op(op, x.dtype):
         r = NONVIEW_OPS[op](x)
     assert r.is_inference(), "a non-view result made in inference_mode is not an inference tensor"
     assert r.requires_grad is False, "a result made in inference_mode requires grad"
@@ -555,6 +569,7 @@ def test_inference_no_version_counter(device, spec, where):
 
 
 @pytest.mark.claim("gradmode.inference-immutable-outside")
+@pytest.mark.oracle("copy_")
 @given(case=inplace_cases(values="all"), where=st.sampled_from(["grad mode", "no_grad"]))
 def test_inference_immutable_outside(device, case, where):
     """The C++ note's 'immutable' as written: the update is refused and
@@ -578,6 +593,7 @@ def test_inference_immutable_outside(device, case, where):
 
 
 @pytest.mark.claim("gradmode.inference-inplace-outside-writes-then-raises")
+@pytest.mark.oracle("copy_")
 @given(case=inplace_cases(values="all"), where=st.sampled_from(["grad mode", "no_grad", "inside"]))
 def test_inference_inplace_outside_writes_then_raises(device, case, where):
     """The written values are compared bit for bit with the same update of a
@@ -682,6 +698,7 @@ def test_inference_cannot_be_saved(device, pair, op, inference_first):
 
 
 @pytest.mark.claim("gradmode.inference-clone-outside-is-normal")
+@pytest.mark.oracle("clone")
 @given(spec=tensor_specs(values="all"), where=st.sampled_from(["outside", "inside"]))
 def test_inference_clone_outside_is_normal(device, spec, where):
     """Kills: a clone outside the mode that stays an inference tensor (the
@@ -704,6 +721,7 @@ def test_inference_clone_outside_is_normal(device, spec, where):
 
 
 @pytest.mark.claim("gradmode.inference-factory-requires-grad")
+@pytest.mark.oracle("clone", "tensor")
 @given(case=factory_cases(with_parameter=False))
 def test_inference_factory_requires_grad(device, case):
     """Kills: an inference_mode that drops an explicit requires_grad=True of
@@ -718,6 +736,7 @@ def test_inference_factory_requires_grad(device, case):
 
 
 @pytest.mark.claim("gradmode.inference-disables-version-bumps")
+@pytest.mark.oracle("copy_")
 @given(case=inplace_cases())
 def test_inference_disables_version_bumps(device, case):
     """The docstring's 'disabling ... version counter bumps' read for every
@@ -734,6 +753,7 @@ def test_inference_disables_version_bumps(device, case):
 
 
 @pytest.mark.claim("gradmode.inference-normal-inplace-bumps")
+@pytest.mark.oracle("backward", "copy_")
 @given(case=inplace_cases(), requires_grad=st.booleans())
 def test_inference_normal_inplace_bumps(device, case, requires_grad):
     """Kills: an inference_mode that skips version bumps of normal tensors,

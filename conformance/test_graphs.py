@@ -27,6 +27,7 @@ falsifying example reads as a script.
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import pytest
 import torch
@@ -36,7 +37,7 @@ from hypothesis import strategies as st
 from conformance import evidence
 from conformance.checks import capture_warnings, raises_with
 from conformance.tolerances import FORWARD_SHARE, excess, gradient_tolerance
-from strategies import TensorSpec
+from strategies import DIFFERENTIABLE, TensorSpec, layout_grid
 from strategies.dtypes import dtype_name
 from strategies.graphs import (
     INPLACE_OPS,
@@ -46,6 +47,7 @@ from strategies.graphs import (
     Graph,
     GraphModel,
     Leaf,
+    Mutation,
     Op,
     analyze,
     graphs,
@@ -454,13 +456,35 @@ _NO_GRAD_VIEW = Graph(
 )  # fmt: skip
 
 
+# An inference tensor and its detach() taken outside inference_mode (an
+# inference tensor too); rare in graphs() (a few per hundred draws).
+_INFERENCE_ALIAS = Graph(
+    leaves=(Leaf(TensorSpec(dtype=torch.float32, base_shape=(3,), storage=[0.5, -1.25, 1.5])),),
+    ops=(Op("exp", (0,), mode="inference"), Op("detach", (1,))),
+    output=2,
+)
+
+# A view taken inside inference_mode of an inference tensor, and a view of it
+# taken outside (inference tensors both, immutable outside inference_mode).
+_INFERENCE_VIEWS = Graph(
+    leaves=(Leaf(TensorSpec(dtype=torch.float64, base_shape=(2, 3), storage=[0.5, -1.25, 1.5] * 2),
+                 requires_grad=True),),
+    ops=(Op("exp", (0,), mode="inference"), Op("slice", (1,), (1, 1, 2), mode="inference"),
+         Op("transpose", (1,), (0, 1)), Op("mul", (0, 0))),
+    output=4,
+)  # fmt: skip
+
+
 @pytest.mark.claim(
     "graphs.requires-grad-propagation",
     "graphs.leaf-rules",
     "graphs.disabled-mode-views",
     "graphs.inference-tensors",
 )
+@pytest.mark.oracle("clone", "copy_", "detach", "to")
 @example(graph=_NO_GRAD_VIEW)
+@example(graph=_INFERENCE_ALIAS)
+@example(graph=_INFERENCE_VIEWS)
 @given(graph=graphs())
 def test_graph_requires_grad_leaf_and_inference_follow_the_model(device, graph):
     """Kills: a result that requires grad without a grad-requiring input (or
@@ -495,6 +519,7 @@ def _as_made(graph: Graph, node: int) -> Graph:
 
 
 @pytest.mark.claim("graphs.disabled-mode-results-not-require-grad")
+@pytest.mark.oracle("clone", "copy_", "detach", "to")
 @example(graph=_NO_GRAD_VIEW)
 @given(graph=graphs())
 def test_results_computed_with_grad_disabled_do_not_require_grad(device, graph):
@@ -553,6 +578,7 @@ _LAZY_UNREAD = Graph(
 
 
 @pytest.mark.claim("graphs.grad-populated-exactly", "graphs.nonleaf-grad-warns")
+@pytest.mark.oracle("clone", "copy_", "detach", "to")
 @example(graph=_LAZY_UNREAD)
 @given(graph=graphs())
 def test_grad_populated_exactly_on_reached_leaves_and_retained(device, graph):
@@ -606,6 +632,7 @@ def test_backward_of_a_loss_that_does_not_require_grad_raises(device, graph):
 
 
 @pytest.mark.claim("graphs.gradient-values")
+@pytest.mark.oracle("clone", "detach", "to")
 @given(graph=graphs(max_leaves=2))
 def test_gradient_values_match_finite_differences(device, graph):
     """Two oracles (the rule is :mod:`conformance.tolerances`):
@@ -715,11 +742,44 @@ def _check_backward_after_mutation(graph: Graph, device: str) -> None:
         ) from None
 
 
+def _strided_leaf_specs() -> list[TensorSpec]:
+    """The strategies' layout grid over the differentiable dtypes, without the
+    overlapping (expanded) and the zero-size layouts: in-place writes into
+    overlapping tensors raise, and an empty leaf has no gradient to check."""
+    return [
+        s
+        for s in layout_grid(tuple(DIFFERENTIABLE))
+        if not any(v[0] == "expand" for v in s.views) and math.prod(s.shape) > 0
+    ]
+
+
+def _aliased_leaf_examples(alias: str):
+    """One example per (dtype, layout) of the grid: a leaf requiring grad laid
+    out like the grid spec, ``sin`` of it (saving the leaf), and a write
+    after the forward pass through ``alias`` of the leaf - so whether the
+    write is seen by the version counter of a strided alias is checked on
+    every dtype and layout."""
+
+    def decorate(fn):
+        for spec in _strided_leaf_specs():
+            graph = Graph(
+                (Leaf(spec, requires_grad=True),), (Op("sin", (0,)),), 1,
+                mutation=Mutation(0, alias),
+            )  # fmt: skip
+            fn = example(graph=graph)(fn)
+        return fn
+
+    return decorate
+
+
 def _mutated(m: GraphModel) -> bool:
     return m.out_rg and m.graph.mutation is not None
 
 
 @pytest.mark.claim("graphs.version-error-predicted")
+@pytest.mark.oracle("clone", "copy_", "detach", "to")
+@_aliased_leaf_examples("detach")
+@_aliased_leaf_examples("self")
 @given(graph=graphs(mutation=True, aliases=("detach", "view", "self"), need=_mutated))
 def test_version_counter_error_is_predicted_exactly(device, graph):
     """A write after the forward pass through detach(), a view or the tensor
@@ -733,6 +793,8 @@ def test_version_counter_error_is_predicted_exactly(device, graph):
 
 
 @pytest.mark.claim("graphs.data-mutation-untracked")
+@pytest.mark.oracle("clone", "copy_", "detach", "to")
+@_aliased_leaf_examples("data")
 @given(graph=graphs(mutation=True, aliases=("data",), need=_mutated))
 def test_data_write_never_raises_the_version_error(device, graph):
     """A write through .data after the forward pass: backward raises only if
@@ -808,7 +870,23 @@ def _finite(*ts: torch.Tensor) -> bool:
     return all(bool(torch.isfinite(t).all()) for t in ts)
 
 
+def _silent_layout_examples(fn):
+    """One example per (dtype, layout) of the grid: ``exp(sin(x))`` of a leaf
+    laid out like the grid spec, its values written through ``x.data`` after
+    the forward pass (``sin`` saved ``x``: the gradient must use the written
+    values, whatever the strides of ``x``)."""
+    for spec in _strided_leaf_specs():
+        graph = Graph(
+            (Leaf(spec, requires_grad=True),), (Op("sin", (0,)), Op("exp", (1,))), 2,
+            mutation=Mutation(0, "data", "mul_", 0.5),
+        )  # fmt: skip
+        fn = example(graph=graph)(fn)
+    return fn
+
+
 @pytest.mark.claim("graphs.data-silent-wrong-gradient")
+@pytest.mark.oracle("clone", "copy_", "detach", "to")
+@_silent_layout_examples
 @given(graph=silent_graphs())
 def test_data_write_gives_the_gradient_of_the_mutated_saved_values(device, graph):
     """Kills: a .data that shares the version counter (backward would raise),
@@ -842,6 +920,7 @@ def _silent_and_wrong(graph: Graph) -> bool:
 
 
 @pytest.mark.claim("graphs.data-silent-example")
+@pytest.mark.oracle("clone", "copy_", "detach", "tensor", "to")
 def test_data_write_silent_wrong_gradient_example(device):
     """Characterization: find (and shrink) a generated chain in which a .data
     write makes backward return a wrong gradient without any error; the
@@ -895,6 +974,7 @@ _with_inference = graphs(need=lambda m: bool(_inference_nodes(m)))
 
 
 @pytest.mark.claim("graphs.inference-not-saved")
+@pytest.mark.oracle("clone", "copy_", "detach", "to")
 @given(graph=_with_inference, pick=st.integers(0, 20))
 def test_inference_tensor_cannot_be_saved_but_can_be_added(device, graph, pick):
     """Kills: inference tensors silently saved for backward (they have no
@@ -926,15 +1006,11 @@ def _alias_made_outside(graph: Graph, model: GraphModel, i: int) -> bool:
     )
 
 
-_INFERENCE_ALIAS = Graph(
-    leaves=(Leaf(TensorSpec(dtype=torch.float32, base_shape=(3,), storage=[0.5, -1.25, 1.5])),),
-    ops=(Op("exp", (0,), mode="inference"), Op("detach", (1,))),
-    output=2,
-)
-
-
 @pytest.mark.claim("graphs.inference-immutable-outside")
+@pytest.mark.oracle("clone", "copy_", "detach", "to")
 @example(graph=_INFERENCE_ALIAS, no_grad=False)
+@example(graph=_INFERENCE_VIEWS, no_grad=False)
+@example(graph=_INFERENCE_VIEWS, no_grad=True)
 @given(graph=_with_inference, no_grad=st.booleans())
 def test_inference_tensors_are_immutable_outside_inference_mode(device, graph, no_grad):
     """The C++ note's rule as stated, for every (non-overlapping) inference
@@ -970,7 +1046,47 @@ def test_inference_tensors_are_immutable_outside_inference_mode(device, graph, n
             )
 
 
+_GRID_VIEW_OPS = {"offset": "slice", "slice": "slice", "unsqueeze": "unsqueeze",
+                  "select": "select", "expand": "expand"}  # fmt: skip
+
+
+def inference_layout_graph(spec: TensorSpec) -> Graph:
+    """A graph whose last node is an inference tensor laid out like ``spec``: its
+    base (channels_last kept) as a leaf, cloned inside inference_mode, then the
+    spec's views (offsets, steps, transposes, expands, unsqueeze, select) taken
+    inside inference_mode."""
+    base = dataclasses.replace(spec, views=())
+    ops = [Op("clone", (0,), mode="inference")]
+    for v in spec.views:
+        arg = (len(ops),)
+        if v[0] in ("offset", "slice"):
+            _, dim, start, _stop, step = v  # every grid slice runs to the end of its dim
+            ops.append(Op("slice", arg, (dim, start, step), mode="inference"))
+        elif v[0] == "permute":
+            d0, d1 = (d for d, p in enumerate(v[1]) if p != d)  # the grid swaps two dims
+            ops.append(Op("transpose", arg, (d0, d1), mode="inference"))
+        else:
+            ops.append(Op(_GRID_VIEW_OPS[v[0]], arg, tuple(v[1:]), mode="inference"))
+    return Graph((Leaf(base),), tuple(ops), len(ops))
+
+
+def _inference_layout_examples(fn):
+    """One example per (dtype, layout) of the strategies' grid: the alias is
+    taken of the inference tensor laid out like the grid spec (see
+    :func:`inference_layout_graph`), through detach() and through .data."""
+    for spec in layout_grid(tuple(DIFFERENTIABLE)):
+        if any(v[0] == "expand" for v in spec.views):
+            continue  # overlapping: in-place writes into it raise for any tensor
+        graph = inference_layout_graph(spec)
+        for alias in ("detach", "data"):
+            fn = example(graph=graph, pick=graph.n_nodes - 1, alias=alias)(fn)
+    return fn
+
+
 @pytest.mark.claim("graphs.inference-alias-mutable")
+@pytest.mark.oracle("clone", "copy_", "detach", "to")
+@_inference_layout_examples
+@example(graph=_INFERENCE_VIEWS, pick=1, alias="detach")
 @given(graph=_with_inference, pick=st.integers(0, 20), alias=st.sampled_from(["detach", "data"]))
 def test_detach_of_inference_tensor_outside_is_a_mutable_inference_tensor(
     device, graph, pick, alias
@@ -978,6 +1094,7 @@ def test_detach_of_inference_tensor_outside_is_a_mutable_inference_tensor(
     """Characterization: x.detach() / x.data of an inference tensor x taken
     outside inference_mode reports is_inference() but has a version counter
     and accepts in-place writes, which x sees; views of it stay immutable.
+    Every dtype and (non-overlapping) layout of the strategies' grid.
 
     Kills: a change of this quirk in either direction."""
     _program(graph, device)
@@ -1022,6 +1139,7 @@ def test_second_backward_raises_iff_saved_tensors_were_read(device, graph):
 
 
 @pytest.mark.claim("graphs.retain-graph-accumulates")
+@pytest.mark.oracle("clone")
 @given(graph=graphs(need=lambda m: m.out_rg))
 def test_backward_twice_with_retain_graph_doubles_grad(device, graph):
     """Kills: a backward that overwrites .grad instead of accumulating, or
@@ -1099,6 +1217,7 @@ _LAZY_VIEW = Graph(
 
 
 @pytest.mark.claim("graphs.lazy-view-grad-fn")
+@pytest.mark.oracle("clone", "copy_", "detach", "to")
 # n3 of the repro is lazy, n4 (the slice the copy_ wrote through) is not
 @example(graph=_LAZY_VIEW, pick=0, read="nothing", probe="mul_")
 @example(graph=_LAZY_VIEW, pick=0, read="requires_grad", probe="mul_")

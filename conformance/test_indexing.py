@@ -9,10 +9,13 @@ What each property kills (the broken torch it would catch) is in its docstring.
 
 from __future__ import annotations
 
+import dataclasses
+import math
+
 import numpy as np
 import pytest
 import torch
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from conformance.checks import (
@@ -29,6 +32,8 @@ from strategies import (
     DIFFERENTIABLE,
     FLOATING,
     NON_OVERLAPPING_VIEWS,
+    TensorSpec,
+    layout_grid,
     shapes,
     tensor_specs,
 )
@@ -39,11 +44,6 @@ from strategies import (
 def _root(t: torch.Tensor) -> torch.Tensor:
     """The root base of a tensor built by ``TensorSpec.build``."""
     return t._base if t._is_view() else t
-
-
-def _np_index(index: tuple) -> tuple:
-    """The same index with tensors replaced by NumPy arrays."""
-    return tuple(i.cpu().numpy() if isinstance(i, torch.Tensor) else i for i in index)
 
 
 def _positions(shape, np_index) -> np.ndarray:
@@ -106,11 +106,13 @@ def basic_indices(draw, shape: tuple[int, ...]) -> tuple:
 
 
 @st.composite
-def advanced_indices(draw, shape: tuple[int, ...], device) -> tuple:
+def advanced_indices(draw, shape: tuple[int, ...]) -> tuple:
     """An advanced index for ``shape`` (at least 1-d): full slices up to a dim ``p``,
-    then a boolean mask over dims p.., an integer list, an integer tensor of 1-2 dims,
-    or two integer lists on adjacent dims. 0-d integer tensors are left out: torch
-    treats them as basic indices (see zero-dim claims)."""
+    then a boolean mask over dims p.., an integer list, an integer array of 1-2 dims,
+    or two integer lists on adjacent dims. Masks and integer arrays are NumPy arrays
+    (the device-independent description: :func:`_on` turns them into tensors on the
+    test's device). 0-d integer tensors are left out: torch treats them as basic
+    indices (see zero-dim claims)."""
     ndim = len(shape)
     p = draw(st.integers(0, ndim - 1))
     prefix = (slice(None),) * p
@@ -126,8 +128,7 @@ def advanced_indices(draw, shape: tuple[int, ...], device) -> tuple:
         bits = draw(
             st.lists(st.booleans(), min_size=int(np.prod(mshape)), max_size=int(np.prod(mshape)))
         )
-        mask = torch.tensor(bits, dtype=torch.bool, device=device).reshape(mshape)
-        return prefix + (mask,)
+        return prefix + (np.array(bits, dtype=bool).reshape(mshape),)
     n = shape[p]
     ints = st.integers(-n, n - 1)
     if kind == "list":
@@ -135,7 +136,7 @@ def advanced_indices(draw, shape: tuple[int, ...], device) -> tuple:
     if kind == "tensor":
         ishape = draw(shapes(min_dims=1, max_dims=2, max_side=3))
         vals = draw(st.lists(ints, min_size=int(np.prod(ishape)), max_size=int(np.prod(ishape))))
-        return prefix + (torch.tensor(vals, dtype=torch.int64, device=device).reshape(ishape),)
+        return prefix + (np.array(vals, dtype=np.int64).reshape(ishape),)
     m = shape[p + 1]
     length = draw(st.integers(1, 4))
     first = draw(st.lists(ints, min_size=length, max_size=length))
@@ -143,23 +144,119 @@ def advanced_indices(draw, shape: tuple[int, ...], device) -> tuple:
     return prefix + (first, second)
 
 
+def _on(index: tuple, device) -> tuple:
+    """``index`` with its NumPy arrays (masks, integer arrays) as tensors on ``device``."""
+    return tuple(torch.from_numpy(i.copy()).to(device) if isinstance(i, np.ndarray) else i
+                 for i in index)  # fmt: skip
+
+
+@st.composite
+def _indexed(draw, specs: st.SearchStrategy, index_of) -> tuple:
+    """``(spec, index)``: a spec and an index drawn for its shape by ``index_of``."""
+    spec = draw(specs)
+    return spec, draw(index_of(spec.shape), label="index")
+
+
+# ------------------------------------------------------------ the dtype x layout grid
+#
+# Every aliasing claim (views, copies, shared or unshared memory, visible writes)
+# also runs one explicit example per (dtype, layout) of the strategies' layout
+# grid: 100 random draws cover that product unevenly, so a torch wrong for one
+# dtype on one layout (a fast path gone wrong) could slip through them. Where an
+# index or row choice depends on the spec's shape, the grid uses canonical ones.
+
+
+def _overlaps(spec: TensorSpec) -> bool:
+    return any(v[0] == "expand" for v in spec.views)
+
+
+def _has_rows(spec: TensorSpec) -> bool:
+    """At least 1-d and non-empty."""
+    return len(spec.shape) >= 1 and math.prod(spec.shape) > 0
+
+
+def index_grid(param: str = "case", *, dtypes=ALL_DTYPES, values="all", where=None,
+               make=None, **fixed):  # fmt: skip
+    """Like :func:`strategies.grid_examples`, with the example's value built
+    per spec: ``make(spec)`` returns a list of values for ``param`` (an index
+    pairing, a list of specs), each an explicit example; by default the spec
+    itself. ``where`` keeps the specs a claim covers."""
+
+    def decorate(fn):
+        for spec in layout_grid(dtypes, values=values):
+            if where is not None and not where(spec):
+                continue
+            for value in make(spec) if make is not None else [spec]:
+                fn = example(**{param: value}, **fixed)(fn)
+        return fn
+
+    return decorate
+
+
+def _canonical_basic(spec: TensorSpec) -> list[tuple]:
+    """Two basic indices for ``spec``'s shape: an integer then stepped slices,
+    and an offset slice with None and Ellipsis."""
+    shape = spec.shape
+    if not shape:
+        return [(spec, (None,)), (spec, (Ellipsis, None))]
+    first = (0,) if shape[0] else (slice(None),)
+    return [
+        (spec, first + (slice(None, None, 2),) * (len(shape) - 1)),
+        (spec, (slice(1, None), None, Ellipsis)),
+    ]
+
+
+def _canonical_advanced(spec: TensorSpec) -> list[tuple]:
+    """Advanced indices for ``spec``'s (1-d or more) shape: an alternating mask
+    over dim 0, an integer list with a repeat and a negative entry, and a 2-d
+    integer array after a full slice (when dim 1 is not empty)."""
+    shape = spec.shape
+    n = shape[0]
+    out = [(spec, (np.arange(n) % 2 == 0,))]
+    if n:
+        out.append((spec, ([n - 1, 0, -1],)))
+    if len(shape) >= 2 and shape[1]:
+        m = shape[1]
+        out.append((spec, (slice(None), np.array([[0, m - 1], [-1, 0]], dtype=np.int64))))
+    return out
+
+
+def _to_1d(spec: TensorSpec) -> TensorSpec:
+    """The spec narrowed to 1-d by selecting row 0 of its leading dims: keeps the
+    stride pattern (stepped, offset, stride 0) of its last dim."""
+    views = spec.views + (("select", 0, 0),) * (len(spec.shape) - 1)
+    return dataclasses.replace(spec, views=views)
+
+
 # ------------------------------------------------------------ seed 002
+
+#: Rows of ``a`` a list takes, modulo ``a.shape[0]`` (sides are at most 4), and the
+#: position in that list of the row written afterwards (modulo its length).
+_ROWS = st.lists(st.integers(0, 3), min_size=1, max_size=6)
+_AT = st.integers(0, 5)
+
+
+def _rows(a: torch.Tensor, rows: list[int], at: int) -> tuple[list[int], int]:
+    idx = [r % a.shape[0] for r in rows]
+    return idx, idx[at % len(idx)]
 
 
 @pytest.mark.claim("indexing.element-list-sees-writes")
+@pytest.mark.oracle("tensor")
+@index_grid("spec", where=lambda s: _has_rows(s) and not _overlaps(s), rows=[0, 1, 0], at=0)
 @given(
     spec=tensor_specs(
         shape=shapes(min_dims=1, min_side=1), views=NON_OVERLAPPING_VIEWS, values="all"
     ),
-    data=st.data(),
+    rows=_ROWS,
+    at=_AT,
 )
-def test_element_list_sees_later_writes(device, spec, data):
-    """Kills: a[i] that returns a snapshot (copy) instead of a view of row i."""
+def test_element_list_sees_later_writes(device, spec, rows, at):
+    """Kills: a[i] that returns a snapshot (copy) instead of a view of row i (for
+    some dtype or layout: the grid tries each)."""
     # No expand views: a[j] = v into a row whose elements alias each other raises.
     a = spec.build(device)
-    n = a.shape[0]
-    idx = data.draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=6), label="idx")
-    j = data.draw(st.sampled_from(idx), label="j")
+    idx, j = _rows(a, rows, at)
     b = [a[i] for i in idx]
     value = sentinel_for(a[j])
     a[j] = value
@@ -172,26 +269,32 @@ def test_element_list_sees_later_writes(device, spec, data):
 
 
 @pytest.mark.claim("indexing.element-list-sees-optimizer-step")
+@pytest.mark.oracle("backward", "detach", "to")
+@index_grid(
+    "spec", dtypes=(torch.float32, torch.float64),
+    where=lambda s: _has_rows(s) and not _overlaps(s), rows=[0, 1, 0], weight=0,
+)  # fmt: skip
 @given(
     spec=tensor_specs(
         dtype=(torch.float32, torch.float64),
         shape=shapes(min_dims=1, max_dims=2, min_side=1),
-        views=False,
+        views=NON_OVERLAPPING_VIEWS,
         values="all",  # the step's arithmetic may overflow or keep NaN: only sharing matters
     ),
-    data=st.data(),
+    rows=_ROWS,
+    weight=st.integers(0, 2),
 )
-def test_element_list_sees_optimizer_step(device, spec, data):
-    """Kills: indexing a parameter that snapshots it, so the kept elements go stale after
-    optimizer.step()."""
+def test_element_list_sees_optimizer_step(device, spec, rows, weight):
+    """The parameter may itself be a strided view (a leaf flagged with
+    requires_grad_()). Kills: indexing a parameter that snapshots it, so the
+    kept elements go stale after optimizer.step()."""
     a = spec.build(device, requires_grad=True, leaf=True)
-    n = a.shape[0]
-    idx = data.draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=5), label="idx")
+    idx, _ = _rows(a, rows, 0)
     b = [a[i] for i in idx]
     c = torch.stack(b)
-    weights = data.draw(st.lists(st.integers(1, 3), min_size=c.numel(), max_size=c.numel()))
-    g = torch.tensor(weights, dtype=a.dtype, device=device).reshape(c.shape)
-    (c * g).sum().backward()
+    # Upstream weights 1, 2, 3, ... (cycled, shifted by ``weight``).
+    w = (torch.arange(c.numel(), device=device) + weight) % 3 + 1
+    (c * w.to(a.dtype).reshape(c.shape)).sum().backward()
     torch.optim.SGD([a], lr=0.5).step()
     for k, i in enumerate(idx):
         assert_same_bits(
@@ -200,18 +303,21 @@ def test_element_list_sees_optimizer_step(device, spec, data):
 
 
 @pytest.mark.claim("indexing.element-assignment-copies")
+@pytest.mark.oracle("clone")
+@index_grid("spec", where=lambda s: _has_rows(s) and not _overlaps(s), rows=[0, 1, 0], at=0)
 @given(
     spec=tensor_specs(
         shape=shapes(min_dims=1, min_side=1), views=NON_OVERLAPPING_VIEWS, values="all"
     ),
-    data=st.data(),
+    rows=_ROWS,
+    at=_AT,
 )
-def test_element_assignment_copies(device, spec, data):
-    """Kills: b[k] = a[i] that makes b alias a's memory (or copy lazily on write)."""
+def test_element_assignment_copies(device, spec, rows, at):
+    """Kills: b[k] = a[i] that makes b alias a's memory (or copy lazily on write),
+    or copies other values than a[i]'s (e.g. reading a strided row as if it were
+    contiguous)."""
     a = spec.build(device)
-    n = a.shape[0]
-    idx = data.draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=6), label="idx")
-    j = data.draw(st.sampled_from(idx), label="j")
+    idx, j = _rows(a, rows, at)
     b = torch.zeros((len(idx), *a.shape[1:]), dtype=a.dtype, device=device)
     for k, i in enumerate(idx):
         b[k] = a[i]
@@ -224,6 +330,11 @@ def test_element_assignment_copies(device, spec, data):
 
 
 @pytest.mark.claim("indexing.tensor-of-element-list-cuts-graph")
+@pytest.mark.oracle("backward", "tensor")
+@index_grid(
+    "spec", dtypes=DIFFERENTIABLE, values="finite", where=_has_rows,
+    make=lambda s: [_to_1d(s)], rows=[0, 1, 0],
+)  # fmt: skip
 @given(
     # "finite", not "all": torch.tensor(list of 0-d tensors) reads each element as a
     # Python scalar, which does not keep a float16/bfloat16 NaN's sign and payload
@@ -231,15 +342,16 @@ def test_element_assignment_copies(device, spec, data):
     spec=tensor_specs(
         requires_grad=True, shape=shapes(min_dims=1, max_dims=1, min_side=1), values="finite"
     ),
-    data=st.data(),
+    rows=_ROWS,
 )
-def test_tensor_of_element_list_cuts_the_graph(device, spec, data):
-    """Kills: torch.tensor(list of grad-requiring 0-d tensors) that keeps their graph
+def test_tensor_of_element_list_cuts_the_graph(device, spec, rows):
+    """The grid's layouts narrowed to 1-d (their last dim's strides kept).
+
+    Kills: torch.tensor(list of grad-requiring 0-d tensors) that keeps their graph
     (as torch.stack does), or loses their values (-0.0, subnormals, extremes,
     compared bit for bit)."""
     a = spec.build(device, requires_grad=True, leaf=True)
-    n = a.shape[0]
-    idx = data.draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=6), label="idx")
+    idx, _ = _rows(a, rows, 0)
     b = [a[i] for i in idx]
     with capture_warnings():  # "Converting a tensor with requires_grad=True to a scalar"
         c = torch.tensor(b, device=device)
@@ -251,6 +363,7 @@ def test_tensor_of_element_list_cuts_the_graph(device, spec, data):
 
 
 @pytest.mark.claim("indexing.stack-of-element-list-keeps-graph")
+@pytest.mark.oracle("backward", "tensor", "to")
 @given(
     spec=tensor_specs(requires_grad=True, shape=shapes(min_dims=1, max_dims=3, min_side=1)),
     data=st.data(),
@@ -284,12 +397,14 @@ def test_stack_of_element_list_gradients_reach_a(device, spec, data):
 
 
 @pytest.mark.claim("indexing.basic-indexing-is-view")
-@given(spec=tensor_specs(values="all"), data=st.data())
-def test_basic_indexing_returns_a_view(device, spec, data):
+@pytest.mark.oracle("tensor")
+@index_grid(make=_canonical_basic)
+@given(case=_indexed(tensor_specs(values="all"), basic_indices))
+def test_basic_indexing_returns_a_view(device, case):
     """Kills: basic indexing (some combination of ints, slices, None, Ellipsis) that
     copies, or a view whose _base is not the root base."""
+    spec, index = case
     a = spec.build(device)
-    index = data.draw(basic_indices(tuple(a.shape)), label="index")
     r = a[index]
     assert r._is_view(), f"a[{index!r}] is not a view"
     assert r._base is _root(a), f"a[{index!r}]._base is not the root base"
@@ -308,22 +423,24 @@ def test_basic_indexing_returns_a_view(device, spec, data):
 
 
 @pytest.mark.claim("indexing.advanced-indexing-is-copy")
-@given(spec=tensor_specs(shape=shapes(min_dims=1), values="all"), data=st.data())
-def test_advanced_indexing_returns_a_copy(device, spec, data):
+@pytest.mark.oracle("to")
+@index_grid(where=lambda s: len(s.shape) >= 1, make=_canonical_advanced)
+@given(case=_indexed(tensor_specs(shape=shapes(min_dims=1), values="all"), advanced_indices))
+def test_advanced_indexing_returns_a_copy(device, case):
     """The selected values are checked bit for bit (every value class drawn)
     against NumPy's selection of positions, on raw bytes.
 
     Kills: advanced indexing (masks, integer lists/tensors) that returns a view or
     aliases the source, or selects (or alters) other elements than NumPy."""
+    spec, index = case
     a = spec.build(device)
-    index = data.draw(advanced_indices(tuple(a.shape), device), label="index")
-    r = a[index]
+    r = a[_on(index, device)]
     assert not r._is_view() and r._base is None, "advanced indexing returned a view"
     assert not shares_storage(r, a), "advanced indexing result shares storage with a"
     _assert_selects(
         r,
         a,
-        _positions(tuple(a.shape), _np_index(index)),
+        _positions(tuple(a.shape), index),
         "advanced indexing selected other values than NumPy",
     )
     if r.numel():
@@ -333,59 +450,96 @@ def test_advanced_indexing_returns_a_copy(device, spec, data):
         )
 
 
+def _assignable(spec: TensorSpec) -> bool:
+    return len(spec.shape) >= 1 and not _overlaps(spec)
+
+
 @pytest.mark.claim("indexing.assignment-is-in-place")
+@pytest.mark.oracle("tensor", "to")
+# ARITHMETIC: uint16/32/64 have no masked_fill/index_put kernels (a kernel gap, not
+# a semantic question).
+@index_grid(dtypes=ARITHMETIC, where=_assignable, make=_canonical_basic)
+@index_grid(dtypes=ARITHMETIC, where=_assignable, make=_canonical_advanced)
 @given(
-    # ARITHMETIC: uint16/32/64 have no masked_fill/index_put kernels (a kernel gap, not
-    # a semantic question).
-    spec=tensor_specs(
-        dtype=ARITHMETIC, shape=shapes(min_dims=1), views=NON_OVERLAPPING_VIEWS, values="all"
-    ),
-    advanced=st.booleans(),
-    data=st.data(),
-)
-def test_index_assignment_is_in_place(device, spec, advanced, data):
+    case=st.one_of(
+        _indexed(
+            tensor_specs(dtype=ARITHMETIC, shape=shapes(min_dims=1), views=NON_OVERLAPPING_VIEWS,
+                         values="all"),
+            index_of,
+        )
+        for index_of in (basic_indices, advanced_indices)
+    )
+)  # fmt: skip
+def test_index_assignment_is_in_place(device, case):
     """Kills: a[idx] = v that rebinds a to new memory, skips the version bump, writes
     other positions than NumPy's, or (through a view) misses the base."""
     # No expand views: assigning into aliased elements writes several positions at once.
+    spec, index = case
     a = spec.build(device)
     root = _root(a)
     shape = tuple(a.shape)
-    index = data.draw(
-        advanced_indices(shape, device) if advanced else basic_indices(shape), label="index"
-    )
     value = sentinel_for(a)
     # Oracle on raw bytes: a's elements, with the sentinel's bytes at the
     # positions NumPy's indexing selects (so NaN and -0.0 elements compare too).
     expected = element_bytes(a).copy()
-    expected[_positions(shape, _np_index(index)).reshape(-1)] = element_bytes(_stored(value, a))
+    expected[_positions(shape, index).reshape(-1)] = element_bytes(_stored(value, a))
     ptr, stride, version = a.data_ptr(), a.stride(), root._version
-    a[index] = value
+    a[_on(index, device)] = value
     assert a.data_ptr() == ptr and a.stride() == stride, "index assignment moved a"
     assert shares_storage(a, root), "index assignment detached a from its base"
     assert root._version > version, "index assignment did not bump the version counter"
     assert np.array_equal(element_bytes(a), expected), "index assignment wrote other positions"
 
 
+def _clamp(i: int, n: int) -> int:
+    """``i`` clamped into the valid index range ``[-n, n - 1]`` of a side ``n``."""
+    return max(-n, min(n - 1, i))
+
+
+_ZERO_DIM_I = st.integers(-4, 3)
+
+
 @pytest.mark.claim("indexing.zero-dim-index-tensor-follows-numpy")
-@given(spec=tensor_specs(shape=shapes(min_dims=1, min_side=1)), data=st.data())
-def test_zero_dim_index_tensor_gives_copy_like_numpy(device, spec, data):
-    """The Tensor Views note as stated for a 0-d integer index (NumPy: advanced, copy).
-    Deviates: torch treats it as an integer (recorded in expectations)."""
+@pytest.mark.oracle("tensor")
+@index_grid("spec", where=_has_rows, i=-1)
+@index_grid("spec", where=_has_rows, i=0)
+@given(spec=tensor_specs(shape=shapes(min_dims=1, min_side=1), values="all"), i=_ZERO_DIM_I)
+def test_zero_dim_index_tensor_gives_copy_like_numpy(device, spec, i):
+    """The Tensor Views note as stated for a 0-d integer index: NumPy selects
+    a[i] as an advanced index (the same elements, in a copy). The values are
+    checked first, bit for bit against NumPy's selection, so a torch that
+    breaks them is a new failure, not the recorded one.
+    Deviates: torch treats it as an integer and returns a view (recorded in
+    expectations)."""
     a = spec.build(device)
-    i = data.draw(st.integers(-a.shape[0], a.shape[0] - 1), label="i")
+    i = _clamp(i, a.shape[0])
     r = a[torch.tensor(i, device=device)]
+    _assert_selects(
+        r, a, _positions(tuple(a.shape), (np.array(i),)),
+        "a[0-d integer tensor] selected other values than NumPy",
+    )  # fmt: skip
     assert not r._is_view(), "a[0-d integer tensor] is a view (NumPy copies)"
 
 
 @pytest.mark.claim("indexing.zero-dim-int-tensor-index-is-view")
-@given(spec=tensor_specs(shape=shapes(min_dims=1, min_side=1), values="all"), data=st.data())
-def test_zero_dim_int_tensor_index_acts_as_int(device, spec, data):
-    """Pins the select behaviour. Kills: a change of a[torch.tensor(i)] either way."""
+@pytest.mark.oracle("tensor")
+@index_grid("spec", where=_has_rows, i=-1)
+@index_grid("spec", where=_has_rows, i=0)
+@given(spec=tensor_specs(shape=shapes(min_dims=1, min_side=1), values="all"), i=_ZERO_DIM_I)
+def test_zero_dim_int_tensor_index_acts_as_int(device, spec, i):
+    """Pins the select behaviour. Kills: a change of a[torch.tensor(i)] either way
+    (a copy, other elements, another grad_fn), for some dtype or layout."""
     a = spec.build(device)
-    i = data.draw(st.integers(-a.shape[0], a.shape[0] - 1), label="i")
+    i = _clamp(i, a.shape[0])
     r = a[torch.tensor(i, device=device)]
     assert r._is_view() and r._base is _root(a), "a[0-d integer tensor] is not a view"
-    assert_same_bits(r, a[i], "a[0-d integer tensor] != a[i]")
+    assert shares_storage(r, a), "a[0-d integer tensor] does not share a's storage"
+    _assert_selects(r, a, _positions(tuple(a.shape), (i,)), "a[0-d integer tensor] != a[i]")
+    if a.dtype in DIFFERENTIABLE:
+        g = spec.build(device, requires_grad=True, leaf=True)[torch.tensor(i, device=device)]
+        assert type(g.grad_fn).__name__.startswith("SelectBackward"), (
+            f"a[0-d integer tensor] has grad_fn {type(g.grad_fn).__name__}"
+        )
 
 
 # ------------------------------------------------------------ torch.stack
@@ -404,17 +558,25 @@ def _same_shape_specs(draw, requires_grad=False, values="bounded"):
     )
 
 
+def _stack_lists(spec: TensorSpec) -> list[list[TensorSpec]]:
+    """A single input, and two inputs (the spec and the same layout with other values)."""
+    other = dataclasses.replace(spec, storage=tuple(reversed(spec.storage)))
+    return [[spec], [spec, other]]
+
+
 @pytest.mark.claim("indexing.stack-new-memory")
-@given(specs=_same_shape_specs(values="all"), data=st.data())
-def test_stack_new_memory_and_values(device, specs, data):
+@index_grid("specs", make=_stack_lists, dim=0)
+@index_grid("specs", make=_stack_lists, dim=-1)
+@given(specs=_same_shape_specs(values="all"), dim=st.integers(-5, 4))
+def test_stack_new_memory_and_values(device, specs, dim):
     """Values are compared bit for bit with independent builds of the inputs,
-    over every value class.
+    over every value class; every dtype and layout of the grid, one input and two.
 
     Kills: a stack that aliases an input (e.g. for a single input), misplaces
     inputs along the new dimension, or alters values."""
     ts = [s.build(device) for s in specs]
     d = ts[0].dim()
-    dim = data.draw(st.integers(-(d + 1), d), label="dim")
+    dim = max(-(d + 1), min(d, dim))
     r = torch.stack(ts, dim)
     expected = list(ts[0].shape)
     expected.insert(dim % (d + 1), len(ts))
@@ -427,6 +589,7 @@ def test_stack_new_memory_and_values(device, specs, data):
 
 
 @pytest.mark.claim("indexing.stack-new-memory")
+@pytest.mark.oracle("backward", "tensor", "to")
 @given(specs=_same_shape_specs(requires_grad=True), data=st.data())
 def test_stack_gradients_are_slices(device, specs, data):
     """Kills: a stack without grad_fn, or a backward that routes gradient slices to the

@@ -24,10 +24,19 @@ from conformance.checks import (
     capture_warnings,
     raises_with,
     run_fresh_interpreter,
+    same_bits,
     sentinel_for,
     shares_storage,
 )
-from strategies import ALL_DTYPES, COMPLEX, DIFFERENTIABLE, TensorSpec, numpy_dtype, tensor_specs
+from strategies import (
+    ALL_DTYPES,
+    COMPLEX,
+    DIFFERENTIABLE,
+    TensorSpec,
+    grid_examples,
+    numpy_dtype,
+    tensor_specs,
+)
 
 #: NumPy dtype -> torch dtype, for every torch dtype NumPy can hold (not bfloat16).
 NP_TO_TORCH: dict[np.dtype, torch.dtype] = {
@@ -140,25 +149,37 @@ ND_GRID_LAYOUTS: tuple[tuple[tuple[int, ...], tuple | None, tuple | None], ...] 
 )
 
 
-def nd_grid_examples(param: str = "case", dtypes=NP_DTYPES, **fixed):
+def nd_grid_examples(param: str = "case", dtypes=NP_DTYPES, where=None, per_dtype=None, **fixed):
     """One explicit ``@example`` per (NumPy dtype, layout of :data:`ND_GRID_LAYOUTS`).
 
     The ndarray counterpart of :func:`strategies.grid_examples`: 100 random
     draws cover dtype x layout unevenly (a C-contiguous float32 array may never
     come up), so a torch that is wrong for one dtype on one layout - a fast
-    path gone wrong - could slip through. ``fixed`` gives the test's other
-    ``@given`` arguments. Place it above ``@given``.
+    path gone wrong - could slip through. ``where`` (``ndarray -> bool``,
+    applied to the built array) keeps only the layouts a claim covers;
+    ``per_dtype`` (``np.dtype -> dict``) gives arguments that depend on the
+    array's dtype (a ``dtype=`` equal to it, say); ``fixed`` gives the test's
+    other ``@given`` arguments. Place it above ``@given``.
     """
     from hypothesis import example
 
     def decorate(fn):
         for dt in dtypes:
+            extra = per_dtype(dt) if per_dtype is not None else {}
             for shape, perm, index in ND_GRID_LAYOUTS:
                 case = NdCase(base=_grid_array(dt, shape), perm=perm, index=index)
-                fn = example(**{param: case}, **fixed)(fn)
+                if where is not None and not where(case.build()):
+                    continue
+                fn = example(**{param: case}, **fixed, **extra)(fn)
         return fn
 
     return decorate
+
+
+def _nonempty_nd(a: np.ndarray) -> bool:
+    """At least 1-d and non-empty (the layouts the ndarray-sharing tests of
+    asarray cover; 0-d arrays have their own claims)."""
+    return a.ndim >= 1 and a.size > 0
 
 
 def _first(x):
@@ -213,6 +234,7 @@ def _build_tensor(spec, requires_grad=False):
 
 
 @pytest.mark.claim("numpy.tensor-copies-ndarray")
+@pytest.mark.oracle("detach", "tensor")
 @nd_grid_examples(direction="array-write")
 @given(case=nd_cases(), direction=st.sampled_from(["array-write", "tensor-write"]))
 def test_tensor_of_ndarray_copies(device, case, direction):
@@ -232,15 +254,24 @@ def test_tensor_of_ndarray_copies(device, case, direction):
             assert not _tensor_write_seen_in_array(t, a), "torch.tensor(a) write seen in array"
 
 
+_REAL_NP_DTYPES = tuple(d for d in NP_DTYPES if d.kind != "c")
+
+
 @pytest.mark.claim("numpy.tensor-dtype-override")
+@pytest.mark.oracle("tensor", "to")
+@nd_grid_examples(dtypes=_REAL_NP_DTYPES, target=torch.float64, cap=100)
+@nd_grid_examples(dtypes=_REAL_NP_DTYPES, per_dtype=lambda dt: {"target": NP_TO_TORCH[dt]}, cap=100)
 @given(
-    case=nd_cases(dtypes=tuple(d for d in NP_DTYPES if d.kind != "c")),
+    case=nd_cases(dtypes=_REAL_NP_DTYPES),
     target=st.sampled_from(ALL_DTYPES),
     cap=st.integers(0, 100),
 )
 def test_tensor_of_ndarray_dtype_override(device, case, target, cap):
-    """Kills: a dtype= that is ignored for ndarray input (the array's dtype wins), or a
-    result aliasing the array."""
+    """Every NumPy dtype and layout of the grid, with a converting dtype= and with
+    the array's own dtype.
+
+    Kills: a dtype= that is ignored for ndarray input (the array's dtype wins), or a
+    result aliasing the array (e.g. a from_numpy fast path when nothing converts)."""
     a = case.build()
     # Values 0..100 convert exactly into every dtype: the claim is the override, not
     # out-of-range or complex->real conversion rules.
@@ -248,7 +279,7 @@ def test_tensor_of_ndarray_dtype_override(device, case, target, cap):
     t = torch.tensor(a, dtype=target)
     assert t.dtype == target, f"torch.tensor(a, dtype={target}) gave {t.dtype}"
     ref = torch.tensor(a.astype(np.float64).tolist(), dtype=torch.float64).to(target)
-    assert t.shape == a.shape and torch.equal(t, ref.reshape(a.shape)), (
+    assert t.shape == a.shape and same_bits(t, ref.reshape(a.shape)), (
         "torch.tensor(a, dtype=d) values differ from a converted to d"
     )
     if a.size:
@@ -256,6 +287,9 @@ def test_tensor_of_ndarray_dtype_override(device, case, target, cap):
 
 
 @pytest.mark.claim("numpy.from-numpy-shares-memory")
+@pytest.mark.oracle("detach")
+@nd_grid_examples(direction="array-write")
+@nd_grid_examples(direction="tensor-write")
 @given(case=nd_cases(), direction=st.sampled_from(["array-write", "tensor-write"]))
 def test_from_numpy_shares_memory_both_ways(device, case, direction):
     """Kills: from_numpy that copies (always, or for non-contiguous/offset arrays), or
@@ -274,6 +308,10 @@ def test_from_numpy_shares_memory_both_ways(device, case, direction):
 
 
 @pytest.mark.claim("numpy.as-tensor-shares-memory")
+@pytest.mark.oracle("clone")
+@nd_grid_examples(direction="array-write", target=None)
+@nd_grid_examples(per_dtype=lambda dt: {"target": NP_TO_TORCH[dt]}, direction="tensor-write")
+@nd_grid_examples(direction="array-write", target=torch.float64)
 @given(
     case=nd_cases(),
     direction=st.sampled_from(["array-write", "tensor-write"]),
@@ -300,7 +338,7 @@ def test_as_tensor_of_ndarray_shares_unless_converted(device, case, direction, t
         snapshot = t.clone()
         a[_first(a)] = _sentinel(a)
         assert t.data_ptr() != _np_addr(a), "as_tensor(a, dtype=other) shares the array's memory"
-        assert torch.equal(t, snapshot), "as_tensor(a, dtype=other): array write seen in tensor"
+        assert same_bits(t, snapshot), "as_tensor(a, dtype=other): array write seen in tensor"
 
 
 @pytest.mark.claim("numpy.from-numpy-no-dtype-argument")
@@ -321,6 +359,7 @@ def test_from_numpy_takes_no_dtype(device, case, target, how):
 
 
 @pytest.mark.claim("numpy.from-numpy-not-resizable")
+@nd_grid_examples(extra=1)
 @given(case=nd_cases(), extra=st.integers(1, 16))
 def test_from_numpy_storage_cannot_grow(device, case, extra):
     """Kills: a from_numpy tensor whose storage can be reallocated (the array would
@@ -451,12 +490,22 @@ def test_from_numpy_dtype_set(device, dt, swapped, size):
     elif supported:
         with raises_with(ValueError, "byte order"):
             torch.from_numpy(a)
-    else:
+    elif native:
         with raises_with(TypeError, "can't convert np.ndarray of type"):
             torch.from_numpy(a)
+    else:
+        # Unsupported *and* byte-swapped: both checks apply and the claim
+        # names no precedence (the byte-order check ran first until torch
+        # 2.9, the dtype check since): either rejection is the claim.
+        with pytest.raises((TypeError, ValueError)) as e:
+            torch.from_numpy(a)
+        text = str(e.value)
+        assert "can't convert np.ndarray of type" in text or "byte order" in text, text
 
 
 @pytest.mark.claim("numpy.asarray-ndarray-shares-unless-converted")
+@nd_grid_examples(where=_nonempty_nd, copy=None, explicit=False)
+@nd_grid_examples(where=_nonempty_nd, copy=False, explicit=True)
 @given(
     case=nd_cases(min_side=1).filter(lambda c: c.base.ndim >= 1),
     copy=st.sampled_from([None, False]),
@@ -474,6 +523,10 @@ def test_asarray_of_ndarray_shares_by_default(device, case, copy, explicit):
 
 
 @pytest.mark.claim("numpy.asarray-ndarray-shares-unless-converted")
+@pytest.mark.oracle("clone")
+@nd_grid_examples(where=_nonempty_nd, copy=True, target=torch.float64)
+@nd_grid_examples(where=_nonempty_nd, copy=False, target=torch.complex128)
+@nd_grid_examples(where=_nonempty_nd, copy=None, target=torch.int16)
 @given(
     case=nd_cases(min_side=1).filter(lambda c: c.base.ndim >= 1),
     copy=st.sampled_from([None, False, True]),
@@ -497,7 +550,34 @@ def test_asarray_of_ndarray_copies_when_converting_or_asked(device, case, copy, 
     assert t.data_ptr() != _np_addr(a), "asarray(a) shares memory despite copy/conversion"
     snapshot = t.clone()
     a[_first(a)] = _sentinel(a)
-    assert torch.equal(t, snapshot), "array write seen in a copying asarray(a)"
+    assert same_bits(t, snapshot), "array write seen in a copying asarray(a)"
+
+
+def _dtype_examples(param: str, make, per_dtype=None, **fixed):
+    """One explicit ``@example`` per NumPy dtype: ``param`` is ``make(dtype)``
+    (a 0-d array case, a NumPy scalar), the other arguments ``fixed`` and
+    ``per_dtype(dtype)``. The dtype grid of the claims whose layout is fixed."""
+    from hypothesis import example
+
+    def decorate(fn):
+        for dt in NP_DTYPES:
+            extra = per_dtype(dt) if per_dtype is not None else {}
+            fn = example(**{param: make(dt)}, **fixed, **extra)(fn)
+        return fn
+
+    return decorate
+
+
+def _zero_dim_case(dt: np.dtype) -> NdCase:
+    return NdCase(base=_grid_array(dt, ()))
+
+
+def _numpy_scalar(dt: np.dtype) -> np.generic:
+    return _grid_array(dt, (1,)).reshape(-1)[0]
+
+
+def _own(dt: np.dtype) -> dict:
+    return {"target": NP_TO_TORCH[dt]}
 
 
 def _zero_dim_cases():
@@ -507,6 +587,7 @@ def _zero_dim_cases():
 
 
 @pytest.mark.claim("numpy.asarray-zero-dim-ndarray")
+@_dtype_examples("case", _zero_dim_case)
 @given(case=_zero_dim_cases())
 def test_asarray_of_zero_dim_ndarray_shares(device, case):
     """The ndarray rules applied to 0-d arrays. Deviates: they are handled like NumPy
@@ -518,6 +599,11 @@ def test_asarray_of_zero_dim_ndarray_shares(device, case):
 
 
 @pytest.mark.claim("numpy.asarray-zero-dim-ndarray-copies")
+@_dtype_examples("case", _zero_dim_case, copy=None, target=None)
+@_dtype_examples("case", _zero_dim_case, copy=False, target=None)
+@_dtype_examples("case", _zero_dim_case, copy=True, target=None)
+@_dtype_examples("case", _zero_dim_case, _own, copy=False)
+@_dtype_examples("case", _zero_dim_case, copy=True, target=torch.float64)
 @given(
     case=_zero_dim_cases(),
     copy=st.sampled_from([None, False, True]),
@@ -544,6 +630,10 @@ def _numpy_scalars():
 
 
 @pytest.mark.claim("numpy.asarray-numpy-scalar-copies")
+@_dtype_examples("s", _numpy_scalar, copy=None, target=None)
+@_dtype_examples("s", _numpy_scalar, copy=False, target=None)
+@_dtype_examples("s", _numpy_scalar, copy=None, target=torch.float64)
+@_dtype_examples("s", _numpy_scalar, copy=None, target=torch.int16)
 @given(
     s=_numpy_scalars(),
     copy=st.sampled_from([None, False]),
@@ -567,6 +657,8 @@ def test_asarray_of_numpy_scalar(device, s, copy, target):
 
 
 @pytest.mark.claim("numpy.asarray-numpy-scalar-copies")
+@_dtype_examples("s", _numpy_scalar, target=None)
+@_dtype_examples("s", _numpy_scalar, _own)
 @given(s=_numpy_scalars(), target=st.one_of(st.none(), st.sampled_from(ALL_DTYPES)))
 def test_asarray_of_numpy_scalar_copy_true(device, s, target):
     """copy=True is what a NumPy scalar gets anyway, so it must also accept dtype=.
@@ -579,6 +671,9 @@ def test_asarray_of_numpy_scalar_copy_true(device, s, target):
 
 
 @pytest.mark.claim("numpy.asarray-numpy-scalar-copy-true-dtype-raises")
+@_dtype_examples("s", _numpy_scalar, target=None)
+@_dtype_examples("s", _numpy_scalar, target=torch.float64)
+@_dtype_examples("s", _numpy_scalar, target=torch.int16)
 @given(s=_numpy_scalars(), target=st.one_of(st.none(), st.sampled_from(ALL_DTYPES)))
 def test_asarray_of_numpy_scalar_copy_true_pinned(device, s, target):
     """Pins asarray(np scalar, dtype=, copy=True): "can't alias" exactly when the
@@ -599,6 +694,8 @@ def test_asarray_of_numpy_scalar_copy_true_pinned(device, s, target):
 
 
 @pytest.mark.claim("numpy.numpy-shares-storage")
+@grid_examples(dtypes=NUMPY_DTYPES_NO_BF16, grid_values="all", direction="array-write")
+@grid_examples(dtypes=NUMPY_DTYPES_NO_BF16, direction="tensor-write")
 @given(
     spec=tensor_specs(dtype=NUMPY_DTYPES_NO_BF16),
     direction=st.sampled_from(["array-write", "tensor-write"]),
@@ -697,6 +794,7 @@ def test_numpy_refuses_grad_even_under_no_grad(device, spec):
 
 
 @pytest.mark.claim("numpy.numpy-no-grad-converts")
+@grid_examples(dtypes=NP_DIFFERENTIABLE)
 @given(spec=tensor_specs(dtype=NP_DIFFERENTIABLE))
 def test_numpy_under_no_grad_converts_and_shares(device, spec):
     """Pins the no_grad exception. Kills: a change either way (refusing under no_grad, or
@@ -710,6 +808,11 @@ def test_numpy_under_no_grad_converts_and_shares(device, spec):
 
 
 @pytest.mark.claim("numpy.numpy-force")
+@pytest.mark.oracle("detach")
+@grid_examples(dtypes=NUMPY_DTYPES_NO_BF16, why="plain")
+@grid_examples(dtypes=NUMPY_DTYPES_NO_BF16, why="requires_grad")
+@grid_examples(dtypes=COMPLEX, why="conj")
+@grid_examples(dtypes=COMPLEX, why="neg")
 @given(
     spec=tensor_specs(dtype=NUMPY_DTYPES_NO_BF16),
     why=st.sampled_from(["plain", "requires_grad", "conj", "neg"]),

@@ -23,6 +23,7 @@ from strategies import (
     DIFFERENTIABLE,
     FLOATING,
     NON_OVERLAPPING_VIEWS,
+    grid_examples,
     shapes,
     tensor_specs,
 )
@@ -37,6 +38,7 @@ def _geometry(t: torch.Tensor) -> tuple:
 
 
 @pytest.mark.claim("parameter.aliases-input")
+@grid_examples(grid_values="all", requires_grad=True)
 @given(spec=tensor_specs(values="all"), requires_grad=st.booleans())
 def test_parameter_aliases_its_input(device, spec, requires_grad):
     """Values are compared bit for bit with an independent build of the spec,
@@ -80,6 +82,7 @@ def test_parameter_requires_grad_default(device, spec, mode, explicit):
 
 
 @pytest.mark.claim("parameter.is-leaf")
+@pytest.mark.oracle("backward")
 @given(spec=tensor_specs(dtype=DIFFERENTIABLE, shape=shapes(min_side=1)))
 def test_parameter_of_non_leaf_is_leaf(device, spec):
     """Kills: a Parameter that keeps the source's history (grad_fn), so
@@ -95,6 +98,8 @@ def test_parameter_of_non_leaf_is_leaf(device, spec):
 
 
 @pytest.mark.claim("parameter.derived-are-plain-tensors")
+@pytest.mark.oracle("clone", "detach")
+@grid_examples(dtypes=DIFFERENTIABLE)
 @given(spec=tensor_specs(dtype=DIFFERENTIABLE))
 def test_parameter_derived_tensors_are_plain(device, spec):
     """Kills: detach/.data/clone that return Parameters, or detach/.data that
@@ -111,6 +116,7 @@ def test_parameter_derived_tensors_are_plain(device, spec):
 
 
 @pytest.mark.claim("parameter.inplace-leaf-error")
+@pytest.mark.oracle("copy_")
 @given(
     spec=tensor_specs(dtype=DIFFERENTIABLE, views=NON_OVERLAPPING_VIEWS),
     op=st.sampled_from(["add_", "mul_", "zero_", "copy_"]),
@@ -137,6 +143,7 @@ def test_parameter_inplace_needs_no_grad(device, spec, op):
 
 
 @pytest.mark.claim("parameter.data-mutation-silent-wrong-grad")
+@pytest.mark.oracle("backward", "clone", "detach")
 @given(
     spec=tensor_specs(dtype=FLOATING, views=NON_OVERLAPPING_VIEWS, shape=shapes(min_side=1)),
     k=st.sampled_from([0.0, 2.0, 3.0, -1.0]),
@@ -156,6 +163,7 @@ def test_parameter_data_mutation_silent_wrong_grad(device, spec, k):
 
 
 @pytest.mark.claim("parameter.detach-mutation-raises")
+@pytest.mark.oracle("backward", "copy_", "detach")
 @given(
     spec=tensor_specs(dtype=DIFFERENTIABLE, views=NON_OVERLAPPING_VIEWS, shape=shapes(min_side=1)),
     op=st.sampled_from(["mul_", "zero_", "copy_"]),
@@ -174,6 +182,7 @@ def test_parameter_detach_mutation_raises(device, spec, op):
 
 
 @pytest.mark.claim("parameter.deepcopy")
+@grid_examples(grid_values="all", requires_grad=True)
 @given(spec=tensor_specs(values="all"), requires_grad=st.booleans())
 def test_parameter_deepcopy(device, spec, requires_grad):
     """Values are compared bit for bit with an independent build of the spec,

@@ -19,7 +19,9 @@ from strategies import (
     ALL_DTYPES,
     DIFFERENTIABLE,
     INTEGRAL,
+    grid_examples,
     is_dense,
+    layout_grid,
     shapes,
     small_int_specs,
     tensor_specs,
@@ -106,6 +108,7 @@ def _to_same(t: torch.Tensor, form: str) -> torch.Tensor:
 
 
 @pytest.mark.claim("to.same-dtype-device-returns-self")
+@grid_examples(requires_grad=False, leaf=False, form="dtype")
 @given(
     spec=tensor_specs(),
     requires_grad=st.booleans(),
@@ -119,7 +122,23 @@ def test_to_same_dtype_device_returns_self(device, spec, requires_grad, leaf, fo
     assert _to_same(t, form) is t, f"to() ({form}) with matching dtype/device did not return self"
 
 
+def _conversion_grid(fn):
+    """One ``@example(case=...)`` per (dtype, layout) of :func:`layout_grid`,
+    holding small integers (exact in every dtype), each converted to the
+    next dtype of ``ALL_DTYPES`` (so every dtype is a target too)."""
+    from hypothesis import example
+
+    for spec in layout_grid():
+        target = ALL_DTYPES[(ALL_DTYPES.index(spec.dtype) + 1) % len(ALL_DTYPES)]
+        hi = 1 if torch.bool in (spec.dtype, target) else 100
+        values = tuple(i % (hi + 1) for i in range(len(spec.storage)))
+        case = (dataclasses.replace(spec, storage=values), target)
+        fn = example(case=case, form="dtype")(fn)
+    return fn
+
+
 @pytest.mark.claim("to.conversion-copies")
+@_conversion_grid
 @given(case=conversions(), form=st.sampled_from(["dtype", "keywords", "device-dtype", "other"]))
 def test_to_conversion_copies(device, case, form):
     """Kills: a dtype conversion that aliases the source, keeps the old dtype,
@@ -144,6 +163,7 @@ def test_to_conversion_copies(device, case, form):
 
 
 @pytest.mark.claim("to.dtype-change-in-graph")
+@pytest.mark.oracle("backward")
 @given(spec=tensor_specs(requires_grad=True), data=st.data())
 def test_to_dtype_change_in_graph(device, spec, data):
     """Kills: a dtype conversion that detaches (leaf result, no gradient for
@@ -169,6 +189,7 @@ def test_to_dtype_change_in_graph(device, spec, data):
 
 
 @pytest.mark.claim("to.cuda-move-is-non-leaf")
+@pytest.mark.oracle("backward")
 @given(spec=tensor_specs(requires_grad=True))
 def test_to_cuda_is_non_leaf(device, spec):
     """Kills: a device move that returns a leaf (so the CPU tensor never gets
@@ -189,6 +210,7 @@ def test_to_cuda_is_non_leaf(device, spec):
 
 
 @pytest.mark.claim("to.created-on-cuda-is-leaf")
+@pytest.mark.oracle("backward", "tensor")
 @given(spec=tensor_specs(requires_grad=True, shape=shapes(min_side=1)))
 def test_created_on_cuda_is_leaf(device, spec):
     """Kills: a factory on the accelerator that records a hidden host-to-device
@@ -204,6 +226,8 @@ def test_created_on_cuda_is_leaf(device, spec):
 
 
 @pytest.mark.claim("to.copy-true-always-copies")
+@pytest.mark.oracle("backward")
+@grid_examples(grid_values="all", requires_grad=False, leaf=False, form="dtype")
 @given(
     spec=tensor_specs(values="all"),
     requires_grad=st.booleans(),
@@ -326,6 +350,7 @@ def test_to_memory_format_honoured(device, spec, fmt, target):
 
 
 @pytest.mark.claim("to.memory-format-alias-below-rank-4")
+@grid_examples(where=lambda s: len(s.shape) < 4, requires_grad=False)
 @given(spec=tensor_specs(shape=shapes(max_dims=3)), requires_grad=st.booleans())
 def test_to_memory_format_alias_below_rank_4(device, spec, requires_grad):
     """Kills: a change in to()'s aliasing rule in either direction (a fix that
@@ -337,6 +362,7 @@ def test_to_memory_format_alias_below_rank_4(device, spec, requires_grad):
 
 
 @pytest.mark.claim("to.cpu-returns-self")
+@grid_examples(requires_grad=False, leaf=False)
 @given(spec=tensor_specs(), requires_grad=st.booleans(), leaf=st.booleans())
 def test_cpu_returns_self(device, spec, requires_grad, leaf):
     """Kills: a cpu() that copies a tensor already in CPU memory."""
@@ -345,6 +371,7 @@ def test_cpu_returns_self(device, spec, requires_grad, leaf):
 
 
 @pytest.mark.claim("to.type-returns-self")
+@grid_examples(requires_grad=False, by="string")
 @given(spec=tensor_specs(), requires_grad=st.booleans(), by=st.sampled_from(["string", "dtype"]))
 def test_type_returns_self(device, spec, requires_grad, by):
     """Kills: a type() that copies when the type already matches."""
@@ -354,6 +381,7 @@ def test_type_returns_self(device, spec, requires_grad, by):
 
 
 @pytest.mark.claim("to.contiguous-returns-self")
+@grid_examples(requires_grad=False, leaf=False)
 @given(spec=tensor_specs(), requires_grad=st.booleans(), leaf=st.booleans())
 def test_contiguous_returns_self(device, spec, requires_grad, leaf):
     """Kills: a contiguous() that copies an already contiguous tensor (leaf or
@@ -367,6 +395,13 @@ def test_contiguous_returns_self(device, spec, requires_grad, leaf):
 
 
 @pytest.mark.claim("to.contiguous-returns-self")
+@grid_examples(
+    where=lambda s: (
+        len(s.shape) == 4 and s.build().is_contiguous(memory_format=torch.channels_last)
+    ),
+    requires_grad=False,
+    leaf=False,
+)
 @given(
     # channels_last-contiguous by construction (bases, narrowed bases, NHWC permuted).
     spec=channels_last_contiguous_specs(),
@@ -400,6 +435,11 @@ def test_contiguous_copies_otherwise(device, fmt, data):
     spec = data.draw(specs, label="spec")
     t = spec.build(device)
     assert not t.is_contiguous(memory_format=mf), f"test bug: the input is already {fmt}"
+    _check_contiguous_copy(t, spec, fmt, device)
+
+
+def _check_contiguous_copy(t: torch.Tensor, spec, fmt: str, device) -> None:
+    mf = getattr(torch, fmt)
     r = t.contiguous(memory_format=mf)
     assert r is not t and not shares_storage(r, t), f"contiguous({fmt}) did not copy"
     assert r.is_contiguous(memory_format=mf), f"contiguous({fmt}) is not in that format"
@@ -408,7 +448,28 @@ def test_contiguous_copies_otherwise(device, fmt, data):
     assert_same_bits(r, spec.build(device), f"contiguous({fmt}) changed dtype or values")
 
 
+@pytest.mark.claim("to.contiguous-copies-otherwise")
+@grid_examples(grid_values="all")
+@given(spec=not_row_major_specs(values="all"))
+def test_contiguous_copies_otherwise_on_grid(device, spec):
+    """The dtype x layout grid (every value class), plus random specs that
+    are not row-major: whichever of contiguous_format and (for 4-D inputs)
+    channels_last the input is not in, contiguous(memory_format) copies into
+    it, bit for bit.
+
+    Kills: a contiguous() that returns its input or an alias, or misplaces
+    values, for one dtype or one layout (offset, stepped, transposed,
+    expanded, channels_last, 0-d and zero-size views)."""
+    t = spec.build(device)
+    for fmt in ("contiguous_format", "channels_last"):
+        mf = getattr(torch, fmt)
+        if (fmt == "channels_last" and t.dim() != 4) or t.is_contiguous(memory_format=mf):
+            continue
+        _check_contiguous_copy(t, spec, fmt, device)
+
+
 @pytest.mark.claim("to.contiguous-copy-in-graph")
+@pytest.mark.oracle("backward")
 @given(spec=not_row_major_specs(requires_grad=True), leaf=st.booleans())
 def test_contiguous_copy_in_graph(device, spec, leaf):
     """Kills: a contiguous() copy cut from the graph, or whose backward drops

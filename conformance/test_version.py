@@ -10,12 +10,14 @@ missing bump, or a counter not shared between aliases, turns the
 from __future__ import annotations
 
 import contextlib
+import functools
 
 import pytest
 import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conformance import capabilities as cap
 from conformance.checks import assert_same_bits, raises_with
 from strategies import (
     ALL_DTYPES,
@@ -66,6 +68,7 @@ def real_scalar(t: torch.Tensor) -> torch.Tensor:
 
 
 @pytest.mark.claim("version.inplace-bumps")
+@pytest.mark.oracle("copy_")
 @given(case=inplace_cases())
 def test_inplace_bumps_version(device, case):
     """Kills: an in-place op (or out= write) that forgets to bump the version
@@ -100,6 +103,7 @@ def _bumps_seen(writer: torch.Tensor, reader: torch.Tensor) -> bool:
 
 
 @pytest.mark.claim("version.views-and-detach-share")
+@pytest.mark.oracle("detach")
 @grid_examples(alias="detach")
 @given(spec=tensor_specs(), alias=st.sampled_from(sorted(ALIASES)))
 def test_views_and_detach_share_counter(device, spec, alias):
@@ -120,6 +124,8 @@ def test_views_and_detach_share_counter(device, spec, alias):
 
 
 @pytest.mark.claim("version.clone-and-data-own-counter")
+@pytest.mark.oracle("clone")
+@grid_examples(kind="data", requires_grad=True)
 @given(
     spec=tensor_specs(),
     kind=st.sampled_from(["clone", "data"]),
@@ -178,6 +184,16 @@ def test_version_read_only(device, spec, value):
     assert t._version == before, "a refused _version assignment changed the counter"
 
 
+@functools.cache
+def _increment_version_takes_lists() -> bool:
+    """The list form of increment_version came in torch 2.5 (probed once)."""
+    try:
+        increment_version([torch.zeros(1)])
+    except (RuntimeError, TypeError):
+        return False
+    return True
+
+
 @pytest.mark.claim("version.increment-version")
 @given(spec=tensor_specs(values="all"), form=st.sampled_from(["tensor", "list"]))
 def test_increment_version(device, spec, form):
@@ -193,6 +209,7 @@ def test_increment_version(device, spec, form):
     if form == "tensor":
         increment_version(t)
     else:
+        cap.require(_increment_version_takes_lists(), "increment_version([...]) (the list form)")
         increment_version([t, other])
         assert other._version == o0 + 1, "increment_version([...]) skipped a list element"
     assert t._version == t0 + 1, f"increment_version bumped by {t._version - t0}"
@@ -249,6 +266,7 @@ def saved_cases(draw):
 
 
 @pytest.mark.claim("version.saved-tensor-check")
+@pytest.mark.oracle("backward", "detach")
 @given(spec=tensor_specs(dtype=DIFFERENTIABLE, views=NON_OVERLAPPING_VIEWS), case=saved_cases())
 def test_saved_tensor_check(device, spec, case):
     """Predicts the error from the documented rule: backward raises iff the

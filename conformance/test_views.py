@@ -19,9 +19,25 @@ import torch
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from conformance import capabilities as cap
 from conformance import evidence
-from conformance.checks import raises_with, sentinel_for, shares_storage, shares_version_counter
-from strategies import ALL_DTYPES, ARITHMETIC, COMPLEX, DIFFERENTIABLE, shapes, tensor_specs
+from conformance.checks import (
+    raises_with,
+    same_bits,
+    same_storage,
+    sentinel_for,
+    shares_storage,
+    shares_version_counter,
+)
+from strategies import (
+    ALL_DTYPES,
+    ARITHMETIC,
+    COMPLEX,
+    DIFFERENTIABLE,
+    grid_examples,
+    shapes,
+    tensor_specs,
+)
 
 # ----------------------------------------------------------------------------
 # Reference models (no torch view machinery involved)
@@ -439,6 +455,7 @@ def _build(spec, device, requires_grad: bool) -> torch.Tensor:
 
 
 @pytest.mark.claim("views.real-of-real-is-self")
+@grid_examples(dtypes=[d for d in ALL_DTYPES if not d.is_complex], form="function")
 @given(
     spec=tensor_specs(dtype=[d for d in ALL_DTYPES if not d.is_complex]),
     form=st.sampled_from(["attribute", "function"]),
@@ -477,6 +494,7 @@ def test_view_op_returns_view(device, family, data, requires_grad):
 
 
 @pytest.mark.claim("views.tensor-views-writes-visible")
+@pytest.mark.oracle("detach", "numpy")
 @pytest.mark.parametrize("family", sorted(VIEW_OP_FAMILIES))
 @given(data=st.data(), requires_grad=st.booleans())
 def test_view_op_writes_visible_both_ways(device, family, data, requires_grad):
@@ -493,6 +511,48 @@ def test_view_op_writes_visible_both_ways(device, family, data, requires_grad):
         outs = [o for o in op.apply(t) if o.numel() > 0]
         if outs:
             out = outs[data.draw(st.integers(0, len(outs) - 1), label=f"{name} output")]
+            _check_writes_visible(name, t, out)
+
+
+@pytest.mark.claim("views.tensor-views-ops-return-views")
+@grid_examples(requires_grad=False)
+@given(spec=tensor_specs(), requires_grad=st.booleans())
+def test_view_ops_on_the_grid_return_views(device, spec, requires_grad):
+    """Every op of the table that accepts the input, with fixed arguments
+    (:func:`canonical_view_op`), on every (dtype, layout) pair of the grid
+    and on random specs: the family properties above draw their inputs
+    through ``st.data``, which explicit examples cannot supply.
+
+    Kills: a view op that copies, or aliases without view tracking or with
+    its own version counter, for one dtype on one layout."""
+    t = _build(spec, device, requires_grad)
+    root = root_of(t)
+    for name, out in canonical_views(t):
+        assert out._is_view(), f"{name} result is not a view (_is_view() is False)"
+        assert out._base is root, f"{name} result's _base is not the input's root base"
+        assert shares_storage(out, t), f"{name} result does not share storage with its input"
+        assert shares_version_counter(out, t), f"{name} result has its own version counter"
+
+
+@pytest.mark.claim("views.tensor-views-writes-visible")
+@pytest.mark.oracle("detach", "numpy")
+@grid_examples()
+@given(spec=tensor_specs())
+def test_view_ops_on_the_grid_writes_visible(device, spec):
+    """Writes both ways through every op of the table that accepts the input
+    (first non-empty output, :func:`canonical_view_op` arguments), on every
+    (dtype, layout) pair of the grid and on random specs. The input does not
+    require grad: the outputs of several ops are written one after another,
+    which autograd refuses for multi-output views (the family property above
+    covers inputs requiring grad).
+
+    Kills: a view op whose result does not alias the input element for
+    element (a copy, a copy-on-write alias) for one dtype on one layout."""
+    t = spec.build(device)
+    seen = set()
+    for name, out in canonical_views(t):
+        if name not in seen and out.numel() > 0:
+            seen.add(name)
             _check_writes_visible(name, t, out)
 
 
@@ -532,11 +592,84 @@ def draw_view(data, t: torch.Tensor, label: str) -> tuple[ViewOp, tuple[torch.Te
     return op, op.apply(t)
 
 
+def canonical_view_op(name: str, t: torch.Tensor) -> ViewOp:
+    """Fixed, always valid arguments of op ``name`` for ``t`` (``accepts(name,
+    t)`` must hold): what the dtype x layout grid applies, where no Hypothesis
+    draw is available."""
+    shape, n = tuple(t.shape), t.dim()
+    size0 = shape[0] if n else 0
+    if name == "slicing":
+        return ViewOp(name, ((slice(1, None, 2),) if n else (None,),))
+    if name == "as_strided":
+        return ViewOp(name, (shape, t.stride(), t.storage_offset()))
+    if name == "diagonal":
+        return ViewOp(name, (0, 0, 1))
+    if name in ("expand", "expand_as"):
+        return ViewOp(name, ((2, *shape),))
+    if name == "movedim":
+        return ViewOp(name, (0, max(n - 1, 0)))
+    if name == "narrow":
+        start = min(1, size0)
+        return ViewOp(name, (0, start, size0 - start))
+    if name == "permute":
+        return ViewOp(name, (tuple(reversed(range(n))),))
+    if name == "select":
+        d = next(i for i, s in enumerate(shape) if s > 0)
+        return ViewOp(name, (d, shape[d] - 1))
+    if name == "squeeze":
+        return ViewOp(name, (None,))
+    if name in ("transpose", "swapaxes", "swapdims"):
+        return ViewOp(name, (0, -1))
+    if name == "unflatten":
+        return ViewOp(name, (0, (1, size0)))
+    if name == "unfold":
+        return ViewOp(name, (0, min(size0, 2), 1))
+    if name == "unsqueeze":
+        return ViewOp(name, (n,))
+    if name == "view":
+        flat = t.numel() > 0 and can_view(shape, t.stride(), (t.numel(),))
+        return ViewOp(name, ((-1,) if flat else shape,))
+    if name == "view_as":
+        return ViewOp(name, (shape,))
+    if name in ("unbind", "split_with_sizes"):
+        return ViewOp(name, (0,) if name == "unbind" else ([size0], 0))
+    if name in ("split", "chunk", "tensor_split"):
+        return ViewOp(name, (2, 0))
+    if name in ("hsplit", "vsplit"):
+        return ViewOp(name, (1,))
+    return ViewOp(name)  # adjoint, t, T, H, mT, mH, real, imag, view_as_real
+
+
+def canonical_views(t: torch.Tensor) -> list[tuple[str, torch.Tensor]]:
+    """(op name, output) for every op of the table that accepts ``t``, with
+    :func:`canonical_view_op` arguments."""
+    return [
+        (name, out)
+        for name in VIEW_OPS
+        if accepts(name, t)
+        for out in canonical_view_op(name, t).apply(t)
+    ]
+
+
+def grid_target(t: torch.Tensor) -> tuple[int, ...]:
+    """A shape for the grid examples of view/reshape properties: flat
+    (``(-1,)``) for a non-empty tensor (viewable or not), else its own."""
+    return (-1,) if t.numel() else tuple(t.shape)
+
+
+def grid_expansion(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """An expand target that repeats every element: a new leading dimension
+    of size 2, and every size-1 dimension expanded to 2."""
+    return (2, *(2 if s == 1 else s for s in shape))
+
+
 # ----------------------------------------------------------------------------
 # DET-06: detach is on the list but is not a tracked view
 
 
 @pytest.mark.claim("views.detach-listed-as-view")
+@pytest.mark.oracle("detach")
+@grid_examples(requires_grad=False)
 @given(spec=tensor_specs(), requires_grad=st.booleans())
 def test_detach_is_a_tracked_view(device, spec, requires_grad):
     """The docs page's claim as stated: detach is a view op. detach is a
@@ -549,6 +682,8 @@ def test_detach_is_a_tracked_view(device, spec, requires_grad):
 
 
 @pytest.mark.claim("views.detach-untracked-alias")
+@pytest.mark.oracle("detach")
+@grid_examples(requires_grad=False)
 @given(spec=tensor_specs(), requires_grad=st.booleans())
 def test_detach_is_an_untracked_alias(device, spec, requires_grad):
     """Kills: a detach that copies or gets its own version counter, and one
@@ -566,12 +701,20 @@ def test_detach_is_an_untracked_alias(device, spec, requires_grad):
 
 
 @pytest.mark.claim("views.view-shares-data")
+@pytest.mark.oracle("detach")
+@grid_examples(data=None, requires_grad=False)
 @given(spec=tensor_specs(), data=st.data(), requires_grad=st.booleans())
 def test_view_shares_data(device, spec, data, requires_grad):
-    """Kills: a view() that copies, reorders elements, changes the element
+    """Grid examples (no data to draw from) view as :func:`canonical_view_op`
+    does: flat when that is viewable, else as the input's own shape.
+
+    Kills: a view() that copies, reorders elements, changes the element
     count or does not share the version counter."""
     t = _build(spec, device, requires_grad)
-    (target,) = data.draw(view_op_args("view", t), label="view op").args
+    if data is None:
+        (target,) = canonical_view_op("view", t).args
+    else:
+        (target,) = data.draw(view_op_args("view", t), label="view op").args
     v = t.view(target)
     assert tuple(v.shape) == resolve_shape(target, t.numel()), "view() has the wrong shape"
     assert v._is_view() and v._base is root_of(t), "view() result is not a view of its input"
@@ -647,12 +790,22 @@ def view_dtype_allowed(t: torch.Tensor, dtype: torch.dtype) -> bool:
     )
 
 
+_VIEW_DTYPES = st.one_of(st.none(), st.sampled_from(ALL_DTYPES))  # None: the input's own
+
+
 @pytest.mark.claim("views.view-dtype-conditions")
-@given(spec=tensor_specs(), dtype=st.sampled_from(ALL_DTYPES), requires_grad=st.booleans())
+@grid_examples(dtype=torch.int16, requires_grad=False)
+@grid_examples(dtype=torch.complex128, requires_grad=False)
+@given(spec=tensor_specs(), dtype=_VIEW_DTYPES, requires_grad=st.booleans())
 def test_view_dtype_conditions(device, spec, dtype, requires_grad):
-    """Kills: a view(dtype) that accepts a layout the docs forbid, rejects one
+    """``dtype`` None views as the input's own dtype. The grid tries a 2-byte
+    and a 16-byte target on every (dtype, layout) pair: smaller, equal and
+    larger element sizes.
+
+    Kills: a view(dtype) that accepts a layout the docs forbid, rejects one
     they allow, copies, or scales the last dimension wrongly."""
     t = _build(spec, device, requires_grad)
+    dtype = t.dtype if dtype is None else dtype
     if not view_dtype_allowed(t, dtype):
         with raises_with(RuntimeError, "different element sizes"):
             t.view(dtype)
@@ -667,12 +820,17 @@ def test_view_dtype_conditions(device, spec, dtype, requires_grad):
 
 
 @pytest.mark.claim("views.view-dtype-untracked-alias")
-@given(spec=tensor_specs(), dtype=st.sampled_from(ALL_DTYPES), requires_grad=st.booleans())
+@grid_examples(dtype=None, requires_grad=False)
+@given(spec=tensor_specs(), dtype=_VIEW_DTYPES, requires_grad=st.booleans())
 def test_view_dtype_is_an_untracked_alias(device, spec, dtype, requires_grad):
-    """Kills: a change in view(dtype)'s autograd/aliasing: a result that
+    """``dtype`` None (drawn often, and on the whole grid) views as the
+    input's own dtype, which the claim covers too.
+
+    Kills: a change in view(dtype)'s autograd/aliasing: a result that
     requires grad or is tracked as a view, or one that stops sharing the
     storage or version counter."""
     t = _build(spec, device, requires_grad)
+    dtype = t.dtype if dtype is None else dtype
     assume(view_dtype_allowed(t, dtype))
     v = t.view(dtype)
     assert not v.requires_grad and v.grad_fn is None, "view(dtype) result requires grad"
@@ -686,6 +844,7 @@ def test_view_dtype_is_an_untracked_alias(device, spec, dtype, requires_grad):
 
 
 @pytest.mark.claim("views.reshape-values")
+@pytest.mark.oracle("detach")
 @given(spec=tensor_specs(), data=st.data(), method=st.booleans())
 def test_reshape_values_are_row_major(device, spec, data, method):
     """Kills: a reshape that reorders elements (e.g. copies a non-contiguous
@@ -698,12 +857,19 @@ def test_reshape_values_are_row_major(device, spec, data, method):
 
 
 @pytest.mark.claim("views.reshape-view-when-viewable")
+@grid_examples(data=None, requires_grad=False)
 @given(spec=tensor_specs(), data=st.data(), requires_grad=st.booleans())
 def test_reshape_is_view_iff_viewable(device, spec, data, requires_grad):
-    """Kills: a reshape that copies a viewable input, or aliases one that
+    """Grid examples (no data to draw from) reshape to :func:`grid_target`:
+    flat, which some layouts can view and others must copy.
+
+    Kills: a reshape that copies a viewable input, or aliases one that
     view() refuses (a change in torch's view-vs-copy choice)."""
     t = _build(spec, device, requires_grad)
-    target = data.draw(same_numel_shapes(t.numel()), label="shape")
+    if data is None:
+        target = grid_target(t)
+    else:
+        target = data.draw(same_numel_shapes(t.numel()), label="shape")
     viewable = _attempt(lambda: t.view(target))[1] is not None
     r = t.reshape(target)
     if viewable:
@@ -719,17 +885,25 @@ def test_reshape_is_view_iff_viewable(device, spec, data, requires_grad):
 
 
 @pytest.mark.claim("views.expand-no-new-memory")
+@grid_examples(data=None)
 @given(spec=tensor_specs(), data=st.data())
 def test_expand_sets_stride_zero_without_allocating(device, spec, data):
-    """Kills: an expand that materializes (copies/allocates), or gives a
+    """Grid examples (no data to draw from) expand to :func:`grid_expansion`.
+
+    Kills: an expand that materializes (copies/allocates), or gives a
     non-zero stride to an expanded dimension, or alters kept dimensions."""
     t = spec.build(device)
     storage = t.untyped_storage()
     nbytes = storage.nbytes()
-    (target,) = data.draw(view_op_args("expand", t), label="expand op").args
+    if data is None:
+        target = grid_expansion(tuple(t.shape))
+    else:
+        (target,) = data.draw(view_op_args("expand", t), label="expand op").args
     e = t.expand(target)
     lead = len(target) - t.dim()
-    assert e.untyped_storage() is storage, "expand() result is not in its input's storage"
+    assert same_storage(e.untyped_storage(), storage), (
+        "expand() result is not in its input's storage"
+    )
     assert storage.nbytes() == nbytes, "expand() changed the storage size"
     assert e.storage_offset() == t.storage_offset(), "expand() moved the storage offset"
     assert e._is_view() and e._base is root_of(t), "expand() result is not a view of its input"
@@ -794,12 +968,17 @@ def _expansions(draw, shape: tuple[int, ...]) -> tuple[int, ...]:
 
 
 @pytest.mark.claim("views.expand-aliased-elements")
+@pytest.mark.oracle("detach", "numpy")
+@grid_examples(where=lambda s: math.prod(s.shape) > 0, data=None)
 @given(spec=tensor_specs(shape=shapes(min_side=1)), data=st.data())
 def test_expanded_elements_share_memory(device, spec, data):
-    """Kills: an expand that materializes copies of the repeated element, seen
+    """Grid examples (no data to draw from) expand to :func:`grid_expansion`.
+
+    Kills: an expand that materializes copies of the repeated element, seen
     as a write to one element not showing in the others and in the source."""
     t = spec.build(device)
-    e = t.expand(data.draw(_expansions(tuple(t.shape)), label="target"))
+    target = grid_expansion(tuple(t.shape)) if data is None else None
+    e = t.expand(target or data.draw(_expansions(tuple(t.shape)), label="target"))
     addr = byte_addresses(e)
     i0 = first_index(e)
     before_e, before_t = snapshot(e), snapshot(t)
@@ -813,22 +992,28 @@ def test_expanded_elements_share_memory(device, spec, data):
 
 
 @pytest.mark.claim("views.expand-clone-before-write")
+@pytest.mark.oracle("clone", "copy_", "detach", "numpy")
+@grid_examples(where=lambda s: math.prod(s.shape) > 0, data=None)
 @given(spec=tensor_specs(shape=shapes(min_side=1)), data=st.data())
 def test_clone_of_expanded_is_writable(device, spec, data):
-    """Kills: a clone of an expanded tensor that keeps stride 0 (aliasing
+    """Grid examples (no data to draw from) expand to :func:`grid_expansion`.
+
+    Kills: a clone of an expanded tensor that keeps stride 0 (aliasing
     elements, so the write is refused or lands in the source)."""
     t = spec.build(device)
-    e = t.expand(data.draw(_expansions(tuple(t.shape)), label="target"))
+    target = grid_expansion(tuple(t.shape)) if data is None else None
+    e = t.expand(target or data.draw(_expansions(tuple(t.shape)), label="target"))
     c = e.clone()
     before_e, before_t = snapshot(e), snapshot(t)
     fill = torch.full_like(c, sentinel_for(c))
     c.copy_(fill)
-    assert torch.equal(c, fill), "clone of an expanded tensor did not take the written values"
+    assert same_bits(c, fill), "clone of an expanded tensor did not take the written values"
     assert not changed(before_t, t).any(), "writing the clone changed the expanded tensor's source"
     assert not changed(before_e, e).any(), "writing the clone changed the expanded tensor"
 
 
 @pytest.mark.claim("views.expand-inplace-overlap-raises")
+@pytest.mark.oracle("copy_", "detach", "numpy")
 @given(
     spec=tensor_specs(shape=shapes(min_side=1)),
     data=st.data(),
@@ -866,34 +1051,51 @@ def _either_sign(data, d: int, n: int, label: str) -> int:
 
 
 @pytest.mark.claim("views.flatten-no-dims-returns-input")
+@grid_examples(where=lambda s: len(s.shape) >= 1, data=None, requires_grad=False)
 @given(spec=tensor_specs(shape=_AT_LEAST_1D), data=st.data(), requires_grad=st.booleans())
 def test_flatten_nothing_returns_input(device, spec, data, requires_grad):
-    """Kills: a flatten that returns a new view or copy when start_dim ==
+    """Grid examples (no data to draw from) flatten the last dimension,
+    spelled -1 to -1.
+
+    Kills: a flatten that returns a new view or copy when start_dim ==
     end_dim (also when spelled with negative dims)."""
     t = _build(spec, device, requires_grad)
     n = t.dim()
-    d = data.draw(st.integers(0, n - 1), label="dim")
-    start, end = _either_sign(data, d, n, "start"), _either_sign(data, d, n, "end")
+    if data is None:
+        start = end = -1
+    else:
+        d = data.draw(st.integers(0, n - 1), label="dim")
+        start, end = _either_sign(data, d, n, "start"), _either_sign(data, d, n, "end")
     assert torch.flatten(t, start, end) is t, "torch.flatten(t, d, d) is not t itself"
     assert t.flatten(start, end) is t, "t.flatten(d, d) is not t itself"
 
 
 @pytest.mark.claim("views.flatten-view-when-viewable")
+@pytest.mark.oracle("detach")
+@grid_examples(where=lambda s: len(s.shape) >= 2, data=None, requires_grad=False)
 @given(spec=tensor_specs(shape=shapes(min_dims=2)), data=st.data(), requires_grad=st.booleans())
 def test_flatten_views_when_viewable(device, spec, data, requires_grad):
-    """Kills: a flatten that copies a viewable input, aliases a non-viewable
+    """Grid examples (no data to draw from) flatten every dimension.
+
+    Kills: a flatten that copies a viewable input, aliases a non-viewable
     one, or reorders elements."""
     t = _build(spec, device, requires_grad)
     n = t.dim()
-    start, end = sorted(
-        data.draw(
-            st.lists(st.integers(0, n - 1), min_size=2, max_size=2, unique=True), label="dims"
+    if data is None:
+        start, end = 0, n - 1
+    else:
+        start, end = sorted(
+            data.draw(
+                st.lists(st.integers(0, n - 1), min_size=2, max_size=2, unique=True),
+                label="dims",
+            )
         )
-    )
     shape = tuple(t.shape)
     flat = (*shape[:start], math.prod(shape[start : end + 1]), *shape[end + 1 :])
     viewable = _attempt(lambda: t.view(flat))[1] is not None
-    f = torch.flatten(t, _either_sign(data, start, n, "start"), _either_sign(data, end, n, "end"))
+    if data is not None:
+        start, end = _either_sign(data, start, n, "start"), _either_sign(data, end, n, "end")
+    f = torch.flatten(t, start, end)
     assert tuple(f.shape) == flat, f"flatten has shape {tuple(f.shape)}, expected {flat}"
     assert row_major(f) == row_major(t), "flatten elements are not the input's in row-major order"
     if viewable:
@@ -904,6 +1106,8 @@ def test_flatten_views_when_viewable(device, spec, data, requires_grad):
 
 
 @pytest.mark.claim("views.flatten-zero-dim")
+@pytest.mark.oracle("detach")
+@grid_examples(where=lambda s: s.shape == (), requires_grad=False, method=False)
 @given(spec=tensor_specs(shape=()), requires_grad=st.booleans(), method=st.booleans())
 def test_flatten_zero_dim_is_1d_view(device, spec, requires_grad, method):
     """Kills: a flatten of a 0-d tensor that copies, returns the input itself,
@@ -923,6 +1127,7 @@ def test_flatten_zero_dim_is_1d_view(device, spec, requires_grad, method):
 
 
 @pytest.mark.claim("views.detach_-makes-leaf")
+@pytest.mark.oracle("detach", "numpy")
 @given(
     spec=tensor_specs(),
     requires_grad=st.booleans(),
@@ -947,7 +1152,7 @@ def test_detach__makes_a_leaf(device, spec, requires_grad, non_leaf):
     assert not t.requires_grad, "detach_() left requires_grad set"
     assert t.grad_fn is None, f"detach_() left grad_fn {t.grad_fn}"
     assert t.is_leaf, "detach_() result is not a leaf"
-    assert t.untyped_storage() is storage, "detach_() changed the storage"
+    assert same_storage(t.untyped_storage(), storage), "detach_() changed the storage"
     assert (tuple(t.shape), t.stride(), t.storage_offset()) == geometry, (
         "detach_() changed geometry"
     )
@@ -970,6 +1175,7 @@ def test_detach__on_view_raises(device, spec, data, requires_grad):
 
 
 @pytest.mark.claim("views.detach_-base-keeps-views")
+@pytest.mark.oracle("backward")
 @given(spec=tensor_specs(requires_grad=True), data=st.data())
 def test_detach__on_base_keeps_views_attached(device, spec, data):
     """Kills: a detach_ on a base that also detaches (or re-bases) the views
@@ -998,6 +1204,7 @@ def test_detach__on_base_keeps_views_attached(device, spec, data):
 
 
 @pytest.mark.claim("views.view-as-real-zero-size-backward-raises")
+@pytest.mark.oracle("backward")
 @given(
     dtype=st.sampled_from(COMPLEX),
     shape=st.builds(
@@ -1021,6 +1228,7 @@ def test_view_as_real_zero_size_backward_raises(device, dtype, shape):
 
 
 @pytest.mark.claim("views.data-ptr-first-element")
+@pytest.mark.oracle("detach")
 @given(spec=tensor_specs(), data=st.data(), requires_grad=st.booleans())
 def test_data_ptr_is_first_element(device, spec, data, requires_grad):
     """Kills: a data_ptr that ignores the storage offset or element size, or
@@ -1042,12 +1250,16 @@ def test_data_ptr_is_first_element(device, spec, data, requires_grad):
 
 
 @pytest.mark.claim("views.data-ptr-materializes-cow")
+@pytest.mark.oracle("detach", "numpy")
+@grid_examples(where=lambda s: math.prod(s.shape) > 0)
 @given(spec=tensor_specs(shape=shapes(min_side=1)))
 def test_data_ptr_materializes_lazy_clone(device, spec):
     """Kills: a const_data_ptr that materializes a copy-on-write tensor, or a
     data_ptr that hands out the shared memory for writing."""
     t = spec.build(device)
     before = snapshot(t)
+    cap.require(cap.has_api(t, "_lazy_clone"), "Tensor._lazy_clone (copy-on-write, torch 2.3)")
+    cap.require(cap.has_api(t, "const_data_ptr"), "Tensor.const_data_ptr in Python (torch 2.13)")
     c = t._lazy_clone()
     assert c.const_data_ptr() == t.const_data_ptr(), "const_data_ptr() materialized the copy"
     c.data_ptr()
@@ -1058,14 +1270,21 @@ def test_data_ptr_materializes_lazy_clone(device, spec):
 
 
 @pytest.mark.claim("views.untyped-storage-shared")
+@grid_examples(data=None, requires_grad=False)
 @given(spec=tensor_specs(), data=st.data(), requires_grad=st.booleans())
 def test_views_return_the_same_untyped_storage(device, spec, data, requires_grad):
-    """Kills: views whose untyped_storage() is a different object (or a copy)
+    """Grid examples (no data to draw from) check every op of the table
+    (:func:`canonical_views`).
+
+    Kills: views whose untyped_storage() is a different object (or a copy)
     from the base's."""
     t = _build(spec, device, requires_grad)
     root = root_of(t)
     storage = root.untyped_storage()
-    _, outs = draw_view(data, t, "view")
+    if data is None:  # a grid example: every op of the table
+        outs = tuple(out for _, out in canonical_views(t))
+    else:
+        _, outs = draw_view(data, t, "view")
     for u in (t, *outs):
         s = u.untyped_storage()
         assert s is storage, "a view's untyped_storage() is not its base's object"
@@ -1086,9 +1305,17 @@ _IS_SET_TO_KINDS = {
 
 
 @pytest.mark.claim("views.is-set-to")
+@pytest.mark.oracle("clone", "detach")
+@grid_examples(data=None, kind="detach")
+@grid_examples(data=None, kind="full-view")
+@grid_examples(data=None, kind="unsqueezed")
+@grid_examples(data=None, kind="clone")
 @given(spec=tensor_specs(), data=st.data(), kind=st.sampled_from(sorted(_IS_SET_TO_KINDS)))
 def test_is_set_to(device, spec, data, kind):
-    """Kills: an is_set_to that ignores storage, offset, sizes or strides, or
+    """The grid checks the detach, full-view, unsqueezed and clone kinds on
+    every (dtype, layout) pair.
+
+    Kills: an is_set_to that ignores storage, offset, sizes or strides, or
     is not symmetric."""
     t = spec.build(device)
     if kind == "narrowed":
@@ -1112,7 +1339,7 @@ def test_is_set_to(device, spec, data, kind):
             "clone": t.clone,
         }[kind]()
     same = (
-        o.untyped_storage() is t.untyped_storage()
+        same_storage(o.untyped_storage(), t.untyped_storage())
         and o.storage_offset() == t.storage_offset()
         and tuple(o.shape) == tuple(t.shape)
         and o.stride() == t.stride()
@@ -1125,14 +1352,24 @@ def test_is_set_to(device, spec, data, kind):
 
 
 @pytest.mark.claim("views.base-rules")
+@pytest.mark.oracle("clone", "detach")
+@grid_examples(where=lambda s: not s.views, data=None, requires_grad=False)
 @given(spec=tensor_specs(views=False), data=st.data(), requires_grad=st.booleans())
 def test_base_is_the_root(device, spec, data, requires_grad):
-    """Kills: a _base that points at the intermediate view (not the root), or
+    """Grid examples (no data to draw from) take every op of the table
+    (:func:`canonical_views`) of the base, then of its first view.
+
+    Kills: a _base that points at the intermediate view (not the root), or
     that is set for non-views, clones, detach() or .data results."""
     base = _build(spec, device, requires_grad)
-    _, outs1 = draw_view(data, base, "first")
-    assume(outs1)
-    _, outs2 = draw_view(data, outs1[0], "second")
+    if data is None:  # a grid example: every op of the table, then again on the first output
+        outs1 = tuple(out for _, out in canonical_views(base))
+        assume(outs1)
+        outs2 = tuple(out for _, out in canonical_views(outs1[0]))
+    else:
+        _, outs1 = draw_view(data, base, "first")
+        assume(outs1)
+        _, outs2 = draw_view(data, outs1[0], "second")
     for v in (*outs1, *outs2):
         assert v._base is base, "a view's (or view of view's) _base is not the root"
     assert base._base is None, "a non-view tensor has a _base"

@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import textwrap
 from pathlib import Path
 
 EXIT_OK, EXIT_FAIL, EXIT_BAD_INPUT = 0, 1, 2
@@ -32,9 +33,10 @@ class BadInput(Exception):
     """Raised for any user error; becomes ``error: <message>`` and exit 2."""
 
 
-def _err(msg: str) -> int:
+def _err(msg: str, code: int = EXIT_BAD_INPUT) -> int:
+    """Print one ``error:`` line on stderr; returns ``code`` (exit 2: bad input)."""
     print(f"torch-conformance: error: {msg}", file=sys.stderr)
-    return EXIT_BAD_INPUT
+    return code
 
 
 class _Parser(argparse.ArgumentParser):
@@ -110,13 +112,24 @@ def _check_out(path, what: str, *, file: bool = False) -> None:
 
 
 def _console():
+    """The terminal console; when stdout is not a terminal (CI logs, pipes)
+    tables get a fixed 160 columns instead of rich's 80, so area names and
+    verdict headers are never cut."""
     from rich.console import Console
 
-    return Console(stderr=False, highlight=False)
+    console = Console(stderr=False, highlight=False)
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console = Console(stderr=False, highlight=False, width=160)
+    return console
 
 
 def _validate_inputs(args) -> None:
     """Check registry, expectations, claim ids and devices before running."""
+    from conformance.capabilities import numpy_problem
+
+    problem = numpy_problem()
+    if problem:
+        raise BadInput(problem)
     from conformance.expectations import ExpectationsError, load_expectations
     from conformance.registry import RegistryError, default_registry
 
@@ -148,11 +161,27 @@ def _validate_inputs(args) -> None:
                 raise BadInput(
                     "--devices cuda: CUDA is not available (torch.cuda.is_available() is False)"
                 )
+    if args.backends:
+        from reports.plugin import BACKENDS, backend_unavailable
+
+        bks = [b.strip() for b in args.backends.split(",") if b.strip()]
+        bad = [b for b in bks if b not in BACKENDS]
+        if bad or not bks:
+            raise BadInput(
+                f"--backends: unknown backend(s) {', '.join(bad) or '(none)'}; "
+                f"use {', '.join(BACKENDS)}"
+            )
+        for b in bks:
+            why = backend_unavailable(b)
+            if why:
+                raise BadInput(f"--backends {b}: {why}")
     if args.baseline:
-        from reports.results import ResultsError, load_results
+        from reports.results import ResultsError
 
         try:
-            load_results(args.baseline)
+            from reports.baselines import resolve
+
+            resolve(args.baseline)
         except ResultsError as e:
             raise BadInput(f"--baseline: {e}") from None
     _check_out(args.out, "--out")
@@ -178,6 +207,8 @@ def _pytest_cmd(args, results_json: Path) -> list[str]:
     ]  # fmt: skip
     if args.devices:
         cmd += ["--devices", args.devices]
+    if args.backends:
+        cmd += ["--backends", args.backends]
     if args.claims:
         cmd += ["--claims", args.claims]
     if args.expectations:
@@ -383,13 +414,23 @@ def _run_and_write(args, out: Path, tmp: Path, state: dict) -> int:
         )
     if args.baseline:
         try:
-            base = load_results(args.baseline)
+            from reports.baselines import resolve
+
+            base = resolve(args.baseline)
         except ResultsError as e:
             return _err(str(e))
         from reports.compare import compare_docs
 
         doc["baseline"] = compare_docs(base, doc)
-    page = render_report(doc)  # render first: a failure leaves no half-written output
+    try:
+        page = render_report(doc)  # render first: a failure leaves no half-written output
+    except Exception as e:  # a defect of the suite: keep what pytest found
+        write_json_atomic(out / "results.partial.json", doc)
+        return _err(
+            f"the report could not be rendered (a defect of the suite: {type(e).__name__}: {e}); "
+            f"the run's results are in {out / 'results.partial.json'}",
+            code=EXIT_FAIL,
+        )
     extra: list[tuple[str, Path, str]] = []
     if args.junitxml or args.xfails_file:
         from reports.junit import junit_xml, xfails_text
@@ -398,11 +439,18 @@ def _run_and_write(args, out: Path, tmp: Path, state: dict) -> int:
             extra.append(("junit:  ", Path(args.junitxml), junit_xml(doc)))
         if args.xfails_file:
             extra.append(("xfails: ", Path(args.xfails_file), xfails_text(doc)))
+    snippets = _snippet_files(doc)
     with _signals_deferred(state):
         write_json_atomic(out / "results.json", doc)
         write_text_atomic(out / "report.html", page)
         for _, path, text in extra:
             write_text_atomic(path, text)
+        old = out / "snippets"
+        if old.is_dir():
+            for f in old.glob("*.py"):
+                f.unlink()
+        for name, text in snippets.items():
+            write_text_atomic(out / "snippets" / name, text)
         with contextlib.suppress(OSError):
             (out / "results.partial.json").unlink()  # stale, from an interrupted run
     if state.get("late"):
@@ -412,6 +460,7 @@ def _run_and_write(args, out: Path, tmp: Path, state: dict) -> int:
         return 128 + state["late"]
     summary = summarize(doc)
     print_summary(doc, _console())
+    _print_snippets(doc, out, snippets)
     print(f"results: {out / 'results.json'}\nreport:  {out / 'report.html'}")
     for label, path, _ in extra:
         print(f"{label}{path}")
@@ -435,6 +484,39 @@ def _run_and_write(args, out: Path, tmp: Path, state: dict) -> int:
     return EXIT_OK
 
 
+def _snippet_name(t: dict) -> str:
+    base = t.get("name") or t["nodeid"].rsplit("::", 1)[-1]
+    col = t.get("device", "any") + (f"-{t['backend']}" if t.get("backend") else "")
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in f"{base}-{col}") + ".py"
+
+
+def _snippet_files(doc: dict) -> dict[str, str]:
+    """``{file name: torch-only snippet}`` for every failing test that has one."""
+    out = {}
+    for t in doc["tests"]:
+        snippet = (t.get("failure") or {}).get("snippet")
+        if snippet and t["verdict"] in ("regression", "unexpected-pass"):
+            out[_snippet_name(t)] = snippet
+    return out
+
+
+def _print_snippets(doc: dict, out: Path, snippets: dict[str, str]) -> None:
+    """Name each failing test's torch-only reproducer (printed whole when
+    there are at most three), or why it has none."""
+    failing = [t for t in doc["tests"] if t["verdict"] in ("regression", "unexpected-pass")
+               and t.get("failure")]  # fmt: skip
+    for t in failing:
+        name = _snippet_name(t)
+        if name in snippets:
+            print(f"torch-only reproducer of {t['nodeid']}: {out / 'snippets' / name} "
+                  "(needs only torch; paste it into a bug report)")  # fmt: skip
+            if len(snippets) <= 3:
+                print(textwrap.indent(snippets[name].rstrip(), "    "))
+        else:
+            why = t["failure"].get("snippet_unavailable") or "none recorded"
+            print(f"no torch-only reproducer of {t['nodeid']}: {why}")
+
+
 def cmd_report(args) -> int:
     """Re-render an HTML report from a result file."""
     from reports.html import render_report
@@ -452,12 +534,19 @@ def cmd_report(args) -> int:
 
 def cmd_compare(args) -> int:
     """Compare two result files; exit 1 on any regression."""
+    from reports.baselines import resolve
     from reports.compare import compare_docs
     from reports.html import render_compare
-    from reports.results import ResultsError, load_results, write_text_atomic
+    from reports.results import ResultsError, write_text_atomic
 
+    base_spec = args.from_ or args.base
+    new_spec = args.to or args.new
+    if not base_spec or not new_spec:
+        return _err(
+            "compare needs two result files or torch versions (BASE NEW, or --from X --to Y)"
+        )
     try:
-        base, new = load_results(args.base), load_results(args.new)
+        base, new = resolve(base_spec), resolve(new_spec)
     except ResultsError as e:
         return _err(str(e))
     if args.output:
@@ -466,13 +555,22 @@ def cmd_compare(args) -> int:
     console = _console()
     from rich.table import Table
 
+    from reports.causes import BAD  # noqa: F401  (cause groups are in diff["causes"])
+
     table = Table(title=f"torch {diff['base_torch']} -> {diff['new_torch']}")
-    for col in ("claim", "device", "baseline", "new", "new failure"):
+    for col in ("claim", "device", "baseline", "new", "changed in", "new failure"):
         table.add_column(col, overflow="fold")
     for r in diff["regressions"] + diff["changes"]:
         mark = "[bold red]REGRESSION[/] " if r["regression"] else ""
-        table.add_row(mark + r["claim"], r["device"], r["base"], r["new"], r["new_signature"] or "")
+        table.add_row(mark + r["claim"], r["device"], r["base"], r["new"],
+                      r.get("changed_in") or "", r["new_signature"] or "")  # fmt: skip
     console.print(table)
+    for g in diff["causes"]["groups"]:
+        console.print(
+            f"likely cause: {g['primitive']} (its own claims {', '.join(g['own_failed']) or '-'} "
+            f"regressed; {len(g['explained'])} other regression(s) rely on it)",
+            markup=False,
+        )
     if not diff["same_commit"]:
         console.print("[yellow]note:[/] the result files come from different suite commits")
     console.print(
@@ -486,14 +584,19 @@ def cmd_compare(args) -> int:
 
 def cmd_matrix(args) -> int:
     """Render the claims x (torch version, device) matrix of several result files."""
+    from reports.baselines import available, load_baseline, resolve
     from reports.html import render_matrix
     from reports.matrix import build_matrix
-    from reports.results import ResultsError, load_results, write_text_atomic
+    from reports.results import ResultsError, write_text_atomic
 
     try:
-        docs = [load_results(p) for p in args.results]
+        docs = [resolve(p) for p in args.results]
+        if args.releases:
+            docs = [load_baseline(v) for v in available()] + docs
     except ResultsError as e:
         return _err(str(e))
+    if not docs:
+        return _err("matrix needs result files, torch versions or --releases")
     _check_out(args.output, "-o", file=True)
     m = build_matrix(docs)
     write_text_atomic(args.output, render_matrix(m))
@@ -502,6 +605,33 @@ def cmd_matrix(args) -> int:
         f"matrix: {args.output} ({len(m['rows'])} claims x {len(m['columns'])} runs, {regs} with regressions)"
     )
     return EXIT_FAIL if regs else EXIT_OK
+
+
+def cmd_baseline(args) -> int:
+    """``baseline list``: the shipped release baselines; ``baseline save
+    RESULTS``: store a run's results.json as the baseline of its torch
+    release (``nox -s releases`` does this for every release)."""
+    from reports.baselines import BASELINES_DIR, available, save_baseline
+    from reports.results import ResultsError, load_results
+
+    if args.action == "list":
+        files = available()
+        if not files:
+            print(f"no shipped baselines in {BASELINES_DIR}")
+        for version, path in files.items():
+            print(f"{version}\t{path.name}\t{path.stat().st_size} bytes")
+        return EXIT_OK
+    if not args.results:
+        return _err("baseline save needs a results.json")
+    try:
+        doc = load_results(args.results)
+    except ResultsError as e:
+        return _err(str(e))
+    if doc["environment"].get("claims_selected"):
+        return _err(f"{args.results}: a run of selected claims only cannot be a release baseline")
+    path = save_baseline(doc, Path(args.dir) if args.dir else BASELINES_DIR)
+    print(f"baseline: {path} ({path.stat().st_size} bytes)")
+    return EXIT_OK
 
 
 def cmd_claims(args) -> int:
@@ -653,7 +783,8 @@ def cmd_mutate(args) -> int:
 
     def progress(rec: dict) -> None:
         done["n"] += 1
-        colour = {"killed": "green", "escaped": "red", "error": "yellow"}[rec["status"]]
+        colour = {"killed": "green", "escaped": "red", "error": "yellow",
+                  "not judged here": "dim"}[rec["status"]]  # fmt: skip
         claims = ", ".join(
             c + ("" if v["state"] == "falsified" else f" ({v['state']}: {v['verdict']})")
             for c, v in rec["claims"].items()
@@ -699,6 +830,7 @@ def cmd_mutate(args) -> int:
         print(
             f"registry: {len(cov['falsifiable'])} claims proven falsifiable, "
             f"{len(cov['unfalsifiable'])} unfalsifiable (with a reason), "
+            f"{len(cov['not_judged_here'])} falsifiable only on a device this machine lacks, "
             f"{len(cov['uncovered'])} without a falsifying mutant"
             + (f": {', '.join(cov['uncovered'])}" if cov["uncovered"] else "")
         )
@@ -722,6 +854,9 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="run the suite and write results.json + report.html")
     r.add_argument("--devices", default=None, type=_id_list,
                    help="cpu,cuda (default: cpu, plus cuda when available)")  # fmt: skip
+    r.add_argument("--backends", default=None, type=_id_list,
+                   help="torch.compile backends of the compile tier: eager,aot_eager,inductor "
+                        "(default: all that work here)")  # fmt: skip
     r.add_argument(
         "--profile", default="ci", choices=["ci", "dev", "thorough"], help="Hypothesis profile"
     )
@@ -757,17 +892,34 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("results")
     rep.add_argument("-o", "--output", default="report.html", type=_nonempty)
     rep.set_defaults(func=cmd_report)
-    cmp = sub.add_parser("compare", help="compare two results.json files (exit 1 on regression)")
-    cmp.add_argument("base")
-    cmp.add_argument("new")
+    cmp = sub.add_parser(
+        "compare",
+        help="compare two results.json files or shipped release baselines (exit 1 on regression)",
+    )
+    cmp.add_argument("base", nargs="?", default=None,
+                     help="baseline: a results.json, or a torch version with a shipped baseline")  # fmt: skip
+    cmp.add_argument("new", nargs="?", default=None,
+                     help="new run: a results.json, or a torch version with a shipped baseline")  # fmt: skip
+    cmp.add_argument("--from", dest="from_", default=None, metavar="VERSION",
+                     help="the release you are on (a shipped baseline, or a results.json)")  # fmt: skip
+    cmp.add_argument("--to", default=None, metavar="VERSION",
+                     help="the release you upgrade to (a shipped baseline, or a results.json)")  # fmt: skip
     cmp.add_argument("-o", "--output", default=None, type=_nonempty, help="write an HTML diff page")
     cmp.set_defaults(func=cmd_compare)
     mx = sub.add_parser(
         "matrix", help="render claims x (torch, device) for several results.json files"
     )
-    mx.add_argument("results", nargs="+")
+    mx.add_argument("results", nargs="*",
+                    help="results.json files or torch versions with a shipped baseline")  # fmt: skip
+    mx.add_argument("--releases", action="store_true",
+                    help="every shipped release baseline, oldest first (then RESULTS)")  # fmt: skip
     mx.add_argument("-o", "--output", default="matrix.html", type=_nonempty)
     mx.set_defaults(func=cmd_matrix)
+    bl = sub.add_parser("baseline", help="list or save the shipped per-release baselines")
+    bl.add_argument("action", choices=["list", "save"])
+    bl.add_argument("results", nargs="?", default=None, help="results.json to save (save)")
+    bl.add_argument("--dir", default=None, help="baseline directory (default: the shipped one)")
+    bl.set_defaults(func=cmd_baseline)
     c = sub.add_parser("claims", help="list the registered claims")
     c.add_argument("--area", default=None, help="only the claims of this area")
     c.add_argument("--format", default="table", choices=["table", "tsv", "json"],

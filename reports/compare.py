@@ -39,6 +39,20 @@ def _example(cell: dict) -> str | None:
     return None
 
 
+def _changed_in(base: dict, new: dict, cid: str, dev: str, verdict: str) -> str | None:
+    """The first shipped release between the two runs' torch versions that
+    already had the new verdict (see :func:`reports.baselines.changed_in`)."""
+    from reports.baselines import changed_in
+
+    b, n = base["environment"].get("torch"), new["environment"].get("torch")
+    if not b or not n or b == n:
+        return None
+    try:
+        return changed_in(cid, dev, verdict, b, n)
+    except Exception:  # an unreadable baseline must not break a comparison
+        return None
+
+
 def compare_docs(base: dict, new: dict) -> dict:
     """Return ``{"regressions": [...], "changes": [...], "same_commit": bool, ...}``.
 
@@ -60,6 +74,7 @@ def compare_docs(base: dict, new: dict) -> dict:
                 regression = True
             rows.append(
                 {
+                    "changed_in": _changed_in(base, new, cid, dev, n["verdict"]),
                     "claim": cid,
                     "device": dev,
                     "base": b["verdict"],
@@ -73,7 +88,23 @@ def compare_docs(base: dict, new: dict) -> dict:
             )
     rows.sort(key=lambda r: (not r["regression"], r["claim"], r["device"]))
     bc, nc = base.get("suite", {}).get("commit"), new.get("suite", {}).get("commit")
+    from reports.causes import cause_groups
+
+    regressed = {r["claim"] for r in rows if r["regression"]}
+    causes = cause_groups(new) if regressed else {"groups": [], "standalone": [], "failing": 0}
+    groups = []
+    for g in causes["groups"]:
+        own = [c for c in g["own_failed"] if c in regressed]
+        explained = [c for c in g["explained"] if c in regressed]
+        if own or explained:
+            groups.append({**g, "own_failed": own, "explained": explained})
+    grouped = {c for g in groups for c in (*g["own_failed"], *g["explained"])}
     return {
+        "causes": {
+            "groups": groups,
+            "standalone": sorted(regressed - grouped),
+            "failing": len(regressed),
+        },
         "base_torch": base["environment"].get("torch"),
         "new_torch": new["environment"].get("torch"),
         "same_commit": bc == nc,

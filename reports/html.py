@@ -16,6 +16,7 @@ _CSS_CLASS = {
     "ERROR": "v-fail",
     "FAILED": "v-fail",
     "unexpected pass": "v-unexp",
+    "not applicable": "v-na",
     "skipped": "v-skip",
     "not run": "v-skip",
     "measured": "v-meas",
@@ -51,15 +52,23 @@ def reproducer(test: dict) -> str:
 _SOURCE_KEYS = ("doc", "url", "seed", "quote")
 _TEST_KEYS = (
     "skip_reason", "expectation", "changed_failure", "failure", "region", "tallies",
-    "failed_claims", "claim_examples", "muted_violations",
+    "failed_claims", "claim_examples", "muted_violations", "not_applicable", "oracles",
+    "snippet",
 )  # fmt: skip
 #: CSS class of a test verdict.
 TEST_CLASS = {
     "held": "v-held", "expected-deviation": "v-dev", "region-not-reached": "v-skip",
     "regression": "v-fail", "unexpected-pass": "v-unexp", "suite-error": "v-fail",
-    "skipped": "v-skip",
+    "not-applicable": "v-na", "skipped": "v-skip",
 }  # fmt: skip
-_FAILURE_KEYS = ("signature", "message", "falsifying_example", "notes", "reproduce")
+_ENV_KEYS = (
+    "torch", "torch_cuda", "cuda_device", "python", "hypothesis", "numpy", "profile",
+    "started", "finished", "wall_s",
+)  # fmt: skip
+_FAILURE_KEYS = (
+    "signature", "message", "falsifying_example", "notes", "reproduce", "snippet",
+    "snippet_unavailable",
+)  # fmt: skip
 
 
 def _normalized(doc: dict) -> dict:
@@ -75,49 +84,123 @@ def _normalized(doc: dict) -> dict:
         t = {**dict.fromkeys(_TEST_KEYS), "examples": 0, "duration_s": 0, **t}
         if t["failure"]:
             t["failure"] = {**dict.fromkeys(_FAILURE_KEYS), **t["failure"]}
+        if t.get("claim_failures"):
+            t["claim_failures"] = {
+                c: {**dict.fromkeys(_FAILURE_KEYS), **f} for c, f in t["claim_failures"].items()
+            }
         tests.append(t)
-    return {**doc, "claims": claims, "tests": tests}
+    env = {**dict.fromkeys(_ENV_KEYS), **doc.get("environment", {})}
+    suite = {"version": None, "commit": None, "dirty": False, **(doc.get("suite") or {})}
+    return {**doc, "claims": claims, "tests": tests, "environment": env, "suite": suite}
+
+
+def _release_key(version: str):
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return (0, Version(version))
+    except InvalidVersion:
+        return (1, version)
+
+
+def _unavailable_devices(doc: dict, devices: list[str]) -> dict[str, str]:
+    """Devices none of whose tests ran because the device does not exist on
+    the machine (every test on it skipped): ``{device: reason}``. The report
+    folds them into one note instead of a column of "skipped" cells."""
+    out: dict[str, str] = {}
+    for d in devices:
+        on = [t for t in doc["tests"] if t.get("device") == d]
+        if on and all(t["verdict"] == "skipped" for t in on):
+            reasons = {t.get("skip_reason") or "" for t in on}
+            if d == "cuda" and not doc["environment"].get("cuda_available", False):
+                out[d] = (
+                    f"CUDA was not available on this machine: its {len(on)} test cases were skipped"
+                )
+            elif len(reasons) == 1:
+                out[d] = f"{next(iter(reasons))}: its {len(on)} test cases were skipped"
+    return out
+
+
+def _decision(doc: dict, cid: str, claim: dict, per_col: dict, cols: list[str]) -> dict:
+    """One claim that needs a decision, with its failing tests expanded."""
+    tests, seen = [], set()
+    for col in cols:
+        for t in per_col.get(col, {}).get("tests", []):
+            if (
+                t["verdict"] in ("regression", "unexpected-pass", "suite-error")
+                and t["nodeid"] not in seen
+            ):
+                seen.add(t["nodeid"])
+                tests.append({**t, "reproducer": reproducer(t)})
+    verdicts = {col: per_col[col]["verdict"] for col in cols if col in per_col}
+    return {**claim, "id": cid, "verdicts": verdicts, "tests": tests,
+            "changed": any(t.get("changed_failure") for t in tests)}  # fmt: skip
 
 
 def render_report(doc: dict, title: str | None = None) -> str:
-    """The HTML text of the report for ``doc`` (a loaded ``results.json``)."""
+    """The HTML text of the report for ``doc`` (a loaded ``results.json``).
+
+    Layout: what needs a decision first (regressions, unexpected passes,
+    changed failures and suite errors, grouped by likely cause and expanded),
+    then expected deviations, a comparison with a baseline, and the full
+    claim table by area (collapsed test details, filters); devices that were
+    never available are one note, not a column. Every claim has the anchor
+    ``#claim-<id>``.
+    """
+    from reports.causes import BAD, cause_groups
+    from reports.results import columns
+
     doc = _normalized(doc)
     cv = claim_verdicts(doc)
     devices = list(doc["environment"].get("devices", ["cpu"]))
+    unavailable = _unavailable_devices(doc, devices)
+    cols = [c for c in columns(doc) if c.split("/", 1)[0] not in unavailable]
     areas: dict[str, list[dict]] = {}
+    area_cols: dict[str, list[str]] = {}
+    decisions: list[dict] = []
     for cid, claim in sorted(doc["claims"].items()):
         per_dev = cv.get(cid, {})
         measured = claim.get("check") == "measurement"
-        overall = overall_verdict(doc, cid, per_dev)
+        shown = {c: per_dev[c] for c in cols if c in per_dev}
+        overall = overall_verdict(doc, cid, shown or per_dev)
         tests = []
         seen = set()
-        for d in devices:
+        for d in per_dev:
             for t in per_dev.get(d, {}).get("tests", []):
                 if t["nodeid"] not in seen:
                     seen.add(t["nodeid"])
                     tests.append({**t, "reproducer": reproducer(t)})
+        empty = {"verdict": "measured" if measured else "not run", "examples": 0, "reasons": []}
+        my_cols = [c for c in cols if c in per_dev] or [c for c in cols if "/" not in c]
+        ac = area_cols.setdefault(claim["area"], [])
+        ac.extend(c for c in my_cols if c not in ac)
         areas.setdefault(claim["area"], []).append(
             {
                 **claim,
                 "overall": overall,
-                "cells": {
-                    d: per_dev.get(
-                        d,
-                        {
-                            "verdict": "measured" if measured else "not run",
-                            "examples": 0,
-                            "reasons": [],
-                        },
-                    )
-                    for d in devices
-                },
+                "cells": {d: per_dev.get(d, empty) for d in cols},
                 "tests": tests,
                 "measurements": [m for m in doc.get("measurements", []) if m.get("claim") == cid],
             }
         )
+        if overall in BAD:
+            decisions.append(_decision(doc, cid, claim, per_dev, cols))
     deviations = [
         t for t in doc["tests"] if t["verdict"] in ("expected-deviation", "region-not-reached")
     ]
+    from reports.baselines import history
+
+    try:
+        strips = history()  # {claim: {release: verdict}} from the shipped baselines
+    except Exception:  # a damaged baseline must not stop the report
+        strips = {}
+    causes = cause_groups(doc)  # recomputed: a stored one may predate the oracle markers
+    explained = {c for g in causes["groups"] for c in g["explained"]}
+    own = {c: g["primitive"] for g in causes["groups"] for c in g["own_failed"]}
+    # The evidence of each cause first, then failures no cause explains, then
+    # the ones that may follow from a broken primitive.
+    decisions.sort(key=lambda d: (0 if d["id"] in own else 2 if d["id"] in explained else 1,
+                                  d["id"]))  # fmt: skip
     tpl = _env().from_string(_template_text("report.html.j2"))
     return tpl.render(
         title=title or f"torch {doc['environment'].get('torch')} conformance",
@@ -125,10 +208,19 @@ def render_report(doc: dict, title: str | None = None) -> str:
         env=doc["environment"],
         suite=doc.get("suite", {}),
         devices=devices,
+        columns=cols,
+        area_columns=area_cols,
+        unavailable=unavailable,
         areas=dict(sorted(areas.items())),
         area_titles=doc.get("areas", {}),
         summary=summarize(doc),
         verdicts=[*CLAIM_VERDICTS, MEASURED],
+        decisions=decisions,
+        causes=causes,
+        strips=strips,
+        releases=sorted({v for h in strips.values() for v in h}, key=_release_key),
+        explained=explained,
+        own_failed=own,
         deviations=deviations,
         stale=doc.get("expectations", {}).get("stale", []),
         measurements=doc.get("measurements", []),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from reports.results import claim_verdicts
+from reports.results import columns as result_columns
 
 _BAD = ("ERROR", "FAILED", "unexpected pass")
 
@@ -18,7 +19,7 @@ def build_matrix(docs: list[dict]) -> dict:
     columns, verdicts = [], []
     for doc in docs:
         cv = claim_verdicts(doc)
-        for dev in doc["environment"].get("devices", ["cpu"]):
+        for dev in result_columns(doc):
             columns.append({"torch": doc["environment"].get("torch"), "device": dev,
                             "commit": (doc.get("suite") or {}).get("commit")})  # fmt: skip
             verdicts.append(

@@ -6,7 +6,11 @@ Registered by the root ``conftest.py`` (and by ``torch-conformance run`` with
 - adds ``--devices``, ``--claims``, ``--results-json`` and ``--expectations``;
 - registers the Hypothesis profiles ``ci`` (the default), ``dev`` and ``thorough``;
 - parametrizes every test that takes a ``device`` argument over the devices
-  (CUDA cases are skipped with a reason when CUDA is unavailable);
+  (CUDA cases are skipped with a reason when CUDA is unavailable), and every
+  test that takes a ``backend`` argument (the compile tier) over the
+  ``torch.compile`` backends (``--backends``: ``eager``, the oracle run
+  through the same harness, ``aot_eager`` and ``inductor``; inductor cases are
+  skipped with a reason when no C++ compiler is found);
 - validates ``@pytest.mark.claim`` ids against the registry at collection;
 - turns failures into verdicts against ``conformance/expectations.toml``:
   a failure with the recorded signature is an expected deviation (reported
@@ -82,6 +86,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "cases that are skipped with a reason when CUDA is unavailable)",
     )
     g.addoption(
+        "--backends",
+        default=None,
+        help="comma-separated torch.compile backends for the compile tier: eager, aot_eager, "
+        "inductor (default: all three; inductor cases are skipped with a reason when no C++ "
+        "compiler is found)",
+    )
+    g.addoption(
         "--claims", default=None, help="run only the tests of these claim ids (comma-separated)"
     )
     g.addoption(
@@ -100,17 +111,58 @@ def _cuda_available() -> bool:
     return torch.cuda.is_available()
 
 
+#: The compile-tier backends, the eager oracle first.
+BACKENDS = ("eager", "aot_eager", "inductor")
+
+
+def cxx_compiler() -> str | None:
+    """The C++ compiler inductor would use (``$CXX``, else ``c++``/``g++``/
+    ``clang++`` on ``PATH``), or ``None`` when there is none."""
+    import shutil
+
+    for name in filter(None, (os.environ.get("CXX"), "c++", "g++", "clang++")):
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+def backend_unavailable(backend: str) -> str | None:
+    """Why ``backend`` cannot run on this machine, or ``None`` when it can."""
+    if backend == "inductor" and cxx_compiler() is None:
+        return "inductor needs a C++ compiler and none was found (set CXX or install g++)"
+    return None
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "claim(*ids): registered claim ids this test checks")
+    config.addinivalue_line(
+        "markers",
+        "backends(*names): the compile backends a compile-tier test runs on (default: all)",
+    )
+    config.addinivalue_line(
+        "markers",
+        "oracle(*names): oracle primitives (conformance/oracles.toml) the test relies on to "
+        "observe its claims",
+    )
     try:
         registry = default_registry()
         exp_path = config.getoption("expectations") or EXPECTATIONS_FILE
         if config.getoption("expectations") and not Path(exp_path).exists():
             raise ExpectationsError(f"{exp_path}: no such expectations file")
         deviations = load_expectations(exp_path, registry)
-    except (RegistryError, ExpectationsError) as e:
+        from conformance.oracles import OraclesError, default_oracles
+
+        oracles = default_oracles()
+        from conformance.capabilities import numpy_problem
+
+        problem = numpy_problem()
+        if problem:
+            raise pytest.UsageError(problem)
+    except (RegistryError, ExpectationsError, OraclesError) as e:
         raise pytest.UsageError(str(e)) from None
     config._conformance = {  # type: ignore[attr-defined]
+        "oracles": oracles,
         "registry": registry,
         "deviations": deviations,
         "expectations_path": str(exp_path),
@@ -128,6 +180,19 @@ def pytest_configure(config: pytest.Config) -> None:
             "--devices cuda: CUDA is not available (torch.cuda.is_available() is False)"
         )
     config._conformance["devices"] = devices  # type: ignore[attr-defined]
+    raw_b = config.getoption("backends")
+    backends = [b.strip() for b in (raw_b or ",".join(BACKENDS)).split(",") if b.strip()]
+    bad_b = [b for b in backends if b not in BACKENDS]
+    if bad_b or not backends:
+        raise pytest.UsageError(
+            f"--backends: unknown backend(s) {bad_b or raw_b!r}; use {', '.join(BACKENDS)}"
+        )
+    if raw_b is not None:
+        for b in backends:
+            why = backend_unavailable(b)
+            if why:
+                raise pytest.UsageError(f"--backends {b}: {why}")
+    config._conformance["backends"] = list(dict.fromkeys(backends))  # type: ignore[attr-defined]
     claims = config.getoption("claims")
     if claims:
         wanted = [c.strip() for c in claims.split(",") if c.strip()]
@@ -145,9 +210,21 @@ def _state(config: pytest.Config) -> dict:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "device" not in metafunc.fixturenames or not _in_conformance(metafunc.definition):
+    if not _in_conformance(metafunc.definition):
         return
     st = _state(metafunc.config)
+    if "backend" in metafunc.fixturenames:
+        bparams = []
+        only_b = {b for m in metafunc.definition.iter_markers("backends") for b in m.args}
+        for b in st["backends"]:
+            if only_b and b not in only_b:
+                continue
+            why = backend_unavailable(b)
+            marks = [pytest.mark.skip(reason=why)] if why else []
+            bparams.append(pytest.param(b, marks=marks, id=b))
+        metafunc.parametrize("backend", bparams)
+    if "device" not in metafunc.fixturenames:
+        return
     registry = st["registry"]
     marker_claims = [c for m in metafunc.definition.iter_markers("claim") for c in m.args]
     only: set[str] = set()
@@ -180,6 +257,13 @@ def _item_device(item: pytest.Item) -> str:
     return "any"
 
 
+def _item_backend(item: pytest.Item) -> str | None:
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and "backend" in callspec.params:
+        return callspec.params["backend"]
+    return None
+
+
 def _in_conformance(item: pytest.Item) -> bool:
     try:
         return Path(str(item.path)).resolve().is_relative_to(CONFORMANCE_DIR)
@@ -207,6 +291,10 @@ def pytest_collection_modifyitems(
             if cid not in registry:
                 problems.append(f"{item.nodeid}: unknown claim id {cid!r}")
         item.stash[_claims_key] = claims
+        for m in item.iter_markers("oracle"):
+            unknown = [o for o in m.args if o not in st["oracles"]]
+            if unknown:
+                problems.append(f"{item.nodeid}: unknown oracle primitive(s) {unknown}")
     if problems:
         raise pytest.UsageError(
             problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else "")
@@ -230,7 +318,7 @@ def pytest_collection_modifyitems(
             for d in st["deviations"]
             if d.claim in claims
             and d.matches_test(name)
-            and d.applies(torch_version=version, device=device)
+            and d.applies(torch_version=version, device=device, backend=_item_backend(item))
         ]
         item.stash[_expect_key] = hits
         fn = getattr(item, "obj", None)
@@ -250,8 +338,27 @@ def pytest_collection_modifyitems(
             item.obj = settings(phases=[Phase.explicit, Phase.reuse, Phase.generate])(fn)
 
 
-#: The item whose test is running: its applicable deviations.
-_RUN: dict = {"hits": []}
+#: The item whose test is running: its applicable deviations, and its last
+#: failing example ``(fn, kwargs, draws, error)`` for the torch-only snippet.
+_RUN: dict = {"hits": [], "failing": None}
+
+
+class _Draws:
+    """Wraps a Hypothesis data object for one example and records each value
+    ``draw()`` returns, so the falsifying example can be replayed without
+    Hypothesis (:mod:`reports.snippet`)."""
+
+    def __init__(self, data, record: list):
+        self._data = data
+        self._record = record
+
+    def draw(self, strategy, label=None):
+        value = self._data.draw(strategy, label=label)
+        self._record.append(value)
+        return value
+
+    def __repr__(self) -> str:
+        return repr(self._data)
 
 
 class DeviationRegionHeld(AssertionError):
@@ -285,16 +392,29 @@ def _run_example(fn, args: tuple, kwargs: dict):
     _count["n"] += 1
     led = evidence.current_ledger()
     regional = [d for d in _RUN["hits"] if not d.whole_test]
+    draws: list = []
+    call_kwargs = {
+        k: _Draws(v, draws) if type(v).__name__ == "DataObject" else v for k, v in kwargs.items()
+    }
     with evidence.example_frame(evidence.auto_features(kwargs)) as ex:
         try:
-            fn(*args, **kwargs)
+            fn(*args, **call_kwargs)
             error = None
+        except evidence.NotApplicable as e:
+            # Not a verdict: this input cannot exercise the claim on this
+            # torch. Counted per reason; it credits and blames no claim.
+            if led is not None:
+                led.not_applicable[e.reason] += 1
+            return None
         except BaseException as e:
             if _passthrough(e):
                 if led is not None and ex.checked:
                     led.finish_example(ex, passed=True)  # what it checked before rejecting
                 raise
             error = e
+            # The last failing example of a test is the one Hypothesis
+            # reports (it replays the minimal one last): kept for the snippet.
+            _RUN["failing"] = (fn, call_kwargs, list(draws), e)
         if not regional:
             if error is not None:
                 raise error
@@ -416,6 +536,8 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function):
     _RUN["hits"] = pyfuncitem.stash.get(_expect_key, [])
     failures: dict[str, dict] = {}
     first: BaseException | None = None
+    failing = None
+    _RUN["failing"] = None
     passes = 0
     with evidence.ledger(claims) as led:
         try:
@@ -439,6 +561,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function):
                         failures.setdefault(c, info)
                     if first is None:
                         first = e
+                        failing = _RUN.get("failing")
                     if not new or len(claims) == 1:
                         break  # nothing attributable left to mute: stop here
                     led.muted.update(new)
@@ -446,10 +569,13 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function):
                         break
         finally:
             _RUN["hits"] = []
+            snippet = _snippet(pyfuncitem, claims, failing) if first is not None else {}
             pyfuncitem.stash[_ledger_key] = {
+                **snippet,
                 "claim_examples": dict(led.claim_examples),
                 "tallies": dict(led.tallies),
                 "muted_counts": dict(led.muted_counts),
+                "not_applicable": dict(led.not_applicable),
                 "region": {k: dict(v) for k, v in led.region.items()},
                 "failures": failures,
                 "passes": passes,
@@ -458,6 +584,23 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function):
     if first is not None:
         raise first
     return True
+
+
+def _snippet(item: pytest.Item, claims: tuple[str, ...], failing) -> dict:
+    """``{"snippet": source}`` for the test's falsifying example, or
+    ``{"snippet_unavailable": reason}`` (see :mod:`reports.snippet`)."""
+    if failing is None:
+        return {"snippet_unavailable": "no failing example was recorded"}
+    from reports.snippet import SnippetUnavailable, make_snippet
+
+    fn, kwargs, draws, error = failing
+    try:
+        return {"snippet": make_snippet(fn, kwargs, draws, nodeid=item.nodeid, claims=claims,
+                                        error=error)}  # fmt: skip
+    except SnippetUnavailable as e:
+        return {"snippet_unavailable": str(e)}
+    except Exception as e:  # a defect of the snippet writer must not hide the verdict
+        return {"snippet_unavailable": f"the snippet writer failed: {type(e).__name__}: {e}"}
 
 
 def _failure_info_from(e: BaseException) -> dict:
@@ -575,6 +718,17 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
                     "expectation": d.to_dict(),
                     "region": _region_record(d, stats),
                 }
+            elif _all_not_applicable(led):
+                reasons = led.get("not_applicable", {})
+                text = "; ".join(f"{r} ({n} examples)" for r, n in sorted(reasons.items()))
+                report.outcome = "skipped"
+                report.longrepr = (str(item.path), None, f"not applicable on torch "
+                                   f"{_torch_version()}: {text}")  # fmt: skip
+                record = {
+                    "verdict": "not-applicable",
+                    "outcome": "skipped",
+                    "skip_reason": f"not applicable on torch {_torch_version()}: {text}",
+                }
             else:
                 record = {"verdict": "held", "outcome": "passed"}
         elif report.failed and call.excinfo is not None:
@@ -630,6 +784,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         return report
     if "failure" in record:
         record["failure"].pop("_excs", None)
+        led_ = item.stash.get(_ledger_key, {}) if call.when == "call" else {}
+        if record["verdict"] in ("regression", "unexpected-pass"):
+            for key in ("snippet", "snippet_unavailable"):
+                if led_.get(key):
+                    record["failure"][key] = led_[key]
     led = item.stash.get(_ledger_key, {}) if call.when == "call" else {}
     if led:
         failures = led.get("failures", {})
@@ -643,13 +802,17 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
             record["tallies"] = led["tallies"]
         if led.get("muted_counts"):
             record["muted_violations"] = led["muted_counts"]
+        if led.get("not_applicable"):
+            record["not_applicable"] = led["not_applicable"]
         record["passes"] = led.get("passes", 1)
     record.update(
         {
             "nodeid": item.nodeid,
             "name": getattr(item, "originalname", item.name),
             "claims": list(claims),
+            "oracles": sorted({o for m in item.iter_markers("oracle") for o in m.args}),
             "device": _item_device(item),
+            **({"backend": _item_backend(item)} if _item_backend(item) else {}),
             "duration_s": round(getattr(report, "duration", 0.0), 4),
             "examples": (led.get("examples", _count["n"]) if led else _count["n"])
             if call.when == "call"
@@ -658,6 +821,16 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     )
     report.user_properties.append(("conformance", json.dumps(record, default=str)))
     return report
+
+
+def _all_not_applicable(led: dict) -> bool:
+    """Every example the test ran was not applicable: it checked nothing."""
+    na = sum((led or {}).get("not_applicable", {}).values())
+    return (
+        na > 0
+        and not any((led or {}).get("claim_examples", {}).values())
+        and (led.get("examples", 0) <= na)
+    )
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
@@ -701,6 +874,7 @@ def environment(config: pytest.Config) -> dict:
         "platform": platform.platform(),
         "profile": st["profile"],
         "devices": st["devices"],
+        "backends": st["backends"],
         "claims_selected": sorted(st.get("selected", [])) or None,
         "expectations_file": st["expectations_path"],
         "started": st["started"],
@@ -741,7 +915,7 @@ def build_results(config: pytest.Config) -> dict:
     from conformance.tolerances import RULES
     from reports.docdrift import check_docs
 
-    return {
+    doc = {
         "schema_version": SCHEMA_VERSION,
         "suite": suite,
         "environment": env,
@@ -752,8 +926,13 @@ def build_results(config: pytest.Config) -> dict:
         "measurements": [],
         "doc_drift": check_docs(claims),
         "out_of_scope": load_out_of_scope(),
+        "oracles": {name: p.to_dict() for name, p in st["oracles"].items()},
         "tolerances": {"graphs.gradient-values": dict(RULES)},
     }
+    from reports.causes import cause_groups
+
+    doc["causes"] = cause_groups(doc)
+    return doc
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -789,6 +968,16 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
             terminalreporter.write_line(
                 f"{r['verdict'].upper()}: {r['nodeid']} [{', '.join(r['claims'])}]"
             )
+    from reports.causes import cause_lines
+
+    mini = {
+        "environment": {"devices": st["devices"]},
+        "claims": {cid: c.to_dict() for cid, c in st["registry"].claims.items()},
+        "tests": results,
+        "oracles": {name: p.to_dict() for name, p in st["oracles"].items()},
+    }
+    for line in cause_lines(mini):
+        terminalreporter.write_line(line)
     if os.environ.get("CONFORMANCE_SHOW_STALE"):
         for d in stale:
             terminalreporter.write_line(f"stale expectation: {d.key}")

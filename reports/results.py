@@ -16,6 +16,9 @@
     }
 
 Test verdicts (:data:`TEST_VERDICTS`): ``held``, ``expected-deviation``,
+``not-applicable`` (every example the test ran was one it cannot exercise on
+the installed torch - a helper op lacks the dtype, an API or argument form
+does not exist yet - with the reasons in ``not_applicable``; not a failure),
 ``region-not-reached`` (a deviation with a region whose region no example
 reached: the claim held on every example drawn, none fell where torch is
 known to deviate), ``regression``, ``unexpected-pass``, ``suite-error`` (a
@@ -23,7 +26,9 @@ defect of the suite - a Hypothesis health check, a region reading a feature
 the test does not report - never a verdict on torch; it fails the gate) and
 ``skipped``. Claim verdicts per device (:func:`claim_verdicts`): ``ERROR``,
 ``FAILED``, ``unexpected pass``, ``expected deviation``, ``region not
-reached``, ``held``, ``skipped``, ``not run``.
+reached``, ``held``, ``not applicable``, ``skipped``, ``not run``. A test
+that held on some examples and was not applicable on others is ``held``
+and records the not-applicable counts per reason (``not_applicable``).
 
 A test that checks several claims records ``failed_claims`` (the claims its
 failures name; it was re-run with those muted) and ``claim_examples`` (per
@@ -42,11 +47,11 @@ from pathlib import Path
 SCHEMA_VERSION = 1
 TEST_VERDICTS = (
     "held", "expected-deviation", "region-not-reached", "regression", "unexpected-pass",
-    "suite-error", "skipped",
+    "suite-error", "not-applicable", "skipped",
 )  # fmt: skip
 CLAIM_VERDICTS = (
     "ERROR", "FAILED", "unexpected pass", "expected deviation", "region not reached", "held",
-    "skipped", "not run",
+    "not applicable", "skipped", "not run",
 )  # fmt: skip
 #: Test verdicts that fail the gate.
 FAILING_TEST_VERDICTS = ("regression", "unexpected-pass", "suite-error")
@@ -112,6 +117,13 @@ def load_results(path: Path | str) -> dict:
         raise ResultsError(
             f"{path}: corrupt result file (not JSON: {e.msg} at line {e.lineno})"
         ) from None
+    return validate(doc, str(path))
+
+
+def validate(doc, path: str) -> dict:
+    """Check a parsed result document; returns it. Raises :class:`ResultsError`
+    (one line naming ``path``) for another schema version or a missing or
+    malformed section."""
     if not isinstance(doc, dict):
         raise ResultsError(f"{path}: corrupt result file (top level is not an object)")
     if doc.get("schema_version") != SCHEMA_VERSION:
@@ -129,6 +141,21 @@ def load_results(path: Path | str) -> dict:
     return doc
 
 
+def column(t: dict) -> str:
+    """The verdict column of a test record: its device (``cpu``, ``cuda``,
+    ``any``), or ``device/backend`` for a compile-tier test (``cpu/inductor``)."""
+    dev = t.get("device", "cpu")
+    return f"{dev}/{t['backend']}" if t.get("backend") else dev
+
+
+def columns(doc: dict) -> list[str]:
+    """The verdict columns of a run: its devices, then ``device/backend`` for
+    each compile-tier combination that has a test."""
+    devices = list(doc["environment"].get("devices", ["cpu"]))
+    extra = sorted({column(t) for t in doc["tests"] if t.get("backend")})
+    return devices + [c for c in extra if c not in devices]
+
+
 def claim_verdicts(doc: dict) -> dict[str, dict[str, dict]]:
     """Aggregate test verdicts into ``{claim: {device: {verdict, tests, examples, reasons}}}``.
 
@@ -138,7 +165,9 @@ def claim_verdicts(doc: dict) -> dict[str, dict[str, dict]]:
     ``expected deviation``; else any region-not-reached -> ``region not
     reached``; else any held -> ``held``; else ``skipped``.
     Device-independent tests (device ``any``) count for every device.
-    Devices with no test for a claim are ``not run``.
+    Devices with no test for a claim are ``not run``. Compile-tier tests
+    (with a ``backend``) fill ``device/backend`` columns of their own
+    (:func:`column`); a claim has only the columns its tests ran on.
     """
     devices = list(doc["environment"].get("devices", ["cpu"]))
     out: dict[str, dict[str, dict]] = {}
@@ -146,8 +175,11 @@ def claim_verdicts(doc: dict) -> dict[str, dict[str, dict]]:
         out[cid] = {
             d: {"verdict": "not run", "tests": [], "examples": 0, "reasons": []} for d in devices
         }
+    backend_claims = {c for t in doc["tests"] if t.get("backend") for c in t.get("claims", [])}
+    for cid in backend_claims & set(out):
+        out[cid] = {}  # compile-tier claims: only device/backend columns
     for t in doc["tests"]:
-        targets = devices if t.get("device") == "any" else [t.get("device", "cpu")]
+        targets = devices if t.get("device") == "any" else [column(t)]
         failed = t.get("failed_claims")
         per_claim = t.get("claim_examples")
         for cid in t.get("claims", []):
@@ -195,6 +227,12 @@ def claim_verdicts(doc: dict) -> dict[str, dict[str, dict]]:
                 cell["verdict"] = "region not reached"
             elif "held" in vs:
                 cell["verdict"] = "held"
+            elif "not-applicable" in vs:
+                cell["verdict"] = "not applicable"
+                cell["reasons"] = sorted(
+                    {t.get("skip_reason") or "" for t in cell["tests"]
+                     if t["verdict"] == "not-applicable"}
+                )  # fmt: skip
             else:
                 cell["verdict"] = "skipped"
                 cell["reasons"] = sorted({t.get("skip_reason") or "" for t in cell["tests"]})

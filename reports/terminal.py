@@ -6,6 +6,7 @@ from reports.results import claim_verdicts, overall_verdict, summarize
 
 _STYLE = {
     "held": "green",
+    "not applicable": "cyan",
     "expected deviation": "yellow",
     "region not reached": "dim yellow",
     "ERROR": "bold red",
@@ -29,6 +30,7 @@ def print_summary(doc: dict, console) -> None:
         "ERROR",
         "FAILED",
         "unexpected pass",
+        "not applicable",
         "skipped",
         "not run",
         "measured",
@@ -50,6 +52,10 @@ def print_summary(doc: dict, console) -> None:
         for dev, cell in per_dev.items():
             if cell["verdict"] in ("ERROR", "FAILED", "unexpected pass"):
                 console.print(f"[bold red]{cell['verdict']}[/] {cid} on {dev}")
+    from reports.causes import cause_lines
+
+    for line in cause_lines(doc):
+        console.print(line, markup=False)
     gate = "[green]PASSED[/]" if s["gate_passed"] else "[bold red]FAILED[/]"
     console.print(
         f"gate {gate}: {sum(s['claims'].values())} claims, "

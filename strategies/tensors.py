@@ -25,6 +25,7 @@ prove that every layout family actually occurs in the draws.
 
 from __future__ import annotations
 
+import ctypes
 import dataclasses
 import math
 from collections.abc import Sequence
@@ -104,6 +105,25 @@ def _apply_view(t: torch.Tensor, op: tuple) -> torch.Tensor:
         return t.unsqueeze(op[1])
     if kind == "select":
         return t.select(op[1], op[2])
+    raise ValueError(f"unknown view op {op!r}")
+
+
+def _view_code(op: tuple) -> str:
+    """The Python suffix applying view ``op`` (as :func:`_apply_view` does)."""
+    kind = op[0]
+    if kind in ("offset", "slice"):
+        _, dim, start, stop, step = op
+        part = f"{'' if start is None else start}:{'' if stop is None else stop}"
+        part += f":{step}" if step not in (None, 1) else ""
+        return "[" + ", ".join([":"] * dim + [part]) + "]"
+    if kind == "permute":
+        return f".permute{tuple(op[1])!r}"
+    if kind == "expand":
+        return f".expand{tuple(op[1])!r}"
+    if kind == "unsqueeze":
+        return f".unsqueeze({op[1]})"
+    if kind == "select":
+        return f".select({op[1]}, {op[2]})"
     raise ValueError(f"unknown view op {op!r}")
 
 
@@ -208,6 +228,41 @@ class TensorSpec:
         if self.channels_last:
             base = base.contiguous(memory_format=torch.channels_last)
         return base
+
+    def to_code(self, name: str = "x", *, requires_grad: bool = False, leaf: bool = False) -> str:
+        """Plain-torch Python that builds the same tensor as :meth:`build`
+        (same bits, same view chain, same autograd state) into variable
+        ``name`` on the device held by a variable ``device``; needs
+        ``import torch`` and ``import ctypes`` only (no import of this suite),
+        for bug reports.
+
+        The base's bytes are written straight into a fresh ``torch.empty_strided``
+        tensor with ``ctypes.memmove`` (exact for every dtype and value class,
+        NaN payloads included; no tensor operation involved), then moved to
+        ``device``, laid out channels_last if the spec says so, and viewed.
+        Raises ``ValueError`` as :meth:`build` does.
+        """
+        if requires_grad and not (self.dtype.is_floating_point or self.dtype.is_complex):
+            raise ValueError(f"{self.dtype} cannot require gradients")
+        base = dataclasses.replace(self, channels_last=False).build_base("cpu")  # row-major
+        n = base.numel() * base.element_size()
+        raw = ctypes.string_at(base.data_ptr(), n) if n else b""
+        lines = [
+            f"{name} = torch.empty_strided({self.base_shape!r}, {base.stride()!r}, "
+            f"dtype=torch.{dtype_name(self.dtype)})",
+        ]
+        if n:
+            lines.append(f"ctypes.memmove({name}.data_ptr(), bytes.fromhex({raw.hex()!r}), {n})")
+        lines.append(f"{name} = {name}.to(device)")
+        if self.channels_last:
+            lines.append(f"{name} = {name}.contiguous(memory_format=torch.channels_last)")
+        if requires_grad and not leaf:
+            lines.append(f"{name}.requires_grad_(True)")
+        for op in self.views:
+            lines.append(f"{name} = {name}{_view_code(op)}")
+        if leaf and requires_grad:
+            lines.append(f"{name}.requires_grad_(True)")
+        return "\n".join(lines)
 
     def build(
         self,
@@ -359,6 +414,14 @@ def _to_bfloat16_grid(x: float) -> float:
         return x
     bits = np.array([x], dtype=np.float32).view(np.uint32) & np.uint32(0xFFFF0000)
     return bits.view(np.float32)[0].item()
+
+
+def _nearest_bfloat16(x: float) -> float:
+    """The finite float32 value ``x`` rounded to the nearest bfloat16 (ties to
+    even), as torch converts it: what a bfloat16 tensor built from ``x`` holds."""
+    bits = int(np.array([x], dtype=np.float32).view(np.uint32)[0])
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return np.array([bits], dtype=np.uint32).view(np.float32)[0].item()
 
 
 def _special_elements(dtype: torch.dtype, values: str) -> st.SearchStrategy:
@@ -594,6 +657,10 @@ def _tensor_specs(
         )
     )
     storage = tuple(v.item() for v in drawn)
+    if dt == torch.bfloat16 and values == "bounded":
+        # Drawn as float32: store what the built tensor holds, so the spec's
+        # repr is exact (rounded after drawing, so the draws stay the same).
+        storage = tuple(_nearest_bfloat16(v) for v in storage)
     return TensorSpec(
         dtype=dt, base_shape=tuple(base_shape), storage=storage, views=ops, channels_last=cl
     )

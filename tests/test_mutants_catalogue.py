@@ -87,8 +87,12 @@ def test_every_witness_holds_on_real_torch_and_fails_under_its_mutant():
     false kill) and fails with an AssertionError under its mutant (the
     mutant changes observable behaviour), and no mutant breaks the
     strategies the suite builds its inputs with."""
-    results = runner.check_witnesses(CATALOGUE)
-    assert set(results) == {m.name for m in CATALOGUE}
+    import torch
+
+    # A mutant of a device-only path (CUDA) can only be witnessed on that device.
+    judged = [m for m in CATALOGUE if "cuda" not in m.devices or torch.cuda.is_available()]
+    results = runner.check_witnesses(judged)
+    assert set(results) == {m.name for m in judged}
     real_fail = {n: r["real"] for n, r in results.items() if r["real"]["status"] != "pass"}
     assert not real_fail, f"witnesses failing on real torch: {real_fail}"
     unseen = {n: r["mutated"] for n, r in results.items() if r["mutated"]["status"] != "assertion"}

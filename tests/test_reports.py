@@ -301,3 +301,30 @@ def test_report_states_the_gradient_tolerance_rule_per_dtype():
     for dtype in ("float64", "float32", "float16", "bfloat16"):
         assert f"<code>{dtype}</code>" in page
     assert "eps = 1.19e-07" in page  # float32's epsilon, in the float32 rule
+
+
+def test_report_renders_per_claim_failures_of_a_multi_claim_test():
+    """A test whose failure was attributed to one of its claims (the state
+    machine, re-run with it muted) stores that claim's failure on its own;
+    the report must render it among the decisions (regression: a missing
+    optional key of such a failure crashed the renderer)."""
+    from reports.html import render_report
+
+    doc = {
+        "schema_version": 1,
+        "suite": {"name": "s", "version": "0", "commit": "c"},
+        "environment": {"torch": "2.13.0", "torch_cuda": None, "python": "3.11",
+                        "hypothesis": "h", "numpy": "n", "profile": "ci", "devices": ["cpu"],
+                        "started": "s", "finished": "f", "wall_s": 1.0, "cuda_device": None},
+        "areas": {"s": "S"},
+        "claims": {c: {"id": c, "area": "s", "statement": "x", "kind": "characterization",
+                       "note": "n", "sources": []} for c in ("s.a", "s.b")},
+        "tests": [{"nodeid": "t::m[cpu]", "name": "m", "claims": ["s.a", "s.b"], "device": "cpu",
+                   "verdict": "regression", "outcome": "failed", "examples": 3,
+                   "failed_claims": ["s.a"], "claim_examples": {"s.b": 3},
+                   "failure": {"signature": "AssertionError: [s.a] x", "message": "m"},
+                   "claim_failures": {"s.a": {"signature": "AssertionError: [s.a] x"}}}],
+        "expectations": {"stale": [], "all": []},
+    }  # fmt: skip
+    page = render_report(doc)
+    assert 'id="decision-s.a"' in page and "AssertionError: [s.a] x" in page

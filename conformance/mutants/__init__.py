@@ -110,7 +110,8 @@ MUTANTS: dict[str, tuple[str, str]] = {m.name: (m.description, m.source) for m i
 
 _BY_NAME: dict[str, Mutant] = {m.name: m for m in CATALOGUE}
 if len(_BY_NAME) != len(CATALOGUE):  # pragma: no cover - guarded by the self-tests
-    raise RuntimeError("duplicate mutant names in the catalogue")
+    _dups = sorted({m.name for m in CATALOGUE if sum(x.name == m.name for x in CATALOGUE) > 1})
+    raise RuntimeError(f"duplicate mutant names in the catalogue: {', '.join(_dups)}")
 
 
 def all_mutants() -> list[Mutant]:

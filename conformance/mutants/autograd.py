@@ -249,4 +249,461 @@ MUTANTS: tuple[Mutant, ...] = (
             raise AssertionError("backward of a non-scalar without gradient did not raise")
         """,
     ),
+    Mutant(
+        name="is-leaf-true-for-0d",
+        description="is_leaf reports True for every 0-d tensor that requires grad (a scalar fast path reading requires_grad but not grad_fn), so scalar op results look like leaves",
+        claims=("autograd.leaf-until-operated", "autograd.leaf-table"),
+        region="0-d results of operations on tensors that require grad",
+        family="layout",
+        source="""
+        import torch
+        _desc = torch._C.TensorBase.is_leaf
+        def _is_leaf(self):
+            if self.dim() == 0 and self.requires_grad:
+                return True
+            return _desc.__get__(self)
+        torch.Tensor.is_leaf = property(_is_leaf)
+        """,
+        witness="""
+        import torch
+        y = torch.ones((), requires_grad=True) * 2
+        assert not y.is_leaf
+        """,
+    ),
+    Mutant(
+        name="integral-views-not-leaves",
+        description="is_leaf reports False for views of integer and bool tensors (leafness read as 'not a view' for dtypes that cannot require grad)",
+        claims=("autograd.requires-grad-false-always-leaf",),
+        region="views of integer and bool tensors",
+        family="dtype",
+        source="""
+        import torch
+        _desc = torch._C.TensorBase.is_leaf
+        def _is_leaf(self):
+            if (not self.requires_grad and self._is_view()
+                    and not (self.is_floating_point() or self.is_complex())):
+                return False
+            return _desc.__get__(self)
+        torch.Tensor.is_leaf = property(_is_leaf)
+        """,
+        witness="""
+        import torch
+        v = torch.arange(6).reshape(2, 3)[0]
+        assert v.is_leaf
+        """,
+    ),
+    Mutant(
+        name="sum-retains-input-grad",
+        description="sum() calls retain_grad() on a non-leaf input, so backward fills the .grad of intermediate results",
+        claims=("autograd.only-leaves-get-grad", "autograd.leaf-table"),
+        region="non-leaf tensors reduced by sum()",
+        family="autograd",
+        source="""
+        import torch
+        _sum = torch.Tensor.sum
+        def sum(self, *args, **kwargs):
+            if self.requires_grad and not self.is_leaf and torch.is_grad_enabled():
+                self.retain_grad()
+            return _sum(self, *args, **kwargs)
+        torch.Tensor.sum = sum
+        torch.sum = sum
+        """,
+        witness="""
+        import torch
+        x = torch.ones(3, requires_grad=True)
+        y = x * 2
+        y.sum().backward()
+        assert y.retains_grad is False
+        """,
+    ),
+    Mutant(
+        name="binary-op-ignores-right-operand-grad",
+        description="a binary op (+, -, *, /, @) whose left operand does not require grad returns a detached result even when the right one does",
+        claims=("autograd.requires-grad-contagious",),
+        region="only the right-hand operand requires grad",
+        family="relation",
+        source="""
+        import torch
+        def _wrap(orig):
+            def op(a, b, *args, **kwargs):
+                out = orig(a, b, *args, **kwargs)
+                if (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)
+                        and isinstance(out, torch.Tensor)
+                        and b.requires_grad and not a.requires_grad):
+                    out = out.detach()
+                return out
+            return op
+        for _name in ("__add__", "__sub__", "__mul__", "__truediv__", "__matmul__"):
+            setattr(torch.Tensor, _name, _wrap(getattr(torch.Tensor, _name)))
+        for _name in ("add", "sub", "mul", "div", "matmul"):
+            setattr(torch, _name, _wrap(getattr(torch, _name)))
+        """,
+        witness="""
+        import torch
+        a = torch.ones(3)
+        b = torch.ones(3, requires_grad=True)
+        assert (a + b).requires_grad and (a * b).grad_fn is not None
+        assert torch.mul(a, b).requires_grad
+        """,
+    ),
+    Mutant(
+        name="leaf-view-inplace-silent",
+        description="an in-place op on a view of a leaf that requires grad runs untracked (as under no_grad) instead of raising the leaf error",
+        claims=("autograd.leaf-inplace-raises",),
+        region="views of a leaf that requires grad",
+        family="autograd",
+        source="""
+        import torch
+        _LEAF = "leaf Variable that requires grad is being used in an in-place"
+        def _wrap(orig):
+            def op(self, *args, **kwargs):
+                try:
+                    return orig(self, *args, **kwargs)
+                except RuntimeError as e:
+                    if _LEAF in str(e) and self._is_view():
+                        with torch.no_grad():
+                            return orig(self, *args, **kwargs)
+                    raise
+            return op
+        for _name in ("add_", "mul_", "zero_", "fill_", "copy_", "__setitem__", "__iadd__"):
+            setattr(torch.Tensor, _name, _wrap(getattr(torch.Tensor, _name)))
+        for _name in ("zero_", "fill_"):
+            setattr(torch, _name, _wrap(getattr(torch, _name)))
+        """,
+        witness="""
+        import torch
+        x = torch.ones(4, requires_grad=True)
+        try:
+            x[1:].add_(1)
+        except RuntimeError:
+            pass
+        else:
+            raise AssertionError("in-place on a view of a leaf requiring grad did not raise")
+        """,
+    ),
+    Mutant(
+        name="leaf-inplace-writes-then-raises-reduced",
+        description="an in-place op on a float16/bfloat16 leaf that requires grad (or a view of one) writes its result and bumps the version before raising the leaf error (issue #2940 regressed)",
+        claims=("autograd.leaf-inplace-error-before-write",),
+        region="float16 and bfloat16 leaves",
+        family="dtype",
+        source="""
+        import torch
+        _LEAF = "leaf Variable that requires grad is being used in an in-place"
+        def _wrap(orig):
+            def op(self, *args, **kwargs):
+                try:
+                    return orig(self, *args, **kwargs)
+                except RuntimeError as e:
+                    if _LEAF in str(e) and self.dtype in (torch.float16, torch.bfloat16):
+                        with torch.no_grad():
+                            orig(self, *args, **kwargs)
+                    raise
+            return op
+        for _name in ("add_", "mul_", "zero_", "fill_", "copy_", "__setitem__", "__iadd__"):
+            setattr(torch.Tensor, _name, _wrap(getattr(torch.Tensor, _name)))
+        for _name in ("zero_", "fill_"):
+            setattr(torch, _name, _wrap(getattr(torch, _name)))
+        """,
+        witness="""
+        import torch
+        x = torch.ones(3, dtype=torch.float16, requires_grad=True)
+        try:
+            x.add_(1)
+        except RuntimeError:
+            pass
+        assert x._version == 0 and x.detach().tolist() == [1.0, 1.0, 1.0]
+        """,
+    ),
+    Mutant(
+        name="retain-grad-marks-leaf-views",
+        description="retain_grad() on a leaf that is a view (of a tensor not requiring grad) marks it retains_grad=True instead of being a no-op",
+        claims=("autograd.retain-grad-noop-on-leaf",),
+        region="leaves that are views",
+        family="layout",
+        source="""
+        import torch
+        _retain = torch.Tensor.retain_grad
+        _retains = torch._C.TensorBase.retains_grad
+        def retain_grad(self):
+            if self.is_leaf and self.requires_grad and self._is_view():
+                self.__dict__["_retained_leaf_view"] = True
+                return None
+            return _retain(self)
+        def _get(self):
+            return bool(self.__dict__.get("_retained_leaf_view")) or _retains.__get__(self)
+        torch.Tensor.retain_grad = retain_grad
+        torch.Tensor.retains_grad = property(_get)
+        """,
+        witness="""
+        import torch
+        x = torch.ones(4)[1:].requires_grad_()
+        x.retain_grad()
+        assert x.retains_grad is False
+        """,
+    ),
+    Mutant(
+        name="complex-mul-backward-forgets-conj",
+        description="the backward of a * b for complex tensors returns grad * b instead of grad * conj(b)",
+        claims=("autograd.chain-rule-values",),
+        region="complex operands of the same shape",
+        family="dtype",
+        source="""
+        import torch
+        _mul = torch.Tensor.__mul__
+        _tmul = torch.mul
+        class _Mul(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, a, b):
+                ctx.save_for_backward(a, b)
+                return _tmul(a, b)
+            @staticmethod
+            def backward(ctx, g):
+                a, b = ctx.saved_tensors
+                return _tmul(g, b), _tmul(g, a)
+        def _use(a, b):
+            return (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)
+                    and a.is_complex() and b.is_complex() and a.shape == b.shape
+                    and torch.is_grad_enabled() and (a.requires_grad or b.requires_grad))
+        def __mul__(a, b):
+            return _Mul.apply(a, b) if _use(a, b) else _mul(a, b)
+        def mul(a, b, *args, **kwargs):
+            if not args and not kwargs and _use(a, b):
+                return _Mul.apply(a, b)
+            return _tmul(a, b, *args, **kwargs)
+        torch.Tensor.__mul__ = __mul__
+        torch.mul = mul
+        """,
+        witness="""
+        import torch
+        a = torch.tensor([1 + 1j], requires_grad=True)
+        b = torch.tensor([2 + 3j], requires_grad=True)
+        (a * b).backward(torch.ones(1, dtype=torch.complex64))
+        assert a.grad.item() == 2 - 3j
+        """,
+    ),
+    Mutant(
+        name="backward-overwrites-double-grads",
+        description="backward() resets an existing .grad of float64/complex128 leaves instead of accumulating into it",
+        claims=("autograd.grad-accumulates",),
+        region="float64 and complex128 leaves",
+        family="dtype",
+        source="""
+        import torch
+        import torch.autograd
+        _orig = torch.autograd.backward
+        def _leaves(tensors):
+            roots = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors)
+            stack = [t.grad_fn for t in roots if isinstance(t, torch.Tensor)]
+            seen, out = set(), []
+            while stack:
+                fn = stack.pop()
+                if fn is None or id(fn) in seen:
+                    continue
+                seen.add(id(fn))
+                var = getattr(fn, "variable", None)
+                if var is not None:
+                    out.append(var)
+                stack.extend(f for f, _ in fn.next_functions)
+            return out
+        def backward(tensors, *args, **kwargs):
+            for leaf in _leaves(tensors):
+                if leaf.dtype in (torch.float64, torch.complex128) and leaf.grad is not None:
+                    leaf.grad = None
+            return _orig(tensors, *args, **kwargs)
+        torch.autograd.backward = backward
+        """,
+        witness="""
+        import torch
+        x = torch.ones(3, dtype=torch.float64, requires_grad=True)
+        (x * 2).sum().backward()
+        (x * 2).sum().backward()
+        assert x.grad.tolist() == [4.0, 4.0, 4.0]
+        """,
+    ),
+    Mutant(
+        name="second-backward-always-raises-reduced",
+        description="a second backward() through a float16/bfloat16 graph raises 'Trying to backward through the graph a second time' even when no node saved a tensor",
+        claims=("autograd.backward-twice-without-saved-tensors",),
+        region="graphs rooted at a float16 or bfloat16 tensor",
+        family="dtype",
+        source="""
+        import torch
+        _orig = torch.Tensor.backward
+        def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+            if self.dtype in (torch.float16, torch.bfloat16) and not (retain_graph or create_graph):
+                if self.__dict__.get("_graph_consumed"):
+                    raise RuntimeError(
+                        "Trying to backward through the graph a second time (or directly "
+                        "access saved tensors after they have already been freed).")
+                self.__dict__["_graph_consumed"] = True
+            return _orig(self, gradient, retain_graph, create_graph, inputs=inputs)
+        torch.Tensor.backward = backward
+        """,
+        witness="""
+        import torch
+        x = torch.ones(3, dtype=torch.float16, requires_grad=True)
+        loss = (x + 1).sum()
+        loss.backward()
+        try:
+            loss.backward()
+        except RuntimeError as e:
+            raise AssertionError(f"a second backward without saved tensors raised: {e}")
+        assert x.grad.tolist() == [2.0, 2.0, 2.0]
+        """,
+    ),
+    Mutant(
+        name="noncontig-view-inplace-not-rebased",
+        description="mul_ on a non-contiguous view of a non-leaf runs untracked: the base keeps its old grad_fn (no CopySlices) and backward misses the write",
+        claims=("autograd.inplace-on-view-rebases-base",),
+        region="non-contiguous views of a non-leaf",
+        family="layout",
+        source="""
+        import torch
+        _orig = torch.Tensor.mul_
+        def mul_(self, *args, **kwargs):
+            if (self._is_view() and self.requires_grad and not self.is_leaf
+                    and not self.is_contiguous() and torch.is_grad_enabled()):
+                with torch.no_grad():
+                    return _orig(self, *args, **kwargs)
+            return _orig(self, *args, **kwargs)
+        torch.Tensor.mul_ = mul_
+        """,
+        witness="""
+        import torch
+        base = torch.ones(2, 3, requires_grad=True)
+        b = base * 1
+        b.t().mul_(2)
+        assert type(b.grad_fn).__name__ == "CopySlices"
+        """,
+    ),
+    Mutant(
+        name="float64-view-inplace-refused",
+        description="mul_ on a float64 view of a non-leaf raises (the storage is shared with the base) instead of rebasing the base onto CopySlices; the test of the stale 'shared storage raises' sentence sees the change as an unexpected pass",
+        claims=("autograd.inplace-shared-storage-raises", "autograd.inplace-on-view-rebases-base"),
+        region="float64 views of a non-leaf",
+        family="dtype",
+        source="""
+        import torch
+        _orig = torch.Tensor.mul_
+        def mul_(self, *args, **kwargs):
+            if (self._is_view() and self.requires_grad and not self.is_leaf
+                    and self.dtype == torch.float64 and torch.is_grad_enabled()):
+                raise RuntimeError("mul_(): in-place modification of a view whose storage "
+                                   "is referenced by its base is not supported")
+            return _orig(self, *args, **kwargs)
+        torch.Tensor.mul_ = mul_
+        """,
+        witness="""
+        import torch
+        b = torch.ones(4, dtype=torch.float64, requires_grad=True) * 1
+        try:
+            b[1:].mul_(2)
+        except RuntimeError as e:
+            raise AssertionError(f"in-place on a view of a non-leaf raised: {e}")
+        assert type(b.grad_fn).__name__ == "CopySlices"
+        """,
+    ),
+    Mutant(
+        name="chunk-via-narrow",
+        description="chunk() of a tensor that requires grad returns narrow() views (single-output views), so modifying one chunk in place is allowed",
+        claims=("autograd.multi-output-view-inplace-raises",),
+        region="chunk() of tensors that require grad",
+        family="autograd",
+        source="""
+        import torch
+        _orig = torch.Tensor.chunk
+        def chunk(self, chunks, dim=0):
+            n = self.size(dim)
+            if not self.requires_grad or n == 0:
+                return _orig(self, chunks, dim)
+            size = -(-n // chunks)
+            return tuple(self.narrow(dim, s, min(size, n - s)) for s in range(0, n, size))
+        torch.Tensor.chunk = chunk
+        torch.chunk = chunk
+        """,
+        witness="""
+        import torch
+        b = torch.ones(4, requires_grad=True) * 1
+        try:
+            b.chunk(2)[0].add_(1)
+        except RuntimeError:
+            pass
+        else:
+            raise AssertionError("in-place on a chunk of a non-leaf did not raise")
+        """,
+    ),
+    Mutant(
+        name="upcast-of-leaf-is-new-leaf",
+        description="to() a wider floating dtype of a leaf that requires grad returns a fresh leaf (detached, then requires_grad_()) instead of a non-leaf copy in the graph",
+        claims=("autograd.cast-copy-not-leaf",),
+        region="upcasts of floating leaves to a wider dtype",
+        family="dtype",
+        source="""
+        import torch
+        _orig = torch.Tensor.to
+        def to(self, *args, **kwargs):
+            out = _orig(self, *args, **kwargs)
+            if (out is not self and self.requires_grad and self.is_leaf
+                    and self.dtype.is_floating_point and out.dtype.is_floating_point
+                    and out.dtype.itemsize > self.dtype.itemsize):
+                out = out.detach().requires_grad_()
+            return out
+        torch.Tensor.to = to
+        """,
+        witness="""
+        import torch
+        x = torch.ones(3, dtype=torch.float16, requires_grad=True)
+        c = x.to(torch.float32)
+        assert not c.is_leaf and c.grad_fn is not None
+        """,
+    ),
+    Mutant(
+        name="clone-0d-returns-self",
+        description="clone() of a 0-d tensor that does not require grad returns the tensor itself ('scalars are immutable'), so requires_grad_() on the copy flags the original",
+        claims=("autograd.requires-grad-on-copy-starts-graph",),
+        region="0-d tensors that do not require grad",
+        family="layout",
+        source="""
+        import torch
+        _orig = torch.Tensor.clone
+        def clone(self, *args, **kwargs):
+            if self.dim() == 0 and not self.requires_grad:
+                return self
+            return _orig(self, *args, **kwargs)
+        torch.Tensor.clone = clone
+        torch.clone = clone
+        """,
+        witness="""
+        import torch
+        x = torch.tensor(2.0)
+        c = x.clone().requires_grad_()
+        assert not x.requires_grad and c is not x
+        """,
+    ),
+    Mutant(
+        name="backward-without-graph-silent-reduced",
+        description="backward() on a float16/bfloat16 tensor that does not require grad silently returns instead of raising",
+        claims=("autograd.backward-without-graph-raises",),
+        region="float16 and bfloat16 tensors",
+        family="dtype",
+        source="""
+        import torch
+        _orig = torch.Tensor.backward
+        def backward(self, *args, **kwargs):
+            if not self.requires_grad and self.dtype in (torch.float16, torch.bfloat16):
+                return None
+            return _orig(self, *args, **kwargs)
+        torch.Tensor.backward = backward
+        """,
+        witness="""
+        import torch
+        try:
+            torch.ones((), dtype=torch.float16).backward()
+        except RuntimeError:
+            pass
+        else:
+            raise AssertionError("backward() without a graph did not raise")
+        """,
+    ),
 )

@@ -62,6 +62,10 @@ class Mutant:
     #: Extra areas whose modules the sweep also collects (rarely needed:
     #: the claims' own areas are always collected).
     areas: tuple[str, ...] = field(default=())
+    #: Devices the mutant can only be judged on (``("cuda",)`` for a mutant
+    #: of a CUDA-only path); empty for any device. On a machine without
+    #: them the sweep reports the mutant "not judged here", never escaped.
+    devices: tuple[str, ...] = field(default=())
 
     def __post_init__(self) -> None:
         if not self.claims and self.name != "control":
@@ -72,6 +76,7 @@ class Mutant:
             raise ValueError(f"mutant {self.name}: a family without a region")
         object.__setattr__(self, "claims", tuple(self.claims))
         object.__setattr__(self, "areas", tuple(self.areas))
+        object.__setattr__(self, "devices", tuple(self.devices))
         object.__setattr__(self, "source", textwrap.dedent(self.source).strip() + "\n")
         object.__setattr__(self, "witness", textwrap.dedent(self.witness).strip() + "\n")
 
@@ -99,4 +104,5 @@ class Mutant:
             "region": self.region,
             "family": self.family,
             "area": self.area,
+            "devices": list(self.devices),
         }

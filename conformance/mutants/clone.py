@@ -234,4 +234,151 @@ MUTANTS: tuple[Mutant, ...] = (
         assert torch.signbit(torch.clone(x))[1].item()
         """,
     ),
+    Mutant(
+        name="clone-backward-conjugates-complex",
+        description="the backward of clone() of a complex tensor returns the conjugate of the incoming gradient instead of the gradient itself",
+        claims=("clone.gradient-flows-to-input",),
+        region="complex inputs that require grad",
+        family="dtype",
+        source="""
+        import torch
+        _orig = torch.Tensor.clone
+        class _ConjClone(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, memory_format):
+                return _orig(x, memory_format=memory_format)
+            @staticmethod
+            def backward(ctx, grad):
+                return grad.conj(), None
+        def clone(self, *, memory_format=torch.preserve_format):
+            if self.is_complex() and self.requires_grad and torch.is_grad_enabled():
+                return _ConjClone.apply(self, memory_format)
+            return _orig(self, memory_format=memory_format)
+        torch.Tensor.clone = clone
+        torch.clone = clone
+        """,
+        witness="""
+        import torch
+        x = torch.zeros(2, dtype=torch.complex64, requires_grad=True)
+        g = torch.tensor([1 + 1j, 2 - 1j], dtype=torch.complex64)
+        (gx,) = torch.autograd.grad(x.clone(), x, grad_outputs=g)
+        assert torch.equal(gx.resolve_conj(), g)
+        """,
+    ),
+    Mutant(
+        name="clone-retains-grad-of-leaf-views",
+        description="clone() of a leaf view requiring grad (a strided or offset leaf) calls retain_grad() on the clone: backward populates the clone's own .grad and reading it no longer warns",
+        claims=("clone.own-grad-stays-none",),
+        region="leaf inputs requiring grad that are views of a larger base",
+        family="autograd",
+        source="""
+        import torch
+        _orig = torch.Tensor.clone
+        def clone(self, *args, **kwargs):
+            out = _orig(self, *args, **kwargs)
+            if self.is_leaf and self.requires_grad and self._is_view() and out.requires_grad:
+                out.retain_grad()
+            return out
+        torch.Tensor.clone = clone
+        torch.clone = clone
+        """,
+        witness="""
+        import torch
+        x = torch.zeros(4)[1:].requires_grad_()
+        c = x.clone()
+        c.sum().backward()
+        assert c.grad is None
+        """,
+    ),
+    Mutant(
+        name="clone-inference-fast-path-half",
+        description="clone() of a half-precision tensor that does not require grad runs under inference_mode (it 'needs no autograd'): the clone is an inference tensor, so clone().requires_grad_() raises",
+        claims=("clone.requires-grad-on-clone-is-new-leaf",),
+        region="float16/bfloat16 inputs that do not require grad",
+        family="dtype",
+        source="""
+        import torch
+        _orig = torch.Tensor.clone
+        def clone(self, *args, **kwargs):
+            if (self.dtype in (torch.float16, torch.bfloat16) and not self.requires_grad
+                    and not self.is_inference()):
+                with torch.inference_mode():
+                    return _orig(self, *args, **kwargs)
+            return _orig(self, *args, **kwargs)
+        torch.Tensor.clone = clone
+        torch.clone = clone
+        """,
+        witness="""
+        import torch
+        x = torch.ones(3, dtype=torch.float16)
+        try:
+            c = x.clone().requires_grad_()
+        except RuntimeError as e:
+            raise AssertionError(f"x.clone().requires_grad_() raised: {e}")
+        assert c.is_leaf and c.requires_grad
+        """,
+    ),
+    Mutant(
+        name="clone-stepped-keeps-gaps",
+        description="clone() of a stepped (non-dense, non-overlapping) input allocates the input's exact strides, gaps included, so the clone is neither contiguous nor dense",
+        claims=(
+            "clone.preserve-format-non-dense-keeps-stride-order",
+            "clone.preserve-format-non-dense-contiguous",
+        ),
+        region="stepped (non-dense, non-overlapping) inputs with preserve_format",
+        family="layout",
+        source="""
+        import torch
+        _orig = torch.Tensor.clone
+        def _stepped(t):
+            if t.numel() == 0 or any(st == 0 and sz > 1 for sz, st in zip(t.shape, t.stride())):
+                return False
+            expected = 1
+            for sz, st in sorted(((sz, st) for sz, st in zip(t.shape, t.stride()) if sz != 1),
+                                 key=lambda p: p[1]):
+                if st != expected:
+                    return True
+                expected *= sz
+            return False
+        def clone(self, *, memory_format=torch.preserve_format):
+            if memory_format == torch.preserve_format and _stepped(self):
+                out = torch.empty_strided(self.shape, self.stride(), dtype=self.dtype,
+                                          device=self.device)
+                return out.copy_(self)
+            return _orig(self, memory_format=memory_format)
+        torch.Tensor.clone = clone
+        torch.clone = clone
+        """,
+        witness="""
+        import torch
+        x = torch.arange(8.0).reshape(2, 4)[:, ::2]
+        assert x.clone().is_contiguous()
+        """,
+    ),
+    Mutant(
+        name="clone-channels-last-accepts-rank-3",
+        description="clone(memory_format=torch.channels_last) of a 3-D tensor returns a contiguous clone instead of raising 'required rank 4 tensor'",
+        claims=("clone.channels-last-needs-rank-4",),
+        region="3-D inputs",
+        family="layout",
+        source="""
+        import torch
+        _orig = torch.Tensor.clone
+        def clone(self, *, memory_format=torch.preserve_format):
+            if memory_format == torch.channels_last and self.dim() == 3:
+                memory_format = torch.contiguous_format
+            return _orig(self, memory_format=memory_format)
+        torch.Tensor.clone = clone
+        torch.clone = clone
+        """,
+        witness="""
+        import torch
+        try:
+            torch.zeros(2, 3, 4).clone(memory_format=torch.channels_last)
+        except RuntimeError:
+            pass
+        else:
+            raise AssertionError("clone(memory_format=channels_last) of a 3-D tensor did not raise")
+        """,
+    ),
 )

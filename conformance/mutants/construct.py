@@ -167,4 +167,291 @@ MUTANTS: tuple[Mutant, ...] = (
         assert torch.asarray(x).requires_grad
         """,
     ),
+    Mutant(
+        name="tensor-requires-grad-keeps-history",
+        description="torch.tensor(t, requires_grad=True) of a tensor t that requires grad returns t.clone(): a non-leaf in t's graph whose gradient flows back into t",
+        claims=("construct.tensor-requires-grad-is-detach-clone-requires-grad",),
+        region="tensor data that itself requires grad",
+        family="autograd",
+        source="""
+        import torch
+        _orig = torch.tensor
+        def tensor(data, *args, **kwargs):
+            out = _orig(data, *args, **kwargs)
+            if (isinstance(data, torch.Tensor) and data.requires_grad and not args
+                    and kwargs == {"requires_grad": True}):
+                return data.clone()
+            return out
+        torch.tensor = tensor
+        """,
+        witness="""
+        import torch, warnings
+        x = torch.ones(3, requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            c = torch.tensor(x, requires_grad=True)
+        assert c.is_leaf and c.grad_fn is None
+        """,
+    ),
+    Mutant(
+        name="copy-construct-silent-for-integers",
+        description="torch.tensor(t) and self.new_tensor(t) no longer warn 'To copy construct from a tensor...' when t is of an integral or bool dtype",
+        claims=("construct.copy-construct-warns",),
+        region="tensor data of integral or bool dtype",
+        family="dtype",
+        source="""
+        import torch, warnings
+        _tensor = torch.tensor
+        _new_tensor = torch.Tensor.new_tensor
+        def _silent(data):
+            return (isinstance(data, torch.Tensor)
+                    and not (data.is_floating_point() or data.is_complex()))
+        def tensor(data, *args, **kwargs):
+            if _silent(data):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    return _tensor(data, *args, **kwargs)
+            return _tensor(data, *args, **kwargs)
+        def new_tensor(self, data, *args, **kwargs):
+            if _silent(data):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    return _new_tensor(self, data, *args, **kwargs)
+            return _new_tensor(self, data, *args, **kwargs)
+        torch.tensor = tensor
+        torch.Tensor.new_tensor = new_tensor
+        """,
+        witness="""
+        import torch, warnings
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            torch.tensor(torch.arange(3))
+        assert any("To copy construct from a tensor" in str(w.message) for w in caught)
+        """,
+    ),
+    Mutant(
+        name="tensor-keyword-only-call-is-empty",
+        description="torch.tensor(device=..., dtype=...) with keyword arguments but no data returns an empty tensor (like torch.Tensor()) instead of raising TypeError",
+        claims=("construct.tensor-requires-data",),
+        region="keyword-only calls without data",
+        family="convention",
+        source="""
+        import torch
+        _orig = torch.tensor
+        def tensor(*args, **kwargs):
+            if not args and "data" not in kwargs and kwargs:
+                return torch.empty(0, dtype=kwargs.get("dtype"), device=kwargs.get("device"),
+                                   requires_grad=bool(kwargs.get("requires_grad")))
+            return _orig(*args, **kwargs)
+        torch.tensor = tensor
+        """,
+        witness="""
+        import torch
+        try:
+            torch.tensor(device="cpu")
+        except TypeError:
+            pass
+        else:
+            raise AssertionError("torch.tensor(device='cpu') without data did not raise")
+        """,
+    ),
+    Mutant(
+        name="tensor-class-call-ignores-float64-default",
+        description="torch.Tensor() with no arguments returns a float32 tensor when the default dtype is float64 (other defaults are honoured)",
+        claims=("construct.tensor-class-call-is-empty",),
+        region="default dtype float64",
+        family="mode",
+        source="""
+        import torch
+        _new = torch._C.TensorBase.__new__
+        def __new__(cls, *args, **kwargs):
+            if (cls is torch.Tensor and not args and not kwargs
+                    and torch.get_default_dtype() == torch.float64):
+                return torch.empty(0, dtype=torch.float32)
+            return _new(cls, *args, **kwargs)
+        torch.Tensor.__new__ = staticmethod(__new__)
+        """,
+        witness="""
+        import torch
+        old = torch.get_default_dtype()
+        torch.set_default_dtype(torch.float64)
+        try:
+            dtype = torch.Tensor().dtype
+        finally:
+            torch.set_default_dtype(old)
+        assert dtype == torch.float64
+        """,
+    ),
+    Mutant(
+        name="new-tensor-list-infers-dtype",
+        description="self.new_tensor(list) infers the dtype from the Python data (as torch.tensor does) instead of taking self's dtype; tensor data is fine",
+        claims=("construct.new-tensor-default-dtype-device",),
+        region="Python list data without an explicit dtype",
+        family="other",
+        source="""
+        import torch
+        _orig = torch.Tensor.new_tensor
+        def new_tensor(self, data, *args, **kwargs):
+            if isinstance(data, (list, tuple)) and not args and "dtype" not in kwargs:
+                return torch.tensor(data, device=kwargs.get("device", self.device),
+                                    requires_grad=kwargs.get("requires_grad", False))
+            return _orig(self, data, *args, **kwargs)
+        torch.Tensor.new_tensor = new_tensor
+        """,
+        witness="""
+        import torch
+        assert torch.zeros(1, dtype=torch.float16).new_tensor([1, 2]).dtype == torch.float16
+        """,
+    ),
+    Mutant(
+        name="asarray-copies-non-contiguous",
+        description="torch.asarray(t) (copy=None) of a non-contiguous tensor returns a contiguous copy instead of sharing t's memory",
+        claims=("construct.asarray-shares-by-default",),
+        region="non-contiguous tensors",
+        family="layout",
+        source="""
+        import torch
+        _orig = torch.asarray
+        def asarray(obj, *args, **kwargs):
+            if (isinstance(obj, torch.Tensor) and not args and not kwargs
+                    and not obj.is_contiguous()):
+                return obj.contiguous()
+            return _orig(obj, *args, **kwargs)
+        torch.asarray = asarray
+        """,
+        witness="""
+        import torch
+        x = torch.zeros(2, 3).t()
+        assert torch.asarray(x).data_ptr() == x.data_ptr()
+        """,
+    ),
+    Mutant(
+        name="asarray-copy-false-copies-sequences",
+        description="torch.asarray(sequence, copy=False) silently builds a new tensor instead of raising ValueError (a Python sequence cannot be aliased)",
+        claims=("construct.asarray-copy-false-aliases-or-raises",),
+        region="Python sequences with copy=False",
+        family="convention",
+        source="""
+        import torch
+        _orig = torch.asarray
+        def asarray(obj, *args, **kwargs):
+            if isinstance(obj, (list, tuple)) and kwargs.get("copy") is False:
+                kwargs = {k: v for k, v in kwargs.items() if k != "copy"}
+            return _orig(obj, *args, **kwargs)
+        torch.asarray = asarray
+        """,
+        witness="""
+        import torch
+        try:
+            torch.asarray([1.0, 2.0], copy=False)
+        except ValueError:
+            pass
+        else:
+            raise AssertionError("asarray(list, copy=False) did not raise")
+        """,
+    ),
+    Mutant(
+        name="asarray-default-clears-leaf-flag",
+        description="torch.asarray(leaf) of a leaf requiring grad, requires_grad unspecified, takes the old default requires_grad=False and so clears the caller's flag",
+        claims=("construct.asarray-requires-grad-default-inherits",),
+        region="leaves requiring grad, requires_grad unspecified",
+        family="autograd",
+        source="""
+        import torch
+        _orig = torch.asarray
+        def asarray(obj, *args, **kwargs):
+            if (isinstance(obj, torch.Tensor) and obj.is_leaf and obj.requires_grad
+                    and kwargs.get("requires_grad") is None):
+                kwargs = {**kwargs, "requires_grad": False}
+            return _orig(obj, *args, **kwargs)
+        torch.asarray = asarray
+        """,
+        witness="""
+        import torch, warnings
+        x = torch.ones(3, requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            b = torch.asarray(x)
+        assert b.requires_grad and x.requires_grad
+        """,
+    ),
+    Mutant(
+        name="asarray-default-warns-every-nonleaf-call",
+        description="torch.asarray(y) of a non-leaf requiring grad, requires_grad unspecified, warns about the new default on every call instead of once per process",
+        claims=("construct.asarray-requires-grad-default-warns-once",),
+        region="non-leaf inputs requiring grad",
+        family="autograd",
+        source="""
+        import torch, warnings
+        _orig = torch.asarray
+        _MSG = ("torch.asarray: unspecified requires_grad now defaults to obj.requires_grad "
+                "instead of False. Pass requires_grad=False explicitly to get the old behavior "
+                "and silence this warning.")
+        def asarray(obj, *args, **kwargs):
+            if (isinstance(obj, torch.Tensor) and obj.requires_grad and not obj.is_leaf
+                    and kwargs.get("requires_grad") is None):
+                warnings.warn(_MSG, UserWarning, stacklevel=2)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    return _orig(obj, *args, **kwargs)
+            return _orig(obj, *args, **kwargs)
+        torch.asarray = asarray
+        """,
+        witness="""
+        import torch, warnings
+        y = torch.ones(3, requires_grad=True) * 2
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            torch.asarray(y)
+            torch.asarray(y)
+        hits = [w for w in caught if "now defaults to obj.requires_grad" in str(w.message)]
+        assert len(hits) <= 1, f"{len(hits)} notices for two calls"
+        """,
+    ),
+    Mutant(
+        name="asarray-requires-grad-true-reroots-non-leaf",
+        description="torch.asarray(y, requires_grad=True) of a non-leaf y returns a new leaf sharing y's memory (y.detach().requires_grad_()), cutting y's history",
+        claims=("construct.asarray-requires-grad-keeps-or-drops-history",),
+        region="non-leaf inputs with an explicit requires_grad=True",
+        family="autograd",
+        source="""
+        import torch
+        _orig = torch.asarray
+        def asarray(obj, *args, **kwargs):
+            if (isinstance(obj, torch.Tensor) and not obj.is_leaf
+                    and kwargs.get("requires_grad") is True):
+                return obj.detach().requires_grad_(True)
+            return _orig(obj, *args, **kwargs)
+        torch.asarray = asarray
+        """,
+        witness="""
+        import torch
+        y = torch.ones(3, requires_grad=True) * 2
+        assert torch.asarray(y, requires_grad=True).grad_fn is y.grad_fn
+        """,
+    ),
+    Mutant(
+        name="asarray-requires-grad-false-aliases-leaf",
+        description="torch.asarray(leaf, requires_grad=False) of a leaf requiring grad returns a detached alias, leaving the caller's flag set, instead of the leaf itself with its flag cleared",
+        claims=("construct.asarray-requires-grad-sets-input-flag",),
+        region="requires_grad=False on a leaf that requires grad",
+        family="autograd",
+        source="""
+        import torch
+        _orig = torch.asarray
+        def asarray(obj, *args, **kwargs):
+            if (isinstance(obj, torch.Tensor) and obj.is_leaf and obj.requires_grad
+                    and kwargs.get("requires_grad") is False and not args
+                    and set(kwargs) == {"requires_grad"}):
+                return obj.detach()
+            return _orig(obj, *args, **kwargs)
+        torch.asarray = asarray
+        """,
+        witness="""
+        import torch
+        x = torch.ones(3, requires_grad=True)
+        b = torch.asarray(x, requires_grad=False)
+        assert b is x and not x.requires_grad
+        """,
+    ),
 )

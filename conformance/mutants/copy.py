@@ -178,4 +178,239 @@ MUTANTS: tuple[Mutant, ...] = (
         assert torch.empty_like(x).data_ptr() != x.data_ptr()
         """,
     ),
+    Mutant(
+        name="copy-0d-returns-new-alias",
+        description="dst.copy_(src) into a 0-d dst copies the value but returns a fresh alias of dst instead of dst itself",
+        claims=("copy.returns-self",),
+        region="0-d destinations",
+        family="layout",
+        source="""
+        import torch
+        _orig = torch.Tensor.copy_
+        def copy_(self, src, *args, **kwargs):
+            out = _orig(self, src, *args, **kwargs)
+            if self.dim() == 0:
+                return out.view_as(out)
+            return out
+        torch.Tensor.copy_ = copy_
+        """,
+        witness="""
+        import torch
+        d = torch.zeros(())
+        assert d.copy_(torch.ones(())) is d
+        """,
+    ),
+    Mutant(
+        name="copy-permuted-src-memory-order",
+        description="copy_() from a dense but permuted (non-contiguous) src of dst's shape reads src in memory order instead of logical order",
+        claims=("copy.copies-values",),
+        region="dense permuted (non-contiguous) src",
+        family="layout",
+        source="""
+        import torch
+        _orig = torch.Tensor.copy_
+        def _dense_permuted(t):
+            if t.numel() < 2 or t.is_contiguous() or any(st <= 0 for st in t.stride()):
+                return False
+            expected = 1
+            for sz, st in sorted(((sz, st) for sz, st in zip(t.shape, t.stride()) if sz != 1),
+                                 key=lambda p: p[1]):
+                if st != expected:
+                    return False
+                expected *= sz
+            return True
+        def copy_(self, src, *args, **kwargs):
+            if (isinstance(src, torch.Tensor) and src.shape == self.shape
+                    and _dense_permuted(src)):
+                flat = src.as_strided((src.numel(),), (1,), src.storage_offset())
+                return _orig(self, flat.view(self.shape), *args, **kwargs)
+            return _orig(self, src, *args, **kwargs)
+        torch.Tensor.copy_ = copy_
+        """,
+        witness="""
+        import torch
+        src = torch.arange(6.0).reshape(2, 3).t()
+        dst = torch.zeros(3, 2).copy_(src)
+        assert dst.tolist() == [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]
+        """,
+    ),
+    Mutant(
+        name="copy-drops-extra-leading-dims",
+        description="dst.copy_(src) with src having more dims than dst copies src's last leading slice instead of raising that src does not match the broadcast shape",
+        claims=("copy.src-cannot-grow-self",),
+        region="non-empty src with extra leading dimensions",
+        family="relation",
+        source="""
+        import torch
+        _orig = torch.Tensor.copy_
+        def copy_(self, src, *args, **kwargs):
+            if isinstance(src, torch.Tensor) and src.dim() > self.dim() and src.numel() > 0:
+                lead = src.dim() - self.dim()
+                src = src.reshape(-1, *src.shape[lead:])[-1]
+            return _orig(self, src, *args, **kwargs)
+        torch.Tensor.copy_ = copy_
+        """,
+        witness="""
+        import torch
+        try:
+            torch.zeros(3).copy_(torch.ones(2, 3))
+        except RuntimeError:
+            pass
+        else:
+            raise AssertionError("copy_ of a (2, 3) src into a (3,) dst did not raise")
+        """,
+    ),
+    Mutant(
+        name="copy-integral-skips-version-bump",
+        description="copy_() into an integral or bool dst not involved in autograd writes through an untracked alias (.data), so dst's version counter is not bumped",
+        claims=("copy.bumps-version",),
+        region="integral and bool destinations outside autograd",
+        family="dtype",
+        source="""
+        import torch
+        _orig = torch.Tensor.copy_
+        _data = torch._C.TensorBase.data
+        def copy_(self, src, *args, **kwargs):
+            if (not (self.is_floating_point() or self.is_complex()) and not self.requires_grad
+                    and not (isinstance(src, torch.Tensor) and src.requires_grad)
+                    and not self.is_inference() and not torch.is_inference_mode_enabled()):
+                _orig(_data.__get__(self), src, *args, **kwargs)
+                return self
+            return _orig(self, src, *args, **kwargs)
+        torch.Tensor.copy_ = copy_
+        """,
+        witness="""
+        import torch
+        d = torch.zeros(3, dtype=torch.int64)
+        v = d._version
+        d.copy_(torch.ones(3, dtype=torch.int64))
+        assert d._version > v
+        """,
+    ),
+    Mutant(
+        name="copy-no-grad-refuses-complex-leaf",
+        description="under torch.no_grad(), copy_() into a complex leaf that requires grad still raises the in-place-on-a-leaf error",
+        claims=("copy.allowed-under-no-grad",),
+        region="complex leaf destinations under no_grad",
+        family="dtype",
+        source="""
+        import torch
+        _orig = torch.Tensor.copy_
+        def copy_(self, src, *args, **kwargs):
+            if (not torch.is_grad_enabled() and self.is_complex() and self.is_leaf
+                    and self.requires_grad):
+                raise RuntimeError(
+                    "a leaf Variable that requires grad is being used in an in-place operation."
+                )
+            return _orig(self, src, *args, **kwargs)
+        torch.Tensor.copy_ = copy_
+        """,
+        witness="""
+        import torch
+        p = torch.zeros(2, dtype=torch.complex64, requires_grad=True)
+        with torch.no_grad():
+            try:
+                p.copy_(torch.ones(2, dtype=torch.complex64))
+            except RuntimeError as e:
+                raise AssertionError(f"copy_ under no_grad raised: {e}")
+        assert p.requires_grad and p.is_leaf
+        """,
+    ),
+    Mutant(
+        name="copy-floating-partial-overlap-silent",
+        description="copy_() between partly overlapping floating views of one storage goes ahead through a temporary copy of src instead of raising",
+        claims=("copy.partial-overlap-raises",),
+        region="floating dtypes",
+        family="dtype",
+        source="""
+        import torch
+        _orig = torch.Tensor.copy_
+        def copy_(self, src, *args, **kwargs):
+            if (isinstance(src, torch.Tensor) and self.is_floating_point()
+                    and self.untyped_storage().nbytes() > 0
+                    and src.untyped_storage().data_ptr() == self.untyped_storage().data_ptr()):
+                src = src.clone()
+            return _orig(self, src, *args, **kwargs)
+        torch.Tensor.copy_ = copy_
+        """,
+        witness="""
+        import torch
+        x = torch.arange(4.0)
+        try:
+            x[1:].copy_(x[:-1])
+        except RuntimeError:
+            pass
+        else:
+            raise AssertionError("copy_ between partly overlapping views did not raise")
+        """,
+    ),
+    Mutant(
+        name="empty-like-inherits-requires-grad-non-leaf",
+        description="torch.empty_like(z) of a non-leaf z requiring grad returns a leaf that requires grad, so empty_like(z).copy_(z) raises the in-place-on-a-leaf error",
+        claims=("copy.empty-like-copy-in-graph",),
+        region="non-leaf inputs that require grad",
+        family="autograd",
+        source="""
+        import torch
+        _orig = torch.empty_like
+        def empty_like(input, *args, **kwargs):
+            if input.requires_grad and not input.is_leaf and "requires_grad" not in kwargs:
+                kwargs = {**kwargs, "requires_grad": True}
+            return _orig(input, *args, **kwargs)
+        torch.empty_like = empty_like
+        """,
+        witness="""
+        import torch
+        z = torch.ones(3, requires_grad=True) * 2
+        assert not torch.empty_like(z).requires_grad
+        """,
+    ),
+    Mutant(
+        name="clone-aliases-integral",
+        description="clone() of an integral or bool tensor that does not require grad returns an alias ('integers need no copy'), so detach().clone() and clone().detach() share t's storage and version counter",
+        claims=("copy.clone-detach-is-independent-leaf", "clone.new-storage"),
+        region="integral and bool inputs",
+        family="dtype",
+        source="""
+        import torch
+        _orig = torch.Tensor.clone
+        _detach = torch.Tensor.detach
+        def clone(self, *args, **kwargs):
+            if not (self.is_floating_point() or self.is_complex()) and not self.requires_grad:
+                return _detach(self)
+            return _orig(self, *args, **kwargs)
+        torch.Tensor.clone = clone
+        torch.clone = clone
+        """,
+        witness="""
+        import torch
+        x = torch.arange(3)
+        assert x.detach().clone().data_ptr() != x.data_ptr()
+        """,
+    ),
+    Mutant(
+        name="copy-non-blocking-h2d-skips",
+        description="copy_(src, non_blocking=True) from host memory into a CUDA tensor returns "
+        "without copying (as if the asynchronous copy were never enqueued)",
+        claims=("copy.across-devices",),
+        region="host-to-CUDA copies with non_blocking=True",
+        family="convention",
+        devices=("cuda",),
+        source="""
+        import torch
+        _orig = torch.Tensor.copy_
+        def copy_(self, src, non_blocking=False):
+            if non_blocking and self.is_cuda and not src.is_cuda:
+                return self
+            return _orig(self, src, non_blocking)
+        torch.Tensor.copy_ = copy_
+        """,
+        witness="""
+        import torch
+        dst = torch.zeros(3, device="cuda")
+        dst.copy_(torch.ones(3), non_blocking=True)
+        torch.cuda.synchronize()
+        assert dst.cpu().tolist() == [1.0, 1.0, 1.0]
+        """,
+    ),
 )

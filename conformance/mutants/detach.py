@@ -266,4 +266,92 @@ MUTANTS: tuple[Mutant, ...] = (
         assert torch.detach(x).tolist() == [1.0, 2.0, 3.0]
         """,
     ),
+    Mutant(
+        name="detach-lazy-clone-requires-grad",
+        description="detach() of a tensor that requires grad returns a copy-on-write (lazy) clone: it reads the same values but a write through either one is no longer seen by the other",
+        claims=("detach.writes-visible-both-ways",),
+        region="inputs that require grad",
+        family="autograd",
+        source="""
+        import torch
+        _orig = torch.Tensor.detach
+        def detach(self):
+            out = _orig(self)
+            if self.requires_grad:
+                out = out._lazy_clone()
+            return out
+        torch.Tensor.detach = detach
+        torch.detach = detach
+        """,
+        witness="""
+        import torch
+        x = torch.zeros(3, requires_grad=True)
+        d = x.detach()
+        d[0] = 5.0
+        assert x[0].item() == 5.0
+        """,
+    ),
+    Mutant(
+        name="detach-keeps-tangent-complex",
+        description="detach() of a complex forward-mode AD dual tensor keeps its tangent (real dtypes drop it)",
+        claims=("detach.drops-forward-ad-tangent",),
+        region="complex dual tensors",
+        family="dtype",
+        source="""
+        import torch
+        import torch.autograd.forward_ad as _fwad
+        _orig = torch.Tensor.detach
+        def detach(self):
+            out = _orig(self)
+            if self.is_complex() and _fwad._current_level >= 0:
+                tangent = _fwad.unpack_dual(self).tangent
+                if tangent is not None:
+                    out = _fwad.make_dual(out, tangent)
+            return out
+        torch.Tensor.detach = detach
+        torch.detach = detach
+        """,
+        witness="""
+        import torch
+        import torch.autograd.forward_ad as fwad
+        p = torch.ones(3, dtype=torch.complex64)
+        with fwad.dual_level():
+            d = fwad.make_dual(p, torch.ones_like(p))
+            assert fwad.unpack_dual(d.detach()).tangent is None
+        """,
+    ),
+    Mutant(
+        name="detach-result-refuses-set_",
+        description="set_() on the result of detach() raises again, as before 'Always allow tensor metadata changes' (PR #83590); resize_, resize_as_ and transpose_ are still allowed",
+        claims=("detach.metadata-change-allowed", "detach.metadata-change-raises"),
+        region="set_ (one of the four metadata changes) on a detach() result",
+        family="other",
+        source="""
+        import torch
+        _orig = torch.Tensor.detach
+        _set = torch.Tensor.set_
+        def detach(self):
+            out = _orig(self)
+            out._mutant_detached = True
+            return out
+        def set_(self, *args, **kwargs):
+            if getattr(self, "_mutant_detached", False):
+                raise RuntimeError(
+                    "set_ is not allowed on a Tensor created from .data or .detach()"
+                )
+            return _set(self, *args, **kwargs)
+        torch.Tensor.detach = detach
+        torch.detach = detach
+        torch.Tensor.set_ = set_
+        """,
+        witness="""
+        import torch
+        d = torch.zeros(2, 3).detach()
+        try:
+            out = d.set_(torch.ones(3))
+        except RuntimeError as e:
+            raise AssertionError(f"set_ on a detach() result raised: {e}")
+        assert out is d and d.shape == (3,)
+        """,
+    ),
 )

@@ -144,4 +144,368 @@ MUTANTS: tuple[Mutant, ...] = (
             raise AssertionError("reading _version of an inference tensor did not raise")
         """,
     ),
+    Mutant(
+        name="clone-keeps-requires-grad-when-disabled",
+        description="clone() with grad disabled (no_grad or inference_mode) of a tensor that requires grad returns a copy that requires grad ('copy every flag')",
+        claims=(
+            "gradmode.no-grad-results-not-require-grad",
+            "gradmode.modes-override-requires-grad",
+        ),
+        region="clone() of tensors requiring grad under no_grad or inference_mode",
+        family="mode",
+        source="""
+        import torch
+        _orig = torch.Tensor.clone
+        def clone(self, *args, **kwargs):
+            out = _orig(self, *args, **kwargs)
+            if self.requires_grad and not torch.is_grad_enabled() and not out.requires_grad:
+                out.requires_grad_(True)
+            return out
+        torch.Tensor.clone = clone
+        torch.clone = clone
+        """,
+        witness="""
+        import torch
+        x = torch.ones(3, requires_grad=True)
+        with torch.no_grad():
+            c = x.clone()
+        assert c.requires_grad is False
+        """,
+    ),
+    Mutant(
+        name="threads-inherit-disabled-grad-mode",
+        description="a thread started while grad mode is disabled runs with the starting thread's mode (no_grad / inference_mode is propagated to new threads)",
+        claims=("gradmode.thread-local",),
+        region="threads started inside no_grad, set_grad_enabled(False) or inference_mode",
+        family="mode",
+        source="""
+        import threading
+        import torch
+        _start = threading.Thread.start
+        def start(self):
+            enabled = torch.is_grad_enabled()
+            inference = torch.is_inference_mode_enabled()
+            if not enabled or inference:
+                run = self.run
+                def run_in_mode():
+                    ctx = torch.inference_mode() if inference else torch.set_grad_enabled(enabled)
+                    with ctx:
+                        return run()
+                self.run = run_in_mode
+            return _start(self)
+        threading.Thread.start = start
+        """,
+        witness="""
+        import threading
+        import torch
+        seen = {}
+        with torch.no_grad():
+            t = threading.Thread(target=lambda: seen.setdefault("enabled", torch.is_grad_enabled()))
+            t.start()
+            t.join()
+        assert seen["enabled"] is True
+        """,
+    ),
+    Mutant(
+        name="no-grad-inplace-skips-bump-reduced",
+        description="an in-place op under no_grad on a float16/bfloat16 tensor writes through an untracked alias (.data) and does not bump the version counter",
+        claims=("gradmode.no-grad-inplace-bumps-version",),
+        region="float16 and bfloat16 tensors updated in place under no_grad",
+        family="mode",
+        source="""
+        import torch
+        def _wrap(orig):
+            def op(self, *args, **kwargs):
+                if (not torch.is_grad_enabled() and not torch.is_inference_mode_enabled()
+                        and self.dtype in (torch.float16, torch.bfloat16)):
+                    orig(self.data, *args, **kwargs)
+                    return self
+                return orig(self, *args, **kwargs)
+            return op
+        for _name in ("add_", "mul_", "zero_", "fill_", "copy_", "__setitem__"):
+            setattr(torch.Tensor, _name, _wrap(getattr(torch.Tensor, _name)))
+        for _name in ("zero_", "fill_"):
+            setattr(torch, _name, _wrap(getattr(torch, _name)))
+        """,
+        witness="""
+        import torch
+        x = torch.ones(3, dtype=torch.float16, requires_grad=True)
+        with torch.no_grad():
+            x.mul_(2)
+        assert x._version == 1
+        """,
+    ),
+    Mutant(
+        name="no-grad-copy-into-leaf-refused",
+        description="copy_() into a leaf that requires grad raises the leaf-variable error even under no_grad (the check ignores grad mode)",
+        claims=("gradmode.no-grad-inplace-on-leaf-allowed",),
+        region="copy_() into leaves requiring grad with grad disabled",
+        family="mode",
+        source="""
+        import torch
+        _orig = torch.Tensor.copy_
+        def copy_(self, src, non_blocking=False):
+            if self.requires_grad and self.is_leaf and not torch.is_grad_enabled():
+                raise RuntimeError("a leaf Variable that requires grad is being used in an "
+                                   "in-place operation.")
+            return _orig(self, src, non_blocking)
+        torch.Tensor.copy_ = copy_
+        """,
+        witness="""
+        import torch
+        w = torch.ones(3, requires_grad=True)
+        with torch.no_grad():
+            try:
+                w.copy_(torch.zeros(3))
+            except RuntimeError as e:
+                raise AssertionError(f"copy_ under no_grad into a leaf raised: {e}")
+        assert w.detach().tolist() == [0.0, 0.0, 0.0]
+        """,
+    ),
+    Mutant(
+        name="no-grad-view-inplace-allowed-double",
+        description="an in-place op in grad mode on a float64/complex128 view made under no_grad is run untracked instead of raising the 'view was created in no_grad mode' error",
+        claims=("gradmode.no-grad-view-inplace-raises",),
+        region="float64 and complex128 views made under no_grad",
+        family="dtype",
+        source="""
+        import torch
+        _MSG = "A view was created in no_grad mode and is being modified inplace"
+        def _wrap(orig):
+            def op(self, *args, **kwargs):
+                try:
+                    return orig(self, *args, **kwargs)
+                except RuntimeError as e:
+                    if _MSG in str(e) and self.dtype in (torch.float64, torch.complex128):
+                        with torch.no_grad():
+                            return orig(self, *args, **kwargs)
+                    raise
+            return op
+        for _name in ("add_", "mul_", "zero_", "fill_", "copy_", "__setitem__"):
+            setattr(torch.Tensor, _name, _wrap(getattr(torch.Tensor, _name)))
+        for _name in ("zero_", "fill_"):
+            setattr(torch, _name, _wrap(getattr(torch, _name)))
+        """,
+        witness="""
+        import torch
+        x = torch.ones(3, dtype=torch.float64, requires_grad=True)
+        with torch.no_grad():
+            v = x[1:]
+        try:
+            v.mul_(2)
+        except RuntimeError:
+            pass
+        else:
+            raise AssertionError("in-place on a view made under no_grad did not raise")
+        """,
+    ),
+    Mutant(
+        name="dropout-off-under-no-grad",
+        description="F.dropout treats grad-disabled calls as evaluation (training=False), so no_grad acts like eval() for Dropout",
+        claims=("gradmode.no-grad-is-not-eval",),
+        region="Dropout called under no_grad",
+        family="mode",
+        source="""
+        import torch
+        import torch.nn.functional as F
+        _orig = F.dropout
+        def dropout(input, p=0.5, training=True, inplace=False):
+            return _orig(input, p, training and torch.is_grad_enabled(), inplace)
+        F.dropout = dropout
+        """,
+        witness="""
+        import torch
+        with torch.no_grad():
+            out = torch.nn.Dropout(p=1.0)(torch.ones(3))
+        assert bool((out == 0).all())
+        """,
+    ),
+    Mutant(
+        name="inference-mode-views-of-normal-copy",
+        description="inside inference_mode, permute/unsqueeze/squeeze of a normal tensor return a copy (an inference tensor) instead of a normal view",
+        claims=("gradmode.inference-views-follow-base",),
+        region="permute, unsqueeze and squeeze of normal tensors inside inference_mode",
+        family="mode",
+        source="""
+        import torch
+        def _wrap(orig):
+            def op(self, *args, **kwargs):
+                out = orig(self, *args, **kwargs)
+                if torch.is_inference_mode_enabled() and not self.is_inference():
+                    out = out.clone()
+                return out
+            return op
+        for _name in ("permute", "unsqueeze", "squeeze"):
+            setattr(torch.Tensor, _name, _wrap(getattr(torch.Tensor, _name)))
+            setattr(torch, _name, _wrap(getattr(torch, _name)))
+        """,
+        witness="""
+        import torch
+        x = torch.ones(2, 3)
+        with torch.inference_mode():
+            v = x.permute(1, 0)
+        assert not v.is_inference()
+        """,
+    ),
+    Mutant(
+        name="inference-inplace-outside-accepted-under-no-grad",
+        description="an in-place update of an inference tensor outside inference_mode is accepted silently when grad is disabled (no_grad), instead of writing and raising",
+        claims=(
+            "gradmode.inference-inplace-outside-writes-then-raises",
+            "gradmode.inference-immutable-outside",
+        ),
+        region="in-place updates of inference tensors under no_grad",
+        family="mode",
+        source="""
+        import torch
+        _MSG = "Inplace update to inference tensor outside InferenceMode"
+        def _wrap(orig):
+            def op(self, *args, **kwargs):
+                try:
+                    return orig(self, *args, **kwargs)
+                except RuntimeError as e:
+                    if _MSG in str(e) and not torch.is_grad_enabled():
+                        return self
+                    raise
+            return op
+        for _name in ("add_", "mul_", "zero_", "fill_", "copy_", "__setitem__"):
+            setattr(torch.Tensor, _name, _wrap(getattr(torch.Tensor, _name)))
+        for _name in ("zero_", "fill_"):
+            setattr(torch, _name, _wrap(getattr(torch, _name)))
+        """,
+        witness="""
+        import torch
+        with torch.inference_mode():
+            t = torch.ones(3)
+        with torch.no_grad():
+            try:
+                t.add_(1)
+            except RuntimeError:
+                pass
+            else:
+                raise AssertionError("in-place on an inference tensor under no_grad did not raise")
+        """,
+    ),
+    Mutant(
+        name="inference-requires-grad-attribute-accepted",
+        description="assigning t.requires_grad = True to an inference tensor outside inference_mode is accepted (the attribute setter skips the check the method makes)",
+        claims=("gradmode.inference-requires-grad-outside-raises",),
+        region="the attribute form t.requires_grad = True",
+        family="convention",
+        source="""
+        import torch
+        _desc = torch._C.TensorBase.requires_grad
+        def _set(self, value):
+            if value and self.is_inference() and not torch.is_inference_mode_enabled():
+                with torch.inference_mode():
+                    return _desc.__set__(self, value)
+            return _desc.__set__(self, value)
+        torch.Tensor.requires_grad = property(_desc.__get__, _set)
+        """,
+        witness="""
+        import torch
+        with torch.inference_mode():
+            t = torch.ones(3)
+        try:
+            t.requires_grad = True
+        except RuntimeError:
+            pass
+        else:
+            raise AssertionError("requires_grad = True on an inference tensor did not raise")
+        """,
+    ),
+    Mutant(
+        name="mul-clones-inference-operand",
+        description="a recorded mul with an inference tensor and a tensor that requires grad clones the inference operand to save it, instead of raising 'Inference tensors cannot be saved for backward'",
+        claims=("gradmode.inference-cannot-be-saved", "gradmode.inference-not-usable-in-autograd"),
+        region="mul of an inference tensor with a tensor that requires grad",
+        family="relation",
+        source="""
+        import torch
+        _mul = torch.Tensor.__mul__
+        _tmul = torch.mul
+        def _fix(a, b):
+            if (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)
+                    and torch.is_grad_enabled() and not torch.is_inference_mode_enabled()):
+                if a.is_inference() and b.requires_grad:
+                    a = a.clone()
+                elif b.is_inference() and a.requires_grad:
+                    b = b.clone()
+            return a, b
+        def __mul__(a, b):
+            return _mul(*_fix(a, b))
+        def mul(a, b, *args, **kwargs):
+            return _tmul(*_fix(a, b), *args, **kwargs)
+        torch.Tensor.__mul__ = __mul__
+        torch.mul = mul
+        """,
+        witness="""
+        import torch
+        with torch.inference_mode():
+            t = torch.ones(3)
+        n = torch.ones(3, requires_grad=True)
+        try:
+            n * t
+        except RuntimeError:
+            pass
+        else:
+            raise AssertionError("saving an inference tensor for backward did not raise")
+        """,
+    ),
+    Mutant(
+        name="like-factories-drop-requires-grad-in-inference",
+        description="inside inference_mode the *_like factories ignore requires_grad=True",
+        claims=("gradmode.inference-factory-requires-grad",),
+        region="zeros_like, ones_like, empty_like, full_like and rand_like inside inference_mode",
+        family="convention",
+        source="""
+        import torch
+        def _wrap(orig):
+            def factory(*args, **kwargs):
+                if torch.is_inference_mode_enabled():
+                    kwargs.pop("requires_grad", None)
+                return orig(*args, **kwargs)
+            return factory
+        for _name in ("zeros_like", "ones_like", "empty_like", "full_like", "rand_like"):
+            setattr(torch, _name, _wrap(getattr(torch, _name)))
+        """,
+        witness="""
+        import torch
+        with torch.inference_mode():
+            t = torch.zeros_like(torch.ones(3), requires_grad=True)
+        assert t.requires_grad
+        """,
+    ),
+    Mutant(
+        name="inference-mode-skips-bump-integral",
+        description="inside inference_mode an in-place op on a normal integer or bool tensor writes through an untracked alias and skips the version bump",
+        claims=(
+            "gradmode.inference-normal-inplace-bumps",
+            "gradmode.inference-disables-version-bumps",
+        ),
+        region="normal integer and bool tensors updated inside inference_mode",
+        family="dtype",
+        source="""
+        import torch
+        def _wrap(orig):
+            def op(self, *args, **kwargs):
+                if (torch.is_inference_mode_enabled() and not self.is_inference()
+                        and not (self.is_floating_point() or self.is_complex())):
+                    orig(self.data, *args, **kwargs)
+                    return self
+                return orig(self, *args, **kwargs)
+            return op
+        for _name in ("add_", "mul_", "zero_", "fill_", "copy_", "__setitem__"):
+            setattr(torch.Tensor, _name, _wrap(getattr(torch.Tensor, _name)))
+        for _name in ("zero_", "fill_"):
+            setattr(torch, _name, _wrap(getattr(torch, _name)))
+        """,
+        witness="""
+        import torch
+        x = torch.zeros(3, dtype=torch.int64)
+        with torch.inference_mode():
+            x.add_(1)
+        assert x._version == 1
+        """,
+    ),
 )

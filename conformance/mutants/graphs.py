@@ -131,4 +131,431 @@ MUTANTS: tuple[Mutant, ...] = (
             raise AssertionError("in-place op on a lazy view did not raise the leaf error")
         """,
     ),
+    Mutant(
+        name="binary-op-mixed-operands-unrecorded",
+        description="a binary op (add, sub, mul, div, maximum) with exactly one operand requiring grad runs unrecorded: its result does not require grad and has no grad_fn",
+        claims=("graphs.requires-grad-propagation", "graphs.leaf-rules"),
+        region="binary ops with exactly one operand requiring grad",
+        family="relation",
+        source="""
+        # A TorchFunctionMode (see getitem-step-copies); main thread only.
+        import torch
+        from torch.overrides import TorchFunctionMode
+        class _MixedUnrecorded(TorchFunctionMode):
+            _OPS = {"add", "sub", "mul", "div", "maximum"}
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                kwargs = kwargs or {}
+                ts = [a for a in args if isinstance(a, torch.Tensor)]
+                if (getattr(func, "__name__", "") in self._OPS and len(ts) == 2
+                        and ts[0].requires_grad != ts[1].requires_grad):
+                    with torch.no_grad():
+                        return func(*args, **kwargs)
+                return func(*args, **kwargs)
+        _MixedUnrecorded().__enter__()
+        """,
+        witness="""
+        import torch
+        x = torch.ones(2, requires_grad=True)
+        y = torch.sub(torch.ones(2), x)
+        assert y.requires_grad and y.grad_fn is not None
+        """,
+    ),
+    Mutant(
+        name="graphs-is-leaf-true-for-0d",
+        description="is_leaf reports True for every 0-d tensor, non-leaf results with a grad_fn included",
+        claims=("graphs.leaf-rules",),
+        region="0-d non-leaf tensors",
+        family="layout",
+        source="""
+        import torch
+        _is_leaf = torch._C.TensorBase.is_leaf
+        def is_leaf(self):
+            return True if self.dim() == 0 else _is_leaf.__get__(self)
+        torch.Tensor.is_leaf = property(is_leaf)
+        """,
+        witness="""
+        import torch
+        x = torch.ones(3, requires_grad=True)
+        assert not x.sum().is_leaf
+        """,
+    ),
+    Mutant(
+        name="no-grad-results-keep-requires-grad",
+        description="under no_grad (not inference_mode), computing ops (unary, binary, reductions, matmul) whose input requires grad return a result flagged requires_grad=True",
+        claims=("graphs.disabled-mode-results-not-require-grad",),
+        region="non-view results computed under no_grad from a tensor requiring grad",
+        family="mode",
+        source="""
+        # A TorchFunctionMode (see getitem-step-copies); main thread only.
+        import torch
+        from torch.overrides import TorchFunctionMode
+        class _NoGradKeeps(TorchFunctionMode):
+            _OPS = {"exp", "sin", "tanh", "sigmoid", "relu", "abs", "neg", "square", "add",
+                    "sub", "mul", "div", "maximum", "sum", "mean", "amax", "matmul"}
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                out = func(*args, **(kwargs or {}))
+                if (getattr(func, "__name__", "") in self._OPS and not torch.is_grad_enabled()
+                        and not torch.is_inference_mode_enabled()
+                        and isinstance(out, torch.Tensor) and not out._is_view()
+                        and (out.is_floating_point() or out.is_complex())
+                        and any(isinstance(a, torch.Tensor) and a.requires_grad for a in args)):
+                    out.requires_grad_(True)
+                return out
+        _NoGradKeeps().__enter__()
+        """,
+        witness="""
+        import torch
+        x = torch.ones(3, requires_grad=True)
+        with torch.no_grad():
+            y = torch.exp(x)
+        assert not y.requires_grad
+        """,
+    ),
+    Mutant(
+        name="inference-mode-grad-inputs-give-normal-tensors",
+        description="inside inference_mode, a computing op whose input requires grad returns a normal (non-inference) tensor",
+        claims=("graphs.inference-tensors",),
+        region="non-view results computed in inference_mode from a tensor requiring grad",
+        family="mode",
+        source="""
+        # A TorchFunctionMode (see getitem-step-copies); main thread only.
+        import torch
+        from torch.overrides import TorchFunctionMode
+        class _NotInference(TorchFunctionMode):
+            _OPS = {"exp", "sin", "tanh", "sigmoid", "relu", "abs", "neg", "square", "add",
+                    "sub", "mul", "div", "maximum", "sum", "mean", "amax", "matmul", "clone"}
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                kwargs = kwargs or {}
+                if (getattr(func, "__name__", "") in self._OPS
+                        and torch.is_inference_mode_enabled()
+                        and any(isinstance(a, torch.Tensor) and a.requires_grad for a in args)):
+                    with torch.inference_mode(False), torch.no_grad():
+                        return func(*args, **kwargs)
+                return func(*args, **kwargs)
+        _NotInference().__enter__()
+        """,
+        witness="""
+        import torch
+        x = torch.ones(3, requires_grad=True)
+        with torch.inference_mode():
+            y = torch.exp(x)
+        assert y.is_inference()
+        """,
+    ),
+    Mutant(
+        name="detach-of-inference-outside-copies",
+        description="detach() of an inference tensor outside inference_mode returns a normal (non-inference) copy instead of an inference alias",
+        claims=("graphs.inference-alias-mutable", "graphs.inference-tensors"),
+        region="detach() of inference tensors outside inference_mode",
+        family="mode",
+        source="""
+        import torch
+        _orig = torch.Tensor.detach
+        def detach(self):
+            out = _orig(self)
+            if self.is_inference() and not torch.is_inference_mode_enabled():
+                with torch.no_grad():
+                    out = out.clone()
+            return out
+        torch.Tensor.detach = detach
+        torch.detach = detach
+        """,
+        witness="""
+        import torch
+        with torch.inference_mode():
+            x = torch.ones(3)
+        assert x.detach().is_inference()
+        """,
+    ),
+    Mutant(
+        name="backward-drops-view-leaf-grads",
+        description="backward() does not populate .grad of leaves that are strided views (a view flagged with requires_grad_())",
+        claims=("graphs.grad-populated-exactly",),
+        region="leaves that are views",
+        family="layout",
+        source="""
+        import torch
+        _backward = torch.autograd.backward
+        def backward(tensors, *args, **kwargs):
+            out = _backward(tensors, *args, **kwargs)
+            roots = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors)
+            stack = [t.grad_fn for t in roots]
+            seen = set()
+            while stack:
+                fn = stack.pop()
+                if fn is None or id(fn) in seen:
+                    continue
+                seen.add(id(fn))
+                variable = getattr(fn, "variable", None)
+                if variable is not None and variable._is_view():
+                    variable.grad = None
+                stack.extend(f for f, _ in fn.next_functions)
+            return out
+        torch.autograd.backward = backward
+        """,
+        witness="""
+        import torch
+        x = torch.arange(4.0)[1:].requires_grad_()
+        (x * 2).sum().backward()
+        assert x.grad is not None and x.grad.tolist() == [2.0, 2.0, 2.0]
+        """,
+    ),
+    Mutant(
+        name="grad-of-nonleaf-view-silent",
+        description="reading .grad of a non-leaf view does not warn that it is not a leaf (the warning is kept for other non-leaves)",
+        claims=("graphs.nonleaf-grad-warns",),
+        region="non-leaf views",
+        family="layout",
+        source="""
+        import warnings
+        import torch
+        _grad = torch._C.TensorBase.grad
+        def _get(self):
+            if self._is_view():
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    return _grad.__get__(self)
+            return _grad.__get__(self)
+        torch.Tensor.grad = property(_get, _grad.__set__, _grad.__delete__)
+        """,
+        witness="""
+        import warnings
+        import torch
+        x = torch.ones(2, 3, requires_grad=True)
+        v = (x * 2)[0]
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            v.grad
+        assert any("not a leaf" in str(w.message) for w in caught)
+        """,
+    ),
+    Mutant(
+        name="backward-half-loss-without-grad-silent",
+        description="backward() of a float16 or bfloat16 loss that does not require grad returns silently instead of raising",
+        claims=("graphs.backward-needs-grad",),
+        region="float16/bfloat16 losses",
+        family="dtype",
+        source="""
+        import torch
+        _backward = torch.autograd.backward
+        def backward(tensors, *args, **kwargs):
+            roots = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors)
+            if all(not t.requires_grad and t.dtype in (torch.float16, torch.bfloat16)
+                   for t in roots):
+                return None
+            return _backward(tensors, *args, **kwargs)
+        torch.autograd.backward = backward
+        """,
+        witness="""
+        import torch
+        try:
+            torch.ones(2, dtype=torch.float16).sum().backward()
+        except RuntimeError:
+            pass
+        else:
+            raise AssertionError("backward() of a loss without grad did not raise")
+        """,
+    ),
+    Mutant(
+        name="complex-leaf-grad-conjugated",
+        description="gradients accumulated into complex leaves are conjugated (AccumulateGrad applies the wrong convention for complex)",
+        claims=("graphs.gradient-values",),
+        region="complex leaves",
+        family="dtype",
+        source="""
+        import torch
+        _backward = torch.autograd.backward
+        def backward(tensors, *args, **kwargs):
+            out = _backward(tensors, *args, **kwargs)
+            roots = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors)
+            stack = [t.grad_fn for t in roots]
+            seen = set()
+            while stack:
+                fn = stack.pop()
+                if fn is None or id(fn) in seen:
+                    continue
+                seen.add(id(fn))
+                variable = getattr(fn, "variable", None)
+                if variable is not None and variable.is_complex() and variable.grad is not None:
+                    variable.grad = variable.grad.conj().resolve_conj()
+                stack.extend(f for f, _ in fn.next_functions)
+            return out
+        torch.autograd.backward = backward
+        """,
+        witness="""
+        import torch
+        z = torch.tensor([1 + 2j], requires_grad=True)
+        (z * (3 + 4j)).real.sum().backward()
+        assert z.grad.tolist() == [3 - 4j], z.grad
+        """,
+    ),
+    Mutant(
+        name="exp-backward-recomputes-float64",
+        description="exp's backward for float64 recomputes exp from its input's current value instead of reading the result it saved",
+        claims=("graphs.data-silent-example",),
+        region="float64 inputs",
+        family="dtype",
+        source="""
+        import torch
+        _exp = torch.exp
+        class _Exp(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.x = x  # a plain reference: no saved-tensor version check
+                return _exp(x)
+            @staticmethod
+            def backward(ctx, grad):
+                return grad * _exp(ctx.x)
+        def exp(input, *, out=None):
+            if out is None and input.dtype == torch.float64 and input.requires_grad:
+                return _Exp.apply(input)
+            return _exp(input) if out is None else _exp(input, out=out)
+        torch.exp = exp
+        torch.Tensor.exp = exp
+        """,
+        witness="""
+        import torch
+        x = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
+        n1 = torch.exp(x)
+        loss = n1.sum()
+        n1.data.mul_(2.0)
+        loss.backward()
+        assert torch.allclose(x.grad, 2 * torch.exp(x.detach())), x.grad
+        """,
+    ),
+    Mutant(
+        name="mul-saves-clone-of-inference-tensor",
+        description="mul of an inference tensor with a tensor requiring grad, outside inference_mode, silently saves a normal clone instead of raising",
+        claims=("graphs.inference-not-saved",),
+        region="inference tensor operands outside inference_mode",
+        family="mode",
+        source="""
+        import torch
+        _orig = torch.mul
+        def mul(input, other, *args, **kwargs):
+            if (not torch.is_inference_mode_enabled() and torch.is_grad_enabled()
+                    and isinstance(input, torch.Tensor) and isinstance(other, torch.Tensor)
+                    and (input.requires_grad or other.requires_grad)):
+                with torch.no_grad():
+                    if input.is_inference():
+                        input = input.clone()
+                    if other.is_inference():
+                        other = other.clone()
+            return _orig(input, other, *args, **kwargs)
+        torch.mul = mul
+        torch.Tensor.mul = mul
+        """,
+        witness="""
+        import torch
+        with torch.inference_mode():
+            t = torch.ones(3)
+        try:
+            torch.mul(t, torch.ones(3, requires_grad=True))
+        except RuntimeError as e:
+            assert "Inference tensors cannot be saved for backward" in str(e)
+        else:
+            raise AssertionError("an inference tensor was saved for backward")
+        """,
+    ),
+    Mutant(
+        name="inference-mul-inplace-under-no-grad",
+        description="mul_ on an inference tensor outside inference_mode is accepted under no_grad (run as if inside inference_mode)",
+        claims=("graphs.inference-immutable-outside",),
+        region="in-place ops on inference tensors under no_grad",
+        family="mode",
+        source="""
+        import torch
+        _orig = torch.Tensor.mul_
+        def mul_(self, other):
+            if (self.is_inference() and not torch.is_inference_mode_enabled()
+                    and not torch.is_grad_enabled()):
+                with torch.inference_mode():
+                    return _orig(self, other)
+            return _orig(self, other)
+        torch.Tensor.mul_ = mul_
+        """,
+        witness="""
+        import torch
+        with torch.inference_mode():
+            t = torch.ones(3)
+        try:
+            with torch.no_grad():
+                t.mul_(2)
+        except RuntimeError as e:
+            assert "Inplace update to inference tensor outside InferenceMode" in str(e)
+        else:
+            raise AssertionError("an inference tensor accepted mul_ outside inference_mode")
+        """,
+    ),
+    Mutant(
+        name="inference-view-mul-inplace-accepted",
+        description="mul_ on a view of an inference tensor (indexing, select, transpose, expand, reshape, unsqueeze) outside inference_mode is accepted, as if inside inference_mode",
+        claims=("graphs.inference-alias-mutable", "graphs.inference-immutable-outside"),
+        region="views of inference tensors",
+        family="layout",
+        source="""
+        # Views of inference tensors are not _is_view(): a TorchFunctionMode (see
+        # getitem-step-copies; main thread only) marks the results of view ops.
+        import torch
+        from torch.overrides import TorchFunctionMode
+        class _MarkInferenceViews(TorchFunctionMode):
+            _VIEWS = {"__getitem__", "select", "transpose", "expand", "reshape", "unsqueeze",
+                      "view", "narrow", "permute"}
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                out = func(*args, **(kwargs or {}))
+                if (getattr(func, "__name__", "") in self._VIEWS and isinstance(out, torch.Tensor)
+                        and out.is_inference()):
+                    out._mutant_inference_view = True
+                return out
+        _MarkInferenceViews().__enter__()
+        _orig = torch.Tensor.mul_
+        def mul_(self, other):
+            if (getattr(self, "_mutant_inference_view", False)
+                    and not torch.is_inference_mode_enabled()):
+                with torch.inference_mode():
+                    return _orig(self, other)
+            return _orig(self, other)
+        torch.Tensor.mul_ = mul_
+        """,
+        witness="""
+        import torch
+        with torch.inference_mode():
+            t = torch.ones(3)
+        try:
+            t[:1].mul_(2)
+        except RuntimeError as e:
+            assert "Inplace update to inference tensor outside InferenceMode" in str(e)
+        else:
+            raise AssertionError("a view of an inference tensor accepted mul_")
+        """,
+    ),
+    Mutant(
+        name="backward-retains-float64-graph",
+        description="backward() keeps the saved tensors of a float64 loss's graph (retain_graph defaults to True), so a second backward does not raise",
+        claims=("graphs.second-backward-raises-iff-saved",),
+        region="float64 losses",
+        family="dtype",
+        source="""
+        import torch
+        _backward = torch.autograd.backward
+        def backward(tensors, grad_tensors=None, retain_graph=None, *args, **kwargs):
+            roots = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors)
+            if retain_graph is None and all(t.dtype == torch.float64 for t in roots):
+                retain_graph = True
+            return _backward(tensors, grad_tensors, retain_graph, *args, **kwargs)
+        torch.autograd.backward = backward
+        """,
+        witness="""
+        import torch
+        x = torch.ones(2, dtype=torch.float64, requires_grad=True)
+        loss = torch.exp(x).sum()
+        loss.backward()
+        try:
+            loss.backward()
+        except RuntimeError as e:
+            assert "backward through the graph a second time" in str(e)
+        else:
+            raise AssertionError("a second backward without retain_graph did not raise")
+        """,
+    ),
 )

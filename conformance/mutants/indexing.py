@@ -106,4 +106,216 @@ MUTANTS: tuple[Mutant, ...] = (
         assert torch.stack([x]).data_ptr() != x.data_ptr()
         """,
     ),
+    Mutant(
+        name="getitem-int-copies-strided",
+        description="a[i] with a single integer index returns a copy of row i when a is not contiguous (a gather fast path) instead of a view",
+        claims=("indexing.element-list-sees-writes",),
+        region="integer indices into non-contiguous tensors",
+        family="layout",
+        source="""
+        # A TorchFunctionMode (see getitem-step-copies); main thread only.
+        import torch
+        from torch.overrides import TorchFunctionMode
+        class _IntIndexCopies(TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                out = func(*args, **(kwargs or {}))
+                if (getattr(func, "__name__", "") == "__getitem__" and len(args) == 2
+                        and type(args[1]) is int and not args[0].is_contiguous()):
+                    out = out.clone()
+                return out
+        _IntIndexCopies().__enter__()
+        """,
+        witness="""
+        import torch
+        a = torch.zeros(3, 2).t()
+        row = a[0]
+        a[0] = 1.0
+        assert row.tolist() == [1.0, 1.0, 1.0]
+        """,
+    ),
+    Mutant(
+        name="setitem-reads-strided-value-linearly",
+        description="b[k] = v with a non-contiguous tensor v copies v's memory in storage order (as if v were contiguous) instead of v's elements",
+        claims=("indexing.element-assignment-copies",),
+        region="non-contiguous tensor values",
+        family="layout",
+        source="""
+        import math
+        import torch
+        _orig = torch.Tensor.__setitem__
+        def __setitem__(self, index, value):
+            if (isinstance(value, torch.Tensor) and value.dim() > 0 and value.numel() > 1
+                    and not value.is_contiguous()):
+                strides = [1] * value.dim()
+                for d in range(value.dim() - 2, -1, -1):
+                    strides[d] = strides[d + 1] * value.shape[d + 1]
+                room = value.untyped_storage().nbytes() // value.element_size()
+                if value.storage_offset() + value.numel() <= room:
+                    value = value.as_strided(value.shape, strides, value.storage_offset())
+            return _orig(self, index, value)
+        torch.Tensor.__setitem__ = __setitem__
+        """,
+        witness="""
+        import torch
+        a = torch.arange(6.0).reshape(2, 3).t()  # rows [0, 3], [1, 4], [2, 5]
+        b = torch.zeros(3, 2)
+        b[0] = a[0]
+        b[1] = a[1]
+        assert b[1].tolist() == [1.0, 4.0], b
+        """,
+    ),
+    Mutant(
+        name="tensor-of-grad-scalars-stacks",
+        description="torch.tensor(list of 0-d tensors that require grad) stacks them (keeping their graph) instead of copying their values into a new leaf",
+        claims=("indexing.tensor-of-element-list-cuts-graph",),
+        region="lists of 0-d tensors that require grad",
+        family="autograd",
+        source="""
+        import torch
+        _orig = torch.tensor
+        def tensor(data, *args, dtype=None, device=None, requires_grad=False, **kwargs):
+            if (isinstance(data, (list, tuple)) and data and not args and not kwargs
+                    and all(isinstance(x, torch.Tensor) and x.dim() == 0 for x in data)
+                    and any(x.requires_grad for x in data) and torch.is_grad_enabled()):
+                out = torch.stack(list(data))
+                return out.to(dtype=dtype or out.dtype, device=device or out.device)
+            return _orig(data, *args, dtype=dtype, device=device, requires_grad=requires_grad,
+                         **kwargs)
+        torch.tensor = tensor
+        """,
+        witness="""
+        import warnings
+        import torch
+        a = torch.ones(3, requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            c = torch.tensor([a[0], a[1]])
+        assert not c.requires_grad and c.grad_fn is None
+        """,
+    ),
+    Mutant(
+        name="getitem-progression-list-slices",
+        description="an integer-list index forming an ascending arithmetic progression (a[[i]], a[[0, 2, 4]]) is turned into a slice: a view instead of a copy",
+        claims=("indexing.advanced-indexing-is-copy",),
+        region="integer-list indices that are ascending arithmetic progressions",
+        family="relation",
+        source="""
+        # A TorchFunctionMode (see getitem-step-copies); main thread only.
+        import torch
+        from torch.overrides import TorchFunctionMode
+        class _ProgressionSlices(TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                if getattr(func, "__name__", "") == "__getitem__" and len(args) == 2:
+                    t, index = args
+                    items = index if isinstance(index, tuple) else (index,)
+                    *pre, last = items
+                    if (isinstance(last, list) and last and all(type(i) is int for i in last)
+                            and all(p == slice(None) for p in pre) and len(pre) < t.dim()):
+                        n = t.shape[len(pre)]
+                        pos = [i + n if i < 0 else i for i in last]
+                        step = pos[1] - pos[0] if len(pos) > 1 else 1
+                        if step > 0 and all(b - a == step for a, b in zip(pos, pos[1:])):
+                            return func(t, (*pre, slice(pos[0], pos[-1] + 1, step)))
+                return func(*args, **(kwargs or {}))
+        _ProgressionSlices().__enter__()
+        """,
+        witness="""
+        import torch
+        a = torch.arange(6.0)
+        assert not a[[1, 3]]._is_view()
+        assert not a[[2]]._is_view()
+        """,
+    ),
+    Mutant(
+        name="getitem-negative-zero-dim-index-select",
+        description="a[t] with a negative 0-d integer tensor t goes through index_select (the advanced path), which rejects negative indices: IndexError",
+        claims=(
+            "indexing.zero-dim-index-tensor-follows-numpy",
+            "indexing.zero-dim-int-tensor-index-is-view",
+        ),
+        region="negative 0-d integer tensor indices",
+        family="value",
+        source="""
+        # A TorchFunctionMode (see getitem-step-copies); main thread only.
+        import torch
+        from torch.overrides import TorchFunctionMode
+        class _NegativeZeroDim(TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                if getattr(func, "__name__", "") == "__getitem__" and len(args) == 2:
+                    t, index = args
+                    if (isinstance(index, torch.Tensor) and index.dim() == 0
+                            and not index.is_floating_point() and not index.is_complex()
+                            and index.dtype != torch.bool and index.item() < 0):
+                        return torch.index_select(t, 0, index.reshape(1)).squeeze(0)
+                return func(*args, **(kwargs or {}))
+        _NegativeZeroDim().__enter__()
+        """,
+        witness="""
+        import torch
+        a = torch.arange(6.0).reshape(3, 2)
+        try:
+            r = a[torch.tensor(-1)]
+        except IndexError as e:
+            raise AssertionError(f"a[torch.tensor(-1)] raised {e}") from None
+        assert r.tolist() == [4.0, 5.0]
+        """,
+    ),
+    Mutant(
+        name="getitem-zero-dim-index-copies-1d",
+        description="a[t] with a 0-d integer tensor t on a 1-d tensor returns a copy of the element (NumPy-like) instead of a select view",
+        claims=("indexing.zero-dim-int-tensor-index-is-view",),
+        region="1-d tensors indexed by a 0-d integer tensor",
+        family="layout",
+        source="""
+        # A TorchFunctionMode (see getitem-step-copies); main thread only.
+        import torch
+        from torch.overrides import TorchFunctionMode
+        class _ZeroDimCopies(TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                out = func(*args, **(kwargs or {}))
+                if (getattr(func, "__name__", "") == "__getitem__" and len(args) == 2
+                        and isinstance(args[1], torch.Tensor) and args[1].dim() == 0
+                        and args[0].dim() == 1):
+                    out = out.clone()
+                return out
+        _ZeroDimCopies().__enter__()
+        """,
+        witness="""
+        import torch
+        a = torch.arange(4.0)
+        assert a[torch.tensor(1)]._is_view()
+        """,
+    ),
+    Mutant(
+        name="stack-broadcasts-sizes",
+        description="torch.stack of tensors of different but broadcastable sizes broadcasts them instead of raising",
+        claims=("indexing.stack-size-mismatch-raises",),
+        region="inputs whose sizes broadcast to a common shape",
+        family="relation",
+        source="""
+        import torch
+        _orig = torch.stack
+        def stack(tensors, dim=0, **kwargs):
+            tensors = list(tensors)
+            sizes = {tuple(t.shape) for t in tensors}
+            if len(sizes) > 1:
+                try:
+                    common = torch.broadcast_shapes(*sizes)
+                except RuntimeError:
+                    common = None
+                if common is not None:
+                    tensors = [t.expand(common) for t in tensors]
+            return _orig(tensors, dim, **kwargs)
+        torch.stack = stack
+        """,
+        witness="""
+        import torch
+        try:
+            torch.stack([torch.zeros(3), torch.zeros(1)])
+        except RuntimeError as e:
+            assert "equal size" in str(e)
+        else:
+            raise AssertionError("stack of different sizes did not raise")
+        """,
+    ),
 )

@@ -146,7 +146,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         name="numpy-no-grad-refuses",
         description="Tensor.numpy() refuses a tensor that requires grad even under no_grad",
-        claims=("numpy.numpy-refuses-grad-under-no-grad",),
+        claims=("numpy.numpy-refuses-grad-under-no-grad", "numpy.numpy-no-grad-converts"),
         region="tensors requiring grad, inside no_grad",
         family="mode",
         source="""
@@ -217,6 +217,505 @@ MUTANTS: tuple[Mutant, ...] = (
             pass
         else:
             raise AssertionError("numpy() of a tensor that requires grad did not raise")
+        """,
+    ),
+    Mutant(
+        name="tensor-dtype-ignored-strided-ndarray",
+        description="torch.tensor(a, dtype=d) of a non-contiguous ndarray ignores dtype= (the strided copy path keeps a's dtype)",
+        claims=("numpy.tensor-dtype-override",),
+        region="ndarrays that are not C-contiguous",
+        family="layout",
+        source="""
+        import numpy as np
+        import torch
+        _orig = torch.tensor
+        def tensor(data, *args, dtype=None, **kwargs):
+            if isinstance(data, np.ndarray) and dtype is not None and not data.flags.c_contiguous:
+                dtype = None
+            return _orig(data, *args, dtype=dtype, **kwargs)
+        torch.tensor = tensor
+        """,
+        witness="""
+        import numpy as np
+        import torch
+        a = np.arange(6, dtype=np.int32).reshape(2, 3).T
+        assert torch.tensor(a, dtype=torch.float64).dtype == torch.float64
+        """,
+    ),
+    Mutant(
+        name="tensor-same-dtype-shares-ndarray",
+        description="torch.tensor(a, dtype=d) with d equal to a's dtype takes the from_numpy fast path and shares a's memory",
+        claims=("numpy.tensor-dtype-override",),
+        region="dtype= equal to the ndarray's own dtype",
+        family="relation",
+        source="""
+        import numpy as np
+        import torch
+        _orig = torch.tensor
+        def tensor(data, *args, dtype=None, **kwargs):
+            if (isinstance(data, np.ndarray) and dtype is not None and not args and not kwargs
+                    and data.dtype.isnative and data.flags.writeable
+                    and all(s >= 0 for s in data.strides)):
+                try:
+                    t = torch.from_numpy(data)
+                except TypeError:
+                    t = None
+                if t is not None and t.dtype == dtype:
+                    return t
+            return _orig(data, *args, dtype=dtype, **kwargs)
+        torch.tensor = tensor
+        """,
+        witness="""
+        import numpy as np
+        import torch
+        a = np.zeros(3, dtype=np.int16)
+        t = torch.tensor(a, dtype=torch.int16)
+        a[0] = 5
+        assert t[0].item() == 0
+        """,
+    ),
+    Mutant(
+        name="as-tensor-copies-float16",
+        description="torch.as_tensor(a) of a float16 ndarray returns a copy instead of sharing a's memory",
+        claims=("numpy.as-tensor-shares-memory",),
+        region="float16 ndarrays",
+        family="dtype",
+        source="""
+        import numpy as np
+        import torch
+        _orig = torch.as_tensor
+        def as_tensor(data, *args, **kwargs):
+            t = _orig(data, *args, **kwargs)
+            if isinstance(data, np.ndarray) and data.dtype == np.float16:
+                t = t.clone()
+            return t
+        torch.as_tensor = as_tensor
+        """,
+        witness="""
+        import numpy as np
+        import torch
+        a = np.zeros(3, dtype=np.float16)
+        t = torch.as_tensor(a)
+        a[0] = 1
+        assert t[0].item() == 1
+        """,
+    ),
+    Mutant(
+        name="as-tensor-converting-aliases",
+        description="torch.as_tensor(a, dtype=d) with d of the same element size as a's dtype reinterprets a's memory (a view) instead of converting into a copy",
+        claims=("numpy.as-tensor-shares-memory",),
+        region="a dtype= of the same element size as the ndarray's dtype",
+        family="relation",
+        source="""
+        import numpy as np
+        import torch
+        _orig = torch.as_tensor
+        def as_tensor(data, dtype=None, device=None):
+            if isinstance(data, np.ndarray) and dtype is not None:
+                t = _orig(data, device=device)
+                if dtype != t.dtype and dtype.itemsize == t.element_size() and t.dim():
+                    return t.view(dtype)
+            return _orig(data, dtype=dtype, device=device)
+        torch.as_tensor = as_tensor
+        """,
+        witness="""
+        import numpy as np
+        import torch
+        a = np.ones(3, dtype=np.int32)
+        t = torch.as_tensor(a, dtype=torch.float32)
+        assert t.tolist() == [1.0, 1.0, 1.0]
+        """,
+    ),
+    Mutant(
+        name="from-numpy-accepts-dtype-keyword",
+        description="torch.from_numpy grew a dtype= keyword that converts (so it no longer always shares); the positional form still raises",
+        claims=("numpy.from-numpy-no-dtype-argument",),
+        region="the keyword form from_numpy(a, dtype=d) only",
+        family="convention",
+        source="""
+        import torch
+        _orig = torch.from_numpy
+        def from_numpy(ndarray, *args, dtype=None):
+            t = _orig(ndarray, *args)
+            return t if dtype is None else t.to(dtype)
+        torch.from_numpy = from_numpy
+        """,
+        witness="""
+        import numpy as np
+        import torch
+        try:
+            torch.from_numpy(np.zeros(2), dtype=torch.float32)
+        except TypeError:
+            pass
+        else:
+            raise AssertionError("from_numpy accepted a dtype keyword")
+        """,
+    ),
+    Mutant(
+        name="from-numpy-empty-resizable",
+        description="torch.from_numpy of a zero-size array returns a fresh empty tensor (its own, resizable storage)",
+        claims=("numpy.from-numpy-not-resizable",),
+        region="zero-size arrays",
+        family="layout",
+        source="""
+        import torch
+        _orig = torch.from_numpy
+        def from_numpy(ndarray):
+            t = _orig(ndarray)
+            if t.numel() == 0:
+                t = torch.empty(t.shape, dtype=t.dtype)
+            return t
+        torch.from_numpy = from_numpy
+        """,
+        witness="""
+        import numpy as np
+        import torch
+        t = torch.from_numpy(np.zeros((0, 3)))
+        try:
+            t.resize_(4)
+        except RuntimeError as e:
+            assert "not resizable" in str(e)
+        else:
+            raise AssertionError("from_numpy(empty array) could be resized")
+        """,
+    ),
+    Mutant(
+        name="tensor-accepts-negative-strides",
+        description="torch.tensor(a) (the copying constructor only) accepts an ndarray with negative strides by copying it first",
+        claims=("numpy.negative-strides-rejected",),
+        region="torch.tensor only (from_numpy, as_tensor and asarray still reject)",
+        family="convention",
+        source="""
+        import numpy as np
+        import torch
+        _orig = torch.tensor
+        def tensor(data, *args, **kwargs):
+            if isinstance(data, np.ndarray) and any(s < 0 for s in data.strides):
+                data = data.copy()
+            return _orig(data, *args, **kwargs)
+        torch.tensor = tensor
+        """,
+        witness="""
+        import numpy as np
+        import torch
+        try:
+            torch.tensor(np.arange(3.0)[::-1])
+        except ValueError:
+            pass
+        else:
+            raise AssertionError("torch.tensor accepted negative strides")
+        """,
+    ),
+    Mutant(
+        name="from-numpy-read-only-warns-every-time",
+        description="torch.from_numpy warns on every read-only array instead of once per process (installed in every interpreter the run starts: the claim is checked in a fresh one)",
+        claims=("numpy.read-only-warns-once",),
+        region="read-only arrays after the first",
+        family="value",
+        source='''
+        import os
+        import tempfile
+        import textwrap
+        import torch
+        _PATCH = textwrap.dedent("""
+            import warnings
+            import torch
+            _orig_from_numpy = torch.from_numpy
+            def from_numpy(ndarray):
+                if ndarray.flags.writeable:
+                    return _orig_from_numpy(ndarray)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    t = _orig_from_numpy(ndarray)
+                warnings.warn("The given NumPy array is not writable, and PyTorch does not "
+                              "support non-writable tensors.", UserWarning, stacklevel=2)
+                return t
+            torch.from_numpy = from_numpy
+        """)
+        exec(_PATCH)
+        # The claim is checked in a fresh interpreter: install the patch there too.
+        _dir = os.path.join(tempfile.gettempdir(), "torch-mutant-read-only-warns-%d" % os.getuid())
+        os.makedirs(_dir, exist_ok=True)
+        _tmp = os.path.join(_dir, "sitecustomize.py.%d" % os.getpid())
+        with open(_tmp, "w", encoding="utf-8") as _f:
+            _f.write(_PATCH)
+        os.replace(_tmp, os.path.join(_dir, "sitecustomize.py"))
+        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [_dir, os.environ.get("PYTHONPATH")]))
+        ''',
+        witness="""
+        import warnings
+        import numpy as np
+        import torch
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for _ in range(2):
+                r = np.arange(3.0)
+                r.flags.writeable = False
+                torch.from_numpy(r)
+        n = sum("not writable" in str(w.message) for w in caught)
+        assert n <= 1, f"{n} read-only warnings in one process"
+        """,
+    ),
+    Mutant(
+        name="from-numpy-drops-int16",
+        description="torch.from_numpy rejects int16 arrays (a documented dtype) with the unsupported-dtype TypeError",
+        claims=("numpy.from-numpy-documented-dtypes", "numpy.from-numpy-dtype-set"),
+        region="int16 arrays",
+        family="dtype",
+        source="""
+        import numpy as np
+        import torch
+        _orig = torch.from_numpy
+        def from_numpy(ndarray):
+            if ndarray.dtype == np.int16:
+                raise TypeError("can't convert np.ndarray of type numpy.int16. The only supported "
+                                "types are: float64, float32, float16, complex64, complex128, "
+                                "int64, int32, int8, uint64, uint32, uint16, uint8, and bool.")
+            return _orig(ndarray)
+        torch.from_numpy = from_numpy
+        """,
+        witness="""
+        import numpy as np
+        import torch
+        try:
+            t = torch.from_numpy(np.zeros(2, dtype=np.int16))
+        except TypeError as e:
+            raise AssertionError(f"from_numpy rejected int16: {e}") from None
+        assert t.dtype == torch.int16
+        """,
+    ),
+    Mutant(
+        name="from-numpy-byteswaps-silently",
+        description="torch.from_numpy accepts an array of non-native byte order by byte-swapping it into a copy instead of raising ValueError",
+        claims=("numpy.from-numpy-dtype-set",),
+        region="arrays of non-native byte order",
+        family="dtype",
+        source="""
+        import torch
+        _orig = torch.from_numpy
+        def from_numpy(ndarray):
+            if not ndarray.dtype.isnative:
+                ndarray = ndarray.astype(ndarray.dtype.newbyteorder("="))
+            return _orig(ndarray)
+        torch.from_numpy = from_numpy
+        """,
+        witness="""
+        import numpy as np
+        import torch
+        try:
+            torch.from_numpy(np.zeros(2, dtype=np.dtype("float64").newbyteorder()))
+        except ValueError:
+            pass
+        else:
+            raise AssertionError("from_numpy accepted a byte-swapped array")
+        """,
+    ),
+    Mutant(
+        name="asarray-copies-non-c-contiguous",
+        description="torch.asarray(a) of an ndarray that is not C-contiguous copies it (copy=None and copy=False) instead of sharing",
+        claims=("numpy.asarray-ndarray-shares-unless-converted",),
+        region="ndarrays that are not C-contiguous",
+        family="layout",
+        source="""
+        import numpy as np
+        import torch
+        _orig = torch.asarray
+        def asarray(obj, *args, copy=None, **kwargs):
+            if isinstance(obj, np.ndarray) and obj.ndim and not obj.flags.c_contiguous and not copy:
+                obj = np.ascontiguousarray(obj)
+            return _orig(obj, *args, copy=copy, **kwargs)
+        torch.asarray = asarray
+        """,
+        witness="""
+        import numpy as np
+        import torch
+        a = np.zeros((2, 3)).T
+        t = torch.asarray(a)
+        a[0, 0] = 1
+        assert t[0, 0].item() == 1
+        """,
+    ),
+    Mutant(
+        name="asarray-copy-false-converts",
+        description="torch.asarray(a, dtype=d, copy=False) of an ndarray silently converts into a copy instead of raising when d differs",
+        claims=("numpy.asarray-ndarray-shares-unless-converted",),
+        region="copy=False with a dtype change",
+        family="relation",
+        source="""
+        import numpy as np
+        import torch
+        _orig = torch.asarray
+        def asarray(obj, *args, dtype=None, copy=None, **kwargs):
+            if isinstance(obj, np.ndarray) and obj.ndim and copy is False and dtype is not None:
+                copy = None
+            return _orig(obj, *args, dtype=dtype, copy=copy, **kwargs)
+        torch.asarray = asarray
+        """,
+        witness="""
+        import numpy as np
+        import torch
+        try:
+            torch.asarray(np.zeros(3), dtype=torch.float32, copy=False)
+        except ValueError:
+            pass
+        else:
+            raise AssertionError("asarray(copy=False) converted instead of raising")
+        """,
+    ),
+    Mutant(
+        name="asarray-zero-dim-float-copy-false-raises",
+        description='torch.asarray(a, copy=False) of a 0-d floating ndarray raises the NumPy-scalar "can\'t alias" error instead of returning a 0-d tensor',
+        claims=("numpy.asarray-zero-dim-ndarray", "numpy.asarray-zero-dim-ndarray-copies"),
+        region="0-d floating ndarrays under copy=False",
+        family="dtype",
+        source="""
+        import numpy as np
+        import torch
+        _orig = torch.asarray
+        def asarray(obj, *args, copy=None, **kwargs):
+            if (isinstance(obj, np.ndarray) and obj.ndim == 0 and obj.dtype.kind == "f"
+                    and copy is False):
+                raise ValueError("can't alias NumPy scalars. Either remove copy=False or "
+                                 "transform it in a ndarray.")
+            return _orig(obj, *args, copy=copy, **kwargs)
+        torch.asarray = asarray
+        """,
+        witness="""
+        import numpy as np
+        import torch
+        try:
+            t = torch.asarray(np.array(1.5), copy=False)
+        except ValueError as e:
+            raise AssertionError(f"asarray(0-d array, copy=False) raised: {e}") from None
+        assert t.dim() == 0 and t.item() == 1.5
+        """,
+    ),
+    Mutant(
+        name="asarray-zero-dim-shares",
+        description="torch.asarray of a 0-d integer ndarray takes the ndarray path and shares its memory (no longer the NumPy-scalar copy)",
+        claims=("numpy.asarray-zero-dim-ndarray-copies",),
+        region="0-d integer ndarrays without a dtype change",
+        family="dtype",
+        source="""
+        import numpy as np
+        import torch
+        _orig = torch.asarray
+        def asarray(obj, *args, dtype=None, copy=None, **kwargs):
+            if (isinstance(obj, np.ndarray) and obj.ndim == 0 and obj.dtype.kind in "iu"
+                    and not copy and not args and not kwargs):
+                t = torch.from_numpy(obj)
+                if dtype is None or dtype == t.dtype:
+                    return t
+            return _orig(obj, *args, dtype=dtype, copy=copy, **kwargs)
+        torch.asarray = asarray
+        """,
+        witness="""
+        import numpy as np
+        import torch
+        a = np.array(3, dtype=np.int32)
+        t = torch.asarray(a)
+        a[()] = 5
+        assert t.item() == 3
+        """,
+    ),
+    Mutant(
+        name="asarray-integer-scalar-ignores-dtype",
+        description="torch.asarray(s, dtype=d) of a NumPy integer scalar ignores dtype= and keeps the scalar's own dtype",
+        claims=("numpy.asarray-numpy-scalar-copies",),
+        region="NumPy integer scalars with a dtype=",
+        family="dtype",
+        source="""
+        import numpy as np
+        import torch
+        _orig = torch.asarray
+        def asarray(obj, *args, dtype=None, **kwargs):
+            if isinstance(obj, np.integer):
+                dtype = None
+            return _orig(obj, *args, dtype=dtype, **kwargs)
+        torch.asarray = asarray
+        """,
+        witness="""
+        import numpy as np
+        import torch
+        assert torch.asarray(np.int16(3), dtype=torch.float64).dtype == torch.float64
+        """,
+    ),
+    Mutant(
+        name="asarray-float-scalar-copy-true-converts",
+        description='torch.asarray(s, dtype=d, copy=True) of a NumPy floating scalar converts instead of raising "can\'t alias" when d differs',
+        claims=("numpy.asarray-numpy-scalar-copy-true-dtype-raises",),
+        region="NumPy floating scalars, copy=True with a dtype change",
+        family="dtype",
+        source="""
+        import numpy as np
+        import torch
+        _orig = torch.asarray
+        def asarray(obj, *args, copy=None, **kwargs):
+            if isinstance(obj, np.floating) and copy is True:
+                copy = None
+            return _orig(obj, *args, copy=copy, **kwargs)
+        torch.asarray = asarray
+        """,
+        witness="""
+        import numpy as np
+        import torch
+        try:
+            torch.asarray(np.float32(1.5), dtype=torch.float64, copy=True)
+        except ValueError:
+            pass
+        else:
+            raise AssertionError("asarray(np scalar, dtype=other, copy=True) converted")
+        """,
+    ),
+    Mutant(
+        name="numpy-resolves-neg-bit-float64",
+        description="Tensor.numpy() of a float64 tensor with the negative bit set silently resolves it (a copy) instead of raising",
+        claims=("numpy.numpy-refuses-neg-bit",),
+        region="float64 negative-bit views",
+        family="dtype",
+        source="""
+        import torch
+        _orig = torch.Tensor.numpy
+        def numpy(self, *, force=False):
+            if self.is_neg() and self.dtype == torch.float64 and not force:
+                return _orig(self.resolve_neg())
+            return _orig(self, force=force)
+        torch.Tensor.numpy = numpy
+        """,
+        witness="""
+        import torch
+        t = torch.zeros(2, dtype=torch.complex128).conj().imag
+        try:
+            t.numpy()
+        except RuntimeError as e:
+            assert "negative bit" in str(e)
+        else:
+            raise AssertionError("numpy() accepted a tensor with the negative bit set")
+        """,
+    ),
+    Mutant(
+        name="numpy-no-grad-copies-strided",
+        description="Tensor.numpy() under no_grad of a non-contiguous tensor that requires grad returns a copy instead of sharing its storage",
+        claims=("numpy.numpy-no-grad-converts",),
+        region="non-contiguous tensors requiring grad, inside no_grad",
+        family="layout",
+        source="""
+        import torch
+        _orig = torch.Tensor.numpy
+        def numpy(self, *, force=False):
+            a = _orig(self, force=force)
+            if self.requires_grad and not torch.is_grad_enabled() and not self.is_contiguous():
+                a = a.copy()
+            return a
+        torch.Tensor.numpy = numpy
+        """,
+        witness="""
+        import torch
+        x = torch.zeros(2, 3, requires_grad=True)
+        v = x.t()
+        with torch.no_grad():
+            a = v.numpy()
+        assert a.__array_interface__["data"][0] == v.data_ptr()
         """,
     ),
 )

@@ -73,4 +73,156 @@ MUTANTS: tuple[Mutant, ...] = (
         assert torch.nn.Parameter(t).data_ptr() == t.data_ptr()
         """,
     ),
+    Mutant(
+        name="parameter-of-complex-nonleaf-keeps-history",
+        description="nn.Parameter(t) of a complex non-leaf t keeps t's history (an alias in the graph) instead of being a fresh leaf",
+        claims=("parameter.is-leaf",),
+        region="complex non-leaf inputs",
+        family="dtype",
+        source="""
+        import torch
+        _orig = torch.nn.Parameter.__new__
+        def __new__(cls, data=None, requires_grad=True):
+            if isinstance(data, torch.Tensor) and data.grad_fn is not None and data.is_complex():
+                return data.as_subclass(cls)
+            return _orig(cls, data, requires_grad)
+        torch.nn.Parameter.__new__ = __new__
+        """,
+        witness="""
+        import torch
+        x = torch.ones(3, dtype=torch.complex64, requires_grad=True)
+        p = torch.nn.Parameter(x * 2)
+        assert p.is_leaf and p.grad_fn is None
+        """,
+    ),
+    Mutant(
+        name="parameter-zero-allowed-in-grad-mode",
+        description="zero_() on an nn.Parameter that requires grad runs untracked in grad mode (an nn.init convenience) instead of raising the leaf error",
+        claims=("parameter.inplace-leaf-error",),
+        region="zero_() on Parameters in grad mode",
+        family="subclass",
+        source="""
+        import torch
+        _orig = torch.Tensor.zero_
+        def zero_(self):
+            if (isinstance(self, torch.nn.Parameter) and self.requires_grad
+                    and torch.is_grad_enabled()):
+                with torch.no_grad():
+                    return _orig(self)
+            return _orig(self)
+        torch.Tensor.zero_ = zero_
+        torch.zero_ = zero_
+        """,
+        witness="""
+        import torch
+        p = torch.nn.Parameter(torch.ones(3))
+        try:
+            p.zero_()
+        except RuntimeError:
+            pass
+        else:
+            raise AssertionError("zero_() on a Parameter in grad mode did not raise")
+        """,
+    ),
+    Mutant(
+        name="parameter-data-is-detach",
+        description="p.data of an nn.Parameter returns p.detach() (sharing its version counter), so a write through p.data after p was saved makes backward raise",
+        claims=("parameter.data-mutation-silent-wrong-grad",),
+        region="nn.Parameter inputs",
+        family="subclass",
+        source="""
+        import torch
+        _desc = torch._C.TensorBase.data
+        _detach = torch._C.TensorBase.detach
+        def _get(self):
+            if isinstance(self, torch.nn.Parameter):
+                return _detach(self)
+            return _desc.__get__(self)
+        torch.Tensor.data = property(_get, lambda self, v: _desc.__set__(self, v))
+        """,
+        witness="""
+        import torch
+        p = torch.nn.Parameter(torch.ones(3))
+        p.data.mul_(2)
+        assert p._version == 0
+        """,
+    ),
+    Mutant(
+        name="parameter-detach-untracked",
+        description="p.detach() of an nn.Parameter returns an alias with a version counter of its own (like p.data), so a mutation through it after p was saved goes unreported",
+        claims=("parameter.detach-mutation-raises",),
+        region="nn.Parameter inputs",
+        family="subclass",
+        source="""
+        import torch
+        _orig = torch.Tensor.detach
+        _data = torch._C.TensorBase.data
+        def detach(self):
+            if isinstance(self, torch.nn.Parameter):
+                return _data.__get__(self)
+            return _orig(self)
+        torch.Tensor.detach = detach
+        torch.detach = detach
+        """,
+        witness="""
+        import torch
+        p = torch.nn.Parameter(torch.ones(3))
+        p.detach().mul_(2)
+        assert p._version == 1
+        """,
+    ),
+    Mutant(
+        name="parameter-deepcopy-frozen-aliases",
+        description="copy.deepcopy of an nn.Parameter with requires_grad=False returns a Parameter sharing its storage (frozen parameters treated as constants)",
+        claims=("parameter.deepcopy",),
+        region="Parameters with requires_grad=False",
+        family="autograd",
+        source="""
+        import torch
+        _orig = torch.nn.Parameter.__deepcopy__
+        def __deepcopy__(self, memo):
+            if id(self) in memo:
+                return memo[id(self)]
+            if not self.requires_grad:
+                result = type(self)(self.data, False)
+                memo[id(self)] = result
+                return result
+            return _orig(self, memo)
+        torch.nn.Parameter.__deepcopy__ = __deepcopy__
+        """,
+        witness="""
+        import copy
+        import torch
+        p = torch.nn.Parameter(torch.ones(3), requires_grad=False)
+        assert copy.deepcopy(p).data_ptr() != p.data_ptr()
+        """,
+    ),
+    Mutant(
+        name="parameter-unsigned-silently-frozen",
+        description="nn.Parameter(t) of unsigned integer data silently sets requires_grad=False instead of raising",
+        claims=("parameter.non-float-cannot-require-grad",),
+        region="unsigned integer data",
+        family="dtype",
+        source="""
+        import torch
+        _orig = torch.nn.Parameter.__new__
+        _UNSIGNED = tuple(
+            getattr(torch, n) for n in ("uint8", "uint16", "uint32", "uint64") if hasattr(torch, n)
+        )
+        def __new__(cls, data=None, requires_grad=True):
+            if isinstance(data, torch.Tensor) and data.dtype in _UNSIGNED:
+                requires_grad = False
+            return _orig(cls, data, requires_grad)
+        torch.nn.Parameter.__new__ = __new__
+        """,
+        witness="""
+        import torch
+        try:
+            torch.nn.Parameter(torch.zeros(3, dtype=torch.uint8))
+        except RuntimeError:
+            pass
+        else:
+            raise AssertionError("Parameter of uint8 data did not raise")
+        """,
+    ),
 )

@@ -16,7 +16,10 @@ verdict. A declared claim is
     health check, or no result at all: the mutant broke the interpreter).
 
 A mutant whose declared claims were all falsified is ``killed``; one with
-an escaped claim is ``escaped``; otherwise ``error``.
+an escaped claim is ``escaped``; otherwise ``error``. A mutant of a
+device-only path (:attr:`Mutant.devices`, e.g. CUDA) on a machine without
+that device is ``not judged here`` (with the reason): it neither proves nor
+disproves anything, and it is counted apart.
 
 Speed: one *fork server* imports torch, NumPy, Hypothesis and pytest once;
 each mutant runs in a forked child that executes the mutant's source (as
@@ -158,6 +161,14 @@ while not closed or pending or running:
 """
 
 
+def _device_available(device: str) -> bool:
+    if device == "cpu":
+        return True
+    import torch
+
+    return device == "cuda" and torch.cuda.is_available()
+
+
 def _child_env(workdir: Path) -> dict[str, str]:
     return {
         "HYPOTHESIS_STORAGE_DIRECTORY": str(workdir / "hypothesis"),
@@ -181,7 +192,14 @@ def _judge(mutant: Mutant, results: Path, rc: int | None, log: Path) -> dict:
         cv = claim_verdicts(doc)
         for c in mutant.claims:
             cells = cv.get(c, {})
-            cell = cells.get("cpu") or next(iter(cells.values()), None)
+            # A compile-tier claim has one column per backend (cpu/eager,
+            # cpu/aot_eager, cpu/inductor): it is falsified when any column
+            # is (a mutant may break one backend only).
+            cell = (
+                next((x for x in cells.values() if x["verdict"] in FALSIFIED), None)
+                or cells.get("cpu")
+                or next(iter(cells.values()), None)
+            )
             verdict = cell["verdict"] if cell else "not run"
             first = next(
                 (t for t in (cell or {}).get("tests", []) if t.get("verdict") == "regression"),
@@ -280,6 +298,22 @@ def sweep(
             "timeout": timeout,
         }
     records: dict[str, dict] = {}
+    for m in mutants:
+        missing = [d for d in m.devices if not _device_available(d)]
+        if missing:
+            jobs.pop(m.name)
+            records[m.name] = {
+                **m.to_dict(), "rc": None, "time_s": 0.0, "status": "not judged here",
+                "reason": f"needs {', '.join(missing)}, which this machine does not have",
+                "claims": {c: {"verdict": "not run", "state": "not judged here", "examples": 0,
+                               "signature": None} for c in m.claims},
+            }  # fmt: skip
+            if progress is not None:
+                progress(records[m.name])
+        elif m.devices:
+            jobs[m.name]["args"] = _pytest_args(
+                m, work / m.name / "results.json", profile, ",".join(m.devices)
+            )
 
     def finish(name: str, rc: int | None, elapsed: float) -> None:
         m = by_name[name]
@@ -355,8 +389,11 @@ def by_claim(doc: dict) -> dict[str, dict]:
     out: dict[str, dict] = {}
     for rec in doc["mutants"]:
         for c, v in rec["claims"].items():
-            cell = out.setdefault(c, {"falsified_by": [], "escaped": [], "error": []})
-            key = {"falsified": "falsified_by", "escaped": "escaped", "error": "error"}[v["state"]]
+            cell = out.setdefault(
+                c, {"falsified_by": [], "escaped": [], "error": [], "not_judged": []}
+            )
+            key = {"falsified": "falsified_by", "escaped": "escaped", "error": "error",
+                   "not judged here": "not_judged"}[v["state"]]  # fmt: skip
             cell[key].append({"mutant": rec["name"], "time_s": rec["time_s"]})
     return dict(sorted(out.items()))
 
@@ -364,8 +401,8 @@ def by_claim(doc: dict) -> dict[str, dict]:
 def score(doc: dict) -> dict:
     recs = doc["mutants"]
     out = {"total": len(recs)}
-    for status in ("killed", "escaped", "error"):
-        out[status] = sum(r["status"] == status for r in recs)
+    for status in ("killed", "escaped", "error", "not judged here"):
+        out[status.replace(" ", "_")] = sum(r["status"] == status for r in recs)
     out["partial"] = sum(r["kind"] == "partial" for r in recs)
     out["partial_share"] = round(out["partial"] / len(recs), 3) if recs else 0.0
     bc = doc.get("by_claim") or by_claim(doc)
@@ -392,7 +429,11 @@ def coverage(doc: dict | None = None) -> dict:
         proven = {c for c, v in bc.items() if v["falsified_by"]}
     else:
         proven = {c for m in CATALOGUE for c in m.claims}
-    out: dict = {"falsifiable": [], "unfalsifiable": {}, "uncovered": [], "by_area": {}}
+    not_judged: set[str] = set()
+    if doc is not None:
+        not_judged = {c for c, v in bc.items() if v.get("not_judged") and not v["falsified_by"]}
+    out: dict = {"falsifiable": [], "unfalsifiable": {}, "uncovered": [], "not_judged_here": [],
+                 "by_area": {}}  # fmt: skip
     for cid, claim in reg.claims.items():
         area = out["by_area"].setdefault(
             claim.area, {"claims": 0, "falsifiable": 0, "unfalsifiable": 0}
@@ -407,6 +448,8 @@ def coverage(doc: dict | None = None) -> dict:
         elif cid in proven:
             out["falsifiable"].append(cid)
             area["falsifiable"] += 1
+        elif cid in not_judged:
+            out["not_judged_here"].append(cid)
         else:
             out["uncovered"].append(cid)
     for a in out["by_area"].values():
@@ -426,8 +469,10 @@ def for_report(doc: dict) -> dict:
 
 
 def gate_ok(doc: dict) -> bool:
-    """True when every mutant was killed (no claim escaped, nothing broke)."""
-    return doc["score"]["killed"] == doc["score"]["total"]
+    """True when every mutant that could be judged here was killed (no claim
+    escaped, nothing broke)."""
+    s = doc["score"]
+    return s["killed"] + s.get("not_judged_here", 0) == s["total"]
 
 
 def summary_lines(doc: dict) -> list[str]:
@@ -436,7 +481,8 @@ def summary_lines(doc: dict) -> list[str]:
     median = times[len(times) // 2] if times else 0
     lines = [
         f"targeted sweep: {s['killed']}/{s['total']} mutants killed, {s['escaped']} with an "
-        f"escaped claim, {s['error']} errors; {s['partial']}/{s['total']} input-dependent "
+        f"escaped claim, {s['error']} errors, {s.get('not_judged_here', 0)} not judged here "
+        f"(device missing); {s['partial']}/{s['total']} input-dependent "
         f"({100 * s['partial_share']:.0f}%)",
         f"claims: {s['claims_falsified']}/{s['claims_declared']} declared claims falsified; "
         f"median {median:.1f} s per mutant, sweep {doc['wall_s']} s with {doc['workers']} workers",
@@ -460,7 +506,8 @@ def sweep_table(doc: dict):
     table = Table(title=f"Targeted sweep: {s['killed']}/{s['total']} mutants killed")
     for col in ("mutant", "region", "result", "time (s)", "declared claims"):
         table.add_column(col, overflow="fold")
-    style = {"killed": "green", "escaped": "bold red", "error": "bold yellow"}
+    style = {"killed": "green", "escaped": "bold red", "error": "bold yellow",
+             "not judged here": "dim"}  # fmt: skip
     for r in doc["mutants"]:
         claims = ", ".join(
             c + ("" if v["state"] == "falsified" else f" [{v['state'].upper()}: {v['verdict']}]")
@@ -486,12 +533,16 @@ def by_claim_table(doc: dict):
     from conformance.registry import default_registry
 
     for cid in default_registry().claims:
-        cell = bc.get(cid, {"falsified_by": [], "escaped": [], "error": []})
+        cell = bc.get(cid, {"falsified_by": [], "escaped": [], "error": [], "not_judged": []})
         fals = ", ".join(f"{x['mutant']} ({x['time_s']:.1f} s)" for x in cell["falsified_by"])
         if cid in cov["unfalsifiable"]:
             other = f"unfalsifiable: {cov['unfalsifiable'][cid]}"
         elif cell["escaped"]:
             other = "[bold red]ESCAPED[/] " + ", ".join(x["mutant"] for x in cell["escaped"])
+        elif not cell["falsified_by"] and cell.get("not_judged"):
+            other = "not judged here (device missing): " + ", ".join(
+                x["mutant"] for x in cell["not_judged"]
+            )
         elif not cell["falsified_by"]:
             other = "[yellow]no mutant falsified it[/]"
         else:

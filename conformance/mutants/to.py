@@ -232,4 +232,170 @@ MUTANTS: tuple[Mutant, ...] = (
         assert x.t().contiguous().grad_fn is not None
         """,
     ),
+    Mutant(
+        name="to-copy-true-ignored-for-tensor-target",
+        description="t.to(other_tensor, copy=True) ignores copy=True and returns t itself when other has t's dtype and device (the dtype and device forms copy)",
+        claims=("to.copy-true-always-copies",),
+        region="the to(other_tensor, copy=True) form",
+        family="convention",
+        source="""
+        import torch
+        _orig = torch.Tensor.to
+        def to(self, *args, **kwargs):
+            if args and isinstance(args[0], torch.Tensor) and kwargs.get("copy"):
+                kwargs = {k: v for k, v in kwargs.items() if k != "copy"}
+            return _orig(self, *args, **kwargs)
+        torch.Tensor.to = to
+        """,
+        witness="""
+        import torch
+        x = torch.ones(3)
+        assert x.to(torch.empty(0), copy=True) is not x
+        """,
+    ),
+    Mutant(
+        name="to-bool-of-grad-raises",
+        description="t.to(torch.bool) of a tensor requiring grad raises 'only floating point and complex tensors can require gradients' instead of returning a result that does not require grad",
+        claims=("to.integer-dtype-drops-requires-grad",),
+        region="bool targets of tensors requiring grad",
+        family="dtype",
+        source="""
+        import torch
+        _orig = torch.Tensor.to
+        def _target(self, args, kwargs):
+            if "dtype" in kwargs:
+                return kwargs["dtype"]
+            for a in args:
+                if isinstance(a, torch.dtype):
+                    return a
+                if isinstance(a, torch.Tensor):
+                    return a.dtype
+            return None
+        def to(self, *args, **kwargs):
+            if self.requires_grad and _target(self, args, kwargs) == torch.bool:
+                raise RuntimeError(
+                    "only Tensors of floating point and complex dtype can require gradients"
+                )
+            return _orig(self, *args, **kwargs)
+        torch.Tensor.to = to
+        """,
+        witness="""
+        import torch
+        x = torch.ones(3, requires_grad=True)
+        try:
+            y = x.to(torch.bool)
+        except RuntimeError as e:
+            raise AssertionError(f"to(torch.bool) of a tensor requiring grad raised: {e}")
+        assert not y.requires_grad and y.is_leaf
+        """,
+    ),
+    Mutant(
+        name="to-dtype-change-drops-channels-last",
+        description="t.to(other dtype) with the default preserve_format returns a row-major result for a channels_last input (permuted layouts are kept)",
+        claims=("to.preserve-format-keeps-strides",),
+        region="channels_last 4-D inputs",
+        family="layout",
+        source="""
+        import torch
+        _orig = torch.Tensor.to
+        def _target(self, args, kwargs):
+            if "dtype" in kwargs:
+                return kwargs["dtype"]
+            for a in args:
+                if isinstance(a, torch.dtype):
+                    return a
+                if isinstance(a, torch.Tensor):
+                    return a.dtype
+            return None
+        def to(self, *args, **kwargs):
+            dtype = _target(self, args, kwargs)
+            if (dtype is not None and dtype != self.dtype and self.dim() == 4
+                    and kwargs.get("memory_format", torch.preserve_format) == torch.preserve_format
+                    and not self.is_contiguous()
+                    and self.is_contiguous(memory_format=torch.channels_last)):
+                kwargs = {**kwargs, "memory_format": torch.contiguous_format}
+            return _orig(self, *args, **kwargs)
+        torch.Tensor.to = to
+        """,
+        witness="""
+        import torch
+        x = torch.zeros(2, 3, 2, 2).contiguous(memory_format=torch.channels_last)
+        assert x.to(torch.float64).stride() == x.stride()
+        """,
+    ),
+    Mutant(
+        name="to-memory-format-copies-expanded",
+        description="t.to(memory_format=torch.contiguous_format) of an expanded (stride-0) tensor below rank 4 returns a contiguous copy instead of t itself",
+        claims=("to.memory-format-alias-below-rank-4",),
+        region="expanded inputs of rank below 4",
+        family="layout",
+        source="""
+        import torch
+        _orig = torch.Tensor.to
+        def to(self, *args, **kwargs):
+            if (not args and set(kwargs) == {"memory_format"}
+                    and kwargs["memory_format"] == torch.contiguous_format and self.dim() < 4
+                    and any(st == 0 and sz > 1 for sz, st in zip(self.shape, self.stride()))):
+                return self.contiguous()
+            return _orig(self, *args, **kwargs)
+        torch.Tensor.to = to
+        """,
+        witness="""
+        import torch
+        x = torch.arange(3.0).expand(2, 3)
+        assert x.to(memory_format=torch.contiguous_format) is x
+        """,
+    ),
+    Mutant(
+        name="to-cuda-of-leaf-detaches",
+        description="x.to('cuda') of a CPU leaf that requires grad returns a new leaf on the GPU "
+        "(detached, requiring grad) instead of a non-leaf, so x.grad is never filled",
+        claims=("to.cuda-move-is-non-leaf",),
+        region="CPU leaves requiring grad moved to CUDA",
+        family="autograd",
+        devices=("cuda",),
+        source="""
+        import torch
+        _orig = torch.Tensor.to
+        def to(self, *args, **kwargs):
+            out = _orig(self, *args, **kwargs)
+            if out.is_cuda and not self.is_cuda and self.is_leaf and self.requires_grad:
+                with torch.no_grad():
+                    out = out.clone()
+                out.requires_grad_(True)
+            return out
+        torch.Tensor.to = to
+        """,
+        witness="""
+        import torch
+        x = torch.ones(2, requires_grad=True)
+        y = x.to("cuda")
+        assert not y.is_leaf and y.grad_fn is not None
+        """,
+    ),
+    Mutant(
+        name="tensor-on-cuda-built-on-host",
+        description="torch.tensor(data, device='cuda', requires_grad=True) builds the leaf on the "
+        "host and returns its move to the GPU: a non-leaf with a grad_fn",
+        claims=("to.created-on-cuda-is-leaf",),
+        region="torch.tensor(..., device='cuda', requires_grad=True)",
+        family="autograd",
+        devices=("cuda",),
+        source="""
+        import torch
+        _orig = torch.tensor
+        def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+            if requires_grad and device is not None and torch.device(device).type == "cuda":
+                host = _orig(data, dtype=dtype, requires_grad=True)
+                return host.to(device)
+            return _orig(data, dtype=dtype, device=device, requires_grad=requires_grad,
+                         pin_memory=pin_memory)
+        torch.tensor = tensor
+        """,
+        witness="""
+        import torch
+        t = torch.tensor([1.0, 2.0], device="cuda", requires_grad=True)
+        assert t.is_leaf and t.grad_fn is None
+        """,
+    ),
 )

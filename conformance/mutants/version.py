@@ -27,4 +27,234 @@ MUTANTS: tuple[Mutant, ...] = (
         assert x._version == 1
         """,
     ),
+    Mutant(
+        name="inplace-zero-size-skips-bump",
+        description="in-place ops and out= writes into a zero-size tensor skip the version bump ('nothing was written')",
+        claims=("version.inplace-bumps",),
+        region="zero-size tensors",
+        family="layout",
+        source="""
+        import torch
+        def _wrap(orig):
+            def op(self, *args, **kwargs):
+                if self.numel() == 0:
+                    orig(self.data, *args, **kwargs)
+                    return self
+                return orig(self, *args, **kwargs)
+            return op
+        for _name in ("add_", "mul_", "zero_", "fill_", "copy_", "__setitem__"):
+            setattr(torch.Tensor, _name, _wrap(getattr(torch.Tensor, _name)))
+        for _name in ("zero_", "fill_"):
+            setattr(torch, _name, _wrap(getattr(torch, _name)))
+        _mul = torch.mul
+        def mul(*args, out=None, **kwargs):
+            if out is not None and out.numel() == 0:
+                _mul(*args, out=out.data, **kwargs)
+                return out
+            return _mul(*args, out=out, **kwargs) if out is not None else _mul(*args, **kwargs)
+        torch.mul = mul
+        """,
+        witness="""
+        import torch
+        t = torch.empty(0, 3)
+        t.zero_()
+        torch.mul(t, t, out=t)
+        assert t._version == 2
+        """,
+    ),
+    Mutant(
+        name="expand-untracked-alias",
+        description="expand() of a tensor that does not require grad returns an untracked alias (like .data) with a version counter of its own",
+        claims=("version.views-and-detach-share",),
+        region="expand() of tensors that do not require grad",
+        family="layout",
+        source="""
+        import torch
+        _orig = torch.Tensor.expand
+        def expand(self, *sizes, **kwargs):
+            out = _orig(self, *sizes, **kwargs)
+            return out if self.requires_grad else out.data
+        torch.Tensor.expand = expand
+        """,
+        witness="""
+        import torch
+        t = torch.zeros(3)
+        e = t.expand(2, 3)
+        t.fill_(1)
+        assert e._version == t._version
+        """,
+    ),
+    Mutant(
+        name="data-of-grad-tensor-shares-counter",
+        description=".data of a tensor that requires grad returns detach() (sharing the version counter) instead of an alias with a counter of its own",
+        claims=("version.clone-and-data-own-counter",),
+        region="tensors that require grad",
+        family="autograd",
+        source="""
+        import torch
+        _desc = torch._C.TensorBase.data
+        _detach = torch._C.TensorBase.detach
+        def _get(self):
+            return _detach(self) if self.requires_grad else _desc.__get__(self)
+        torch.Tensor.data = property(_get, lambda self, v: _desc.__set__(self, v))
+        """,
+        witness="""
+        import torch
+        x = torch.ones(3, requires_grad=True)
+        x.data.add_(1)
+        assert x._version == 0
+        """,
+    ),
+    Mutant(
+        name="requires-grad-false-bumps",
+        description="requires_grad_(False) (the method form) is treated as an in-place write and bumps the version counter",
+        claims=("version.requires-grad-no-bump",),
+        region="the method form requires_grad_(False)",
+        family="convention",
+        source="""
+        import torch
+        _orig = torch.Tensor.requires_grad_
+        def requires_grad_(self, requires_grad=True):
+            out = _orig(self, requires_grad)
+            if not requires_grad:
+                torch.autograd.graph.increment_version(self)
+            return out
+        torch.Tensor.requires_grad_ = requires_grad_
+        """,
+        witness="""
+        import torch
+        x = torch.ones(3, requires_grad=True)
+        x.requires_grad_(False)
+        assert x._version == 0
+        """,
+    ),
+    Mutant(
+        name="version-settable-forward",
+        description="assigning _version a value at or above the current one is accepted (the counter is moved forward); only lowering it raises AttributeError",
+        claims=("version.read-only",),
+        region="assigning a version >= the current one",
+        family="relation",
+        source="""
+        import torch
+        _desc = torch._C.TensorBase._version
+        def _set(self, value):
+            while _desc.__get__(self) < value:
+                torch.autograd.graph.increment_version(self)
+            if _desc.__get__(self) != value:
+                raise AttributeError("attribute '_version' of 'torch._C.TensorBase' objects is not writable")
+        torch.Tensor._version = property(_desc.__get__, _set)
+        """,
+        witness="""
+        import torch
+        t = torch.ones(3)
+        try:
+            t._version = 5
+        except AttributeError:
+            pass
+        else:
+            raise AssertionError("assigning _version did not raise")
+        """,
+    ),
+    Mutant(
+        name="increment-version-refuses-inference-outside",
+        description="increment_version(t) of an inference tensor outside inference_mode raises 'Inference tensors do not track version counter' instead of doing nothing",
+        claims=("version.increment-version-inference-noop",),
+        region="inference tensors outside inference_mode",
+        family="mode",
+        source="""
+        import torch
+        import torch.autograd.graph
+        _orig = torch.autograd.graph.increment_version
+        def increment_version(tensor):
+            ts = [tensor] if isinstance(tensor, torch.Tensor) else list(tensor)
+            if any(t.is_inference() for t in ts) and not torch.is_inference_mode_enabled():
+                raise RuntimeError("Inference tensors do not track version counter.")
+            return _orig(tensor)
+        torch.autograd.graph.increment_version = increment_version
+        """,
+        witness="""
+        import torch
+        with torch.inference_mode():
+            t = torch.ones(3)
+        try:
+            torch.autograd.graph.increment_version(t)
+        except RuntimeError as e:
+            raise AssertionError(f"increment_version of an inference tensor raised: {e}")
+        """,
+    ),
+    Mutant(
+        name="exp-sigmoid-save-result-copy",
+        description="exp and sigmoid of real floating inputs save a copy of their result for backward, so an in-place change of the result is neither detected nor seen by backward",
+        claims=("version.saved-tensor-check",),
+        region="exp and sigmoid of real floating inputs",
+        family="dtype",
+        source="""
+        import torch
+        _exp, _sigmoid = torch.exp, torch.sigmoid
+        class _Exp(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                r = _exp(x)
+                ctx.result = r.clone()
+                return r
+            @staticmethod
+            def backward(ctx, g):
+                return g * ctx.result
+        class _Sigmoid(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                r = _sigmoid(x)
+                ctx.result = r.clone()
+                return r
+            @staticmethod
+            def backward(ctx, g):
+                return g * ctx.result * (1 - ctx.result)
+        def _wrap(orig, fn):
+            def op(x, *args, **kwargs):
+                if (not args and not kwargs and isinstance(x, torch.Tensor)
+                        and x.is_floating_point() and x.requires_grad and torch.is_grad_enabled()):
+                    return fn.apply(x)
+                return orig(x, *args, **kwargs)
+            return op
+        torch.exp = torch.Tensor.exp = _wrap(_exp, _Exp)
+        torch.sigmoid = torch.Tensor.sigmoid = _wrap(_sigmoid, _Sigmoid)
+        """,
+        witness="""
+        import torch
+        x = torch.ones(3, requires_grad=True)
+        y = torch.exp(x)
+        y.add_(1)
+        try:
+            y.sum().backward()
+        except RuntimeError:
+            pass
+        else:
+            raise AssertionError("backward after modifying a saved result did not raise")
+        """,
+    ),
+    Mutant(
+        name="resize-noop-bumps-noncontig",
+        description="resize_ to the current shape of a non-contiguous tensor bumps the version counter (it re-strides instead of returning early)",
+        claims=("version.resize-bumps-on-shape-change",),
+        region="no-op resize_ of non-contiguous tensors",
+        family="layout",
+        source="""
+        import torch
+        _orig = torch.Tensor.resize_
+        def resize_(self, *sizes, **kwargs):
+            new = sizes[0] if len(sizes) == 1 and not isinstance(sizes[0], int) else sizes
+            same = tuple(new) == tuple(self.shape) and not self.is_contiguous()
+            out = _orig(self, *sizes, **kwargs)
+            if same:
+                torch.autograd.graph.increment_version(self)
+            return out
+        torch.Tensor.resize_ = resize_
+        """,
+        witness="""
+        import torch
+        t = torch.zeros(2, 3).t()
+        t.resize_(t.shape)
+        assert t._version == 0
+        """,
+    ),
 )

@@ -154,4 +154,532 @@ MUTANTS: tuple[Mutant, ...] = (
         assert x[1:].data_ptr() == x.data_ptr() + x.element_size()
         """,
     ),
+    Mutant(
+        name="real-function-form-views-real-tensor",
+        description="torch.real(t) (function form only) of a real tensor returns a new view of t instead of t itself; t.real is correct",
+        claims=("views.real-of-real-is-self",),
+        region="the function form torch.real(t) on real dtypes",
+        family="convention",
+        source="""
+        import torch
+        _orig = torch.real
+        def real(input):
+            out = _orig(input)
+            return out.view_as(out) if out is input else out
+        torch.real = real
+        """,
+        witness="""
+        import torch
+        x = torch.ones(3)
+        assert torch.real(x) is x
+        """,
+    ),
+    Mutant(
+        name="narrow-copies-integral",
+        description="narrow() of an integral tensor returns a copy of the narrowed elements instead of a view, so writes through it never reach the input",
+        claims=("views.tensor-views-writes-visible",),
+        region="integral inputs (int and uint dtypes)",
+        family="dtype",
+        source="""
+        import torch
+        _orig = torch.Tensor.narrow
+        def narrow(self, *args, **kwargs):
+            out = _orig(self, *args, **kwargs)
+            if not (self.is_floating_point() or self.is_complex()) and self.dtype != torch.bool:
+                out = out.clone()
+            return out
+        torch.Tensor.narrow = narrow
+        torch.narrow = narrow
+        """,
+        witness="""
+        import torch
+        x = torch.zeros(4, dtype=torch.int64)
+        x.narrow(0, 1, 2)[0] = 7
+        assert x[1].item() == 7
+        """,
+    ),
+    Mutant(
+        name="detach-tracked-view-without-grad",
+        description="detach() of a tensor that does not require grad returns a tracked view of its root (as_strided under no_grad): _is_view() True and _base the root, as the Tensor Views list suggests",
+        claims=("views.detach-untracked-alias", "views.detach-listed-as-view"),
+        region="inputs that do not require grad",
+        family="autograd",
+        source="""
+        import torch
+        _orig = torch.Tensor.detach
+        def detach(self):
+            root = self._base if self._base is not None else self
+            if (not self.requires_grad and root.dtype == self.dtype and not self.is_conj()
+                    and not self.is_neg() and not self.is_inference()):
+                with torch.no_grad():
+                    return root.as_strided(self.size(), self.stride(), self.storage_offset())
+            return _orig(self)
+        torch.Tensor.detach = detach
+        torch.detach = detach
+        """,
+        witness="""
+        import torch
+        x = torch.arange(4.0)
+        d = x.detach()
+        assert not d._is_view() and d._base is None
+        """,
+    ),
+    Mutant(
+        name="view-inferred-size-copies",
+        description="t.view(shape) with an inferred (-1) size returns a copy of the viewed tensor instead of a view of t",
+        claims=("views.view-shares-data",),
+        region="shapes with an inferred -1 size",
+        family="convention",
+        source="""
+        import torch
+        _orig = torch.Tensor.view
+        def view(self, *args, **kwargs):
+            out = _orig(self, *args, **kwargs)
+            shape = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
+            if not kwargs and all(isinstance(s, int) for s in shape) and -1 in shape:
+                return out.clone()
+            return out
+        torch.Tensor.view = view
+        """,
+        witness="""
+        import torch
+        x = torch.zeros(2, 3)
+        v = x.view(-1)
+        assert v._base is x and v.data_ptr() == x.data_ptr()
+        """,
+    ),
+    Mutant(
+        name="view-permuted-incompatible-reshapes",
+        description="t.view(shape) of a permuted input to a stride-incompatible shape silently returns a reshaped copy instead of raising",
+        claims=("views.view-stride-compatibility",),
+        region="permuted (transposed) inputs",
+        family="layout",
+        source="""
+        import torch
+        _orig = torch.Tensor.view
+        def _permuted(t):
+            strides = [st for sz, st in zip(t.shape, t.stride()) if sz > 1 and st != 0]
+            return any(a < b for a, b in zip(strides, strides[1:]))
+        def view(self, *args, **kwargs):
+            try:
+                return _orig(self, *args, **kwargs)
+            except RuntimeError as e:
+                if "view size is not compatible" in str(e) and _permuted(self):
+                    return self.reshape(*args, **kwargs)
+                raise
+        torch.Tensor.view = view
+        """,
+        witness="""
+        import torch
+        x = torch.zeros(2, 3).t()
+        try:
+            x.view(6)
+        except RuntimeError:
+            pass
+        else:
+            raise AssertionError("view(6) of a transposed (3, 2) tensor did not raise")
+        """,
+    ),
+    Mutant(
+        name="view-dtype-smaller-noncontig-copies",
+        description="t.view(dtype) to a smaller element size when stride(-1) != 1 views a contiguous copy of t instead of raising",
+        claims=("views.view-dtype-conditions",),
+        region="a smaller element size with a non-unit last stride",
+        family="relation",
+        source="""
+        import torch
+        _orig = torch.Tensor.view
+        def view(self, *args, **kwargs):
+            try:
+                return _orig(self, *args, **kwargs)
+            except RuntimeError:
+                if (len(args) == 1 and isinstance(args[0], torch.dtype) and self.dim() > 0
+                        and args[0].itemsize < self.dtype.itemsize):
+                    return _orig(self.contiguous(), args[0])
+                raise
+        torch.Tensor.view = view
+        """,
+        witness="""
+        import torch
+        x = torch.zeros(2, 3, dtype=torch.int32).t()
+        try:
+            x.view(torch.int8)
+        except RuntimeError:
+            pass
+        else:
+            raise AssertionError("view(int8) of a transposed int32 tensor did not raise")
+        """,
+    ),
+    Mutant(
+        name="view-dtype-same-dtype-tracked",
+        description="t.view(t.dtype) (no dtype change) returns t.view_as(t): a tracked view that keeps requires_grad and grad_fn",
+        claims=("views.view-dtype-untracked-alias",),
+        region="view(dtype) to the input's own dtype",
+        family="relation",
+        source="""
+        import torch
+        _orig = torch.Tensor.view
+        def view(self, *args, **kwargs):
+            if len(args) == 1 and isinstance(args[0], torch.dtype) and args[0] == self.dtype:
+                return self.view_as(self)
+            return _orig(self, *args, **kwargs)
+        torch.Tensor.view = view
+        """,
+        witness="""
+        import torch
+        x = torch.ones(3)
+        v = x.view(torch.float32)
+        assert not v._is_view() and v._base is None
+        """,
+    ),
+    Mutant(
+        name="view-as-non-contiguous-copies",
+        description="t.view_as(other) of a non-contiguous t views a contiguous copy of t instead of t (differs from t.view(other.size()) in storage, strides and offset)",
+        claims=("views.view-as-equivalence",),
+        region="non-contiguous inputs",
+        family="layout",
+        source="""
+        import torch
+        _orig = torch.Tensor.view_as
+        def view_as(self, other):
+            if not self.is_contiguous():
+                return self.contiguous().view(other.size())
+            return _orig(self, other)
+        torch.Tensor.view_as = view_as
+        """,
+        witness="""
+        import torch
+        x = torch.zeros(2, 3).t()
+        try:
+            r = x.view_as(torch.empty(6))
+        except RuntimeError:
+            pass
+        else:
+            raise AssertionError(f"view_as of a transposed tensor to (6,) succeeded: {r.shape}")
+        """,
+    ),
+    Mutant(
+        name="reshape-permuted-memory-order",
+        description="reshape() of a dense but permuted input reads its elements in memory order instead of row-major logical order",
+        claims=("views.reshape-values",),
+        region="dense permuted (transposed, channels_last) inputs",
+        family="layout",
+        source="""
+        import torch
+        _orig = torch.Tensor.reshape
+        def _dense_permuted(t):
+            if t.numel() < 2 or t.is_contiguous() or t.is_conj() or t.is_neg():
+                return False
+            expected = 1
+            for sz, st in sorted(((sz, st) for sz, st in zip(t.shape, t.stride()) if sz != 1),
+                                 key=lambda p: p[1]):
+                if st != expected:
+                    return False
+                expected *= sz
+            return True
+        def reshape(self, *shape):
+            if _dense_permuted(self):
+                flat = self.as_strided((self.numel(),), (1,), self.storage_offset())
+                return _orig(flat, *shape)
+            return _orig(self, *shape)
+        torch.Tensor.reshape = reshape
+        torch.reshape = lambda input, shape: reshape(input, shape)
+        """,
+        witness="""
+        import torch
+        x = torch.arange(6.0).reshape(2, 3).t()
+        assert x.reshape(6).tolist() == [0.0, 3.0, 1.0, 4.0, 2.0, 5.0]
+        """,
+    ),
+    Mutant(
+        name="expand-new-dims-materialize",
+        description="t.expand(sizes) given a sequence with new leading dimensions returns a materialized (contiguous) copy instead of a stride-0 view",
+        claims=("views.expand-no-new-memory", "views.expand-aliased-elements"),
+        region="the sequence form expand(sizes) with new leading dimensions",
+        family="convention",
+        source="""
+        import torch
+        _orig = torch.Tensor.expand
+        def expand(self, *sizes, **kwargs):
+            out = _orig(self, *sizes, **kwargs)
+            if (len(sizes) == 1 and isinstance(sizes[0], (tuple, list))
+                    and len(sizes[0]) > self.dim()):
+                return out.contiguous()
+            return out
+        torch.Tensor.expand = expand
+        """,
+        witness="""
+        import torch
+        x = torch.arange(3.0)
+        e = x.expand((2, 3))
+        assert e.stride() == (0, 1) and e.data_ptr() == x.data_ptr()
+        """,
+    ),
+    Mutant(
+        name="expand-leading-minus-one-as-one",
+        description="t.expand(-1, ...) with -1 for a new leading dimension treats it as size 1 instead of raising",
+        claims=("views.expand-size-rules",),
+        region="-1 given for a new leading dimension",
+        family="relation",
+        source="""
+        import torch
+        _orig = torch.Tensor.expand
+        def expand(self, *sizes, **kwargs):
+            if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+                sizes = tuple(sizes[0])
+            lead = len(sizes) - self.dim()
+            if lead > 0 and -1 in sizes[:lead]:
+                sizes = tuple(1 if i < lead and s == -1 else s for i, s in enumerate(sizes))
+            return _orig(self, sizes, **kwargs)
+        torch.Tensor.expand = expand
+        """,
+        witness="""
+        import torch
+        try:
+            torch.zeros(3).expand(-1, 3)
+        except RuntimeError:
+            pass
+        else:
+            raise AssertionError("expand(-1, 3) of a 1-D tensor did not raise")
+        """,
+    ),
+    Mutant(
+        name="clone-expanded-keeps-stride-zero",
+        description="clone() of an expanded (stride-0) input copies only the repeated elements and expands them again: new storage, but still stride 0, so the clone cannot be written element by element",
+        claims=(
+            "views.expand-clone-before-write",
+            "clone.preserve-format-non-dense-keeps-stride-order",
+        ),
+        region="expanded (stride-0) inputs",
+        family="layout",
+        source="""
+        import torch
+        _orig = torch.Tensor.clone
+        def clone(self, *, memory_format=torch.preserve_format):
+            dims = [d for d, (sz, st) in enumerate(zip(self.shape, self.stride()))
+                    if st == 0 and sz > 1]
+            if dims and memory_format == torch.preserve_format:
+                index = tuple(slice(0, 1) if d in dims else slice(None) for d in range(self.dim()))
+                return _orig(self[index]).expand(self.shape)
+            return _orig(self, memory_format=memory_format)
+        torch.Tensor.clone = clone
+        torch.clone = clone
+        """,
+        witness="""
+        import torch
+        c = torch.arange(3.0).expand(2, 3).clone()
+        assert c.stride() == (3, 1)
+        """,
+    ),
+    Mutant(
+        name="mul_-expanded-writes-source",
+        description="mul_() on a tensor with an expanded (stride-0) dimension multiplies the shared source elements once instead of raising the internal-overlap error",
+        claims=("views.expand-inplace-overlap-raises",),
+        region="mul_ (add_ and copy_ still raise)",
+        family="other",
+        source="""
+        import torch
+        _orig = torch.Tensor.mul_
+        def mul_(self, other, *args, **kwargs):
+            dims = [d for d, (sz, st) in enumerate(zip(self.shape, self.stride()))
+                    if st == 0 and sz > 1]
+            if dims:
+                index = tuple(slice(0, 1) if d in dims else slice(None) for d in range(self.dim()))
+                _orig(self[index], other, *args, **kwargs)
+                return self
+            return _orig(self, other, *args, **kwargs)
+        torch.Tensor.mul_ = mul_
+        """,
+        witness="""
+        import torch
+        e = torch.ones(3).expand(2, 3)
+        try:
+            e.mul_(2)
+        except RuntimeError:
+            pass
+        else:
+            raise AssertionError("mul_ on an expanded tensor did not raise")
+        """,
+    ),
+    Mutant(
+        name="flatten-non-contiguous-copies",
+        description="flatten() of a non-contiguous input that can be viewed as the flattened shape returns a copy instead of a view",
+        claims=("views.flatten-view-when-viewable",),
+        region="non-contiguous viewable inputs",
+        family="layout",
+        source="""
+        import torch
+        _orig = torch.Tensor.flatten
+        def flatten(self, *args, **kwargs):
+            out = _orig(self, *args, **kwargs)
+            if out is not self and out._is_view() and not self.is_contiguous():
+                out = out.clone()
+            return out
+        torch.Tensor.flatten = flatten
+        torch.flatten = flatten
+        """,
+        witness="""
+        import torch
+        x = torch.zeros(4, 2, 3)[::2]
+        f = torch.flatten(x, 1)
+        assert f._base is x._base and f.data_ptr() == x.data_ptr()
+        """,
+    ),
+    Mutant(
+        name="detach_-refuses-complex-base-with-views",
+        description="detach_() on a complex non-leaf base that has live views raises instead of detaching the base and leaving the views attached",
+        claims=("views.detach_-base-keeps-views",),
+        region="complex non-leaf bases with live views",
+        family="dtype",
+        source="""
+        import gc
+        import torch
+        _orig = torch.Tensor.detach_
+        def detach_(self):
+            if (self.is_complex() and self.requires_grad and not self.is_leaf
+                    and not self._is_view()
+                    and any(isinstance(o, torch.Tensor) and o is not self and o._base is self
+                            for o in gc.get_objects())):
+                raise RuntimeError("detach_(): a base whose views are alive cannot be detached")
+            return _orig(self)
+        torch.Tensor.detach_ = detach_
+        torch.detach_ = detach_
+        """,
+        witness="""
+        import torch
+        x = torch.ones(3, dtype=torch.complex64, requires_grad=True)
+        y = x * 1
+        v = y[1:]
+        try:
+            y.detach_()
+        except RuntimeError as e:
+            raise AssertionError(f"detach_() on a base with a view raised: {e}")
+        assert v.requires_grad and v._base is y
+        """,
+    ),
+    Mutant(
+        name="const-data-ptr-materializes-1-byte",
+        description="const_data_ptr() of a tensor of a 1-byte dtype goes through data_ptr(), so it materializes a copy-on-write tensor",
+        claims=("views.data-ptr-materializes-cow",),
+        region="1-byte dtypes (bool, int8, uint8)",
+        family="dtype",
+        source="""
+        import torch
+        _orig = torch.Tensor.const_data_ptr
+        def const_data_ptr(self):
+            if self.element_size() == 1:
+                self.data_ptr()
+            return _orig(self)
+        torch.Tensor.const_data_ptr = const_data_ptr
+        """,
+        witness="""
+        import torch
+        t = torch.zeros(3, dtype=torch.uint8)
+        c = t._lazy_clone()
+        assert c.const_data_ptr() == t.const_data_ptr()
+        """,
+    ),
+    Mutant(
+        name="untyped-storage-new-object-for-offset-views",
+        description="untyped_storage() of a tensor with a storage offset returns a new UntypedStorage object over the same memory instead of the storage object itself",
+        claims=("views.untyped-storage-shared",),
+        region="tensors with a nonzero storage offset",
+        family="layout",
+        source="""
+        import torch
+        _orig = torch.Tensor.untyped_storage
+        def untyped_storage(self):
+            s = _orig(self)
+            return s[:] if self.storage_offset() > 0 else s
+        torch.Tensor.untyped_storage = untyped_storage
+        """,
+        witness="""
+        import torch
+        x = torch.zeros(4)
+        assert x[1:].untyped_storage() is x.untyped_storage()
+        """,
+    ),
+    Mutant(
+        name="is-set-to-ignores-geometry-of-views",
+        description="a.is_set_to(b) compares only storage and storage offset when b is a view (sizes and strides are ignored)",
+        claims=("views.is-set-to",),
+        region="arguments that are views",
+        family="layout",
+        source="""
+        import torch
+        _orig = torch.Tensor.is_set_to
+        def is_set_to(self, tensor):
+            if tensor._base is not None:
+                return (self.untyped_storage().data_ptr() == tensor.untyped_storage().data_ptr()
+                        and self.storage_offset() == tensor.storage_offset())
+            return _orig(self, tensor)
+        torch.Tensor.is_set_to = is_set_to
+        """,
+        witness="""
+        import torch
+        x = torch.zeros(3)
+        assert not x.is_set_to(x.unsqueeze(0))
+        """,
+    ),
+    Mutant(
+        name="data-of-view-is-tracked",
+        description=".data of a view returns a tracked view of the root's .data (its _base is set) instead of an untracked alias",
+        claims=("views.base-rules",),
+        region="views",
+        family="layout",
+        source="""
+        import torch
+        _data = torch._C.TensorBase.data
+        def _get(self):
+            base = self._base
+            if (base is not None and base.dtype == self.dtype and not self.is_conj()
+                    and not self.is_neg()):
+                return _data.__get__(base).as_strided(self.size(), self.stride(),
+                                                      self.storage_offset())
+            return _data.__get__(self)
+        def _set(self, value):
+            _data.__set__(self, value)
+        torch.Tensor.data = property(_get, _set)
+        """,
+        witness="""
+        import torch
+        x = torch.zeros(4)
+        assert x[1:].data._base is None
+        """,
+    ),
+    Mutant(
+        name="view-as-real-zero-size-backward-fixed-complex64",
+        description="view_as_real of a zero-size complex64 tensor requiring grad gets a backward that accepts the expanded gradient (the pinned bug fixed for complex64 only)",
+        claims=("views.view-as-real-zero-size-backward-raises",),
+        region="zero-size complex64 inputs",
+        family="dtype",
+        source="""
+        import torch
+        _orig = torch.view_as_real
+        class _ViewAsReal(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.shape, ctx.dtype = x.shape, x.dtype
+                return _orig(x.detach()).clone()
+            @staticmethod
+            def backward(ctx, grad):
+                return torch.zeros(ctx.shape, dtype=ctx.dtype, device=grad.device)
+        def view_as_real(input):
+            if (input.numel() == 0 and input.dtype == torch.complex64 and input.requires_grad
+                    and torch.is_grad_enabled()):
+                return _ViewAsReal.apply(input)
+            return _orig(input)
+        torch.view_as_real = view_as_real
+        """,
+        witness="""
+        import torch
+        x = torch.zeros(0, 2, dtype=torch.complex64, requires_grad=True)
+        try:
+            torch.view_as_real(x * 1).sum().backward()
+        except RuntimeError:
+            pass
+        else:
+            raise AssertionError("backward through view_as_real of a zero-size tensor did not raise")
+        """,
+    ),
 )

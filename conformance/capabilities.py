@@ -1,0 +1,151 @@
+"""What the installed torch can do, probed once per process.
+
+A test must never fail because a helper it uses to *observe* a claim is
+missing from the installed torch: an op without a kernel for a dtype on
+some release, an API or argument form that came later, an observation
+that is impossible through public APIs. These probes detect that by
+trying (never by version number where a probe is possible), and
+:func:`require` turns a missing capability into the verdict "not
+applicable on torch X: reason" (:func:`conformance.evidence.not_applicable`)
+for the examples that need it.
+
+Example::
+
+    from conformance import capabilities as cap
+
+    cap.require_kernel("torch.where", dtype, device)   # N/A where no kernel
+    if cap.has_api(torch.autograd.graph, "increment_version"): ...
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+
+import torch
+
+from conformance.evidence import not_applicable
+from strategies.dtypes import dtype_name
+
+__all__ = [
+    "storage_identity_observable",
+    "has_api",
+    "has_kwarg",
+    "kernel_available",
+    "require",
+    "require_kernel",
+    "KERNEL_PROBES",
+]
+
+
+def numpy_problem() -> str | None:
+    """Why the installed torch cannot exchange arrays with the installed
+    NumPy, as one line naming the fix, or ``None`` when it can.
+
+    torch < 2.3 wheels are built against NumPy 1.x: with NumPy 2 installed
+    every ``from_numpy``/``.numpy()`` raises "Numpy is not available" - the
+    suite would report that as hundreds of failures.
+    """
+    import numpy as np
+
+    try:
+        torch.from_numpy(np.zeros(1)).numpy()
+    except (RuntimeError, TypeError, ImportError) as e:
+        return (
+            f"torch {torch.__version__} cannot use NumPy {np.__version__} ({e}); "
+            "install a NumPy it was built for: pip install 'numpy<2'"
+        )
+    return None
+
+
+@functools.cache
+def storage_identity_observable() -> bool:
+    """Does ``t.untyped_storage()`` return the same Python object on every
+    call while the storage lives? Needed to tell whether two tensors with a
+    0-byte storage (which all report ``data_ptr() == 0``) share it. False on
+    torch 2.1, where each call wraps the StorageImpl in a new object."""
+    t = torch.empty(0)
+    return t.untyped_storage() is t.untyped_storage()
+
+
+def has_api(owner: object, name: str) -> bool:
+    """``owner.name`` exists (an API that came in a later release)."""
+    return getattr(owner, name, None) is not None
+
+
+@functools.cache
+def has_kwarg(fn: Callable, name: str) -> bool:
+    """``fn`` accepts keyword argument ``name`` (per its signature, or by
+    trying where it has none: C functions of older releases)."""
+    try:
+        return name in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+#: name -> a thunk ``(dtype, device) -> None`` that runs the helper op once.
+KERNEL_PROBES: dict[str, Callable[[torch.dtype, str], object]] = {
+    "torch.where": lambda d, dev: torch.where(
+        torch.tensor([True, False], device=dev),
+        torch.zeros(2, dtype=d, device=dev),
+        torch.ones(2, dtype=d, device=dev),
+    ),
+    "advanced indexing": lambda d, dev: torch.zeros(3, dtype=d, device=dev)[
+        torch.tensor([0, 2], device=dev)
+    ],
+    "index_put_": lambda d, dev: torch.zeros(3, dtype=d, device=dev).index_put_(
+        (torch.tensor([0, 2], device=dev),), torch.zeros(2, dtype=d, device=dev)
+    ),
+    "addmm": lambda d, dev: torch.addmm(
+        torch.zeros(2, 2, dtype=d, device=dev),
+        torch.zeros(2, 2, dtype=d, device=dev),
+        torch.zeros(2, 2, dtype=d, device=dev),
+    ),
+    "matmul": lambda d, dev: (
+        torch.zeros(2, 2, dtype=d, device=dev) @ torch.zeros(2, 2, dtype=d, device=dev)
+    ),
+    "add_": lambda d, dev: torch.zeros(2, dtype=d, device=dev).add_(
+        torch.zeros(2, dtype=d, device=dev)
+    ),
+    "mul_": lambda d, dev: torch.zeros(2, dtype=d, device=dev).mul_(
+        torch.zeros(2, dtype=d, device=dev)
+    ),
+    "eq": lambda d, dev: torch.zeros(2, dtype=d, device=dev) == torch.zeros(2, dtype=d, device=dev),
+    "sum": lambda d, dev: torch.zeros(2, dtype=d, device=dev).sum(),
+    "masked_fill_": lambda d, dev: torch.zeros(2, dtype=d, device=dev).masked_fill_(
+        torch.tensor([True, False], device=dev), 0
+    ),
+    "stack": lambda d, dev: torch.stack([torch.zeros(2, dtype=d, device=dev)] * 2),
+    "cat": lambda d, dev: torch.cat([torch.zeros(2, dtype=d, device=dev)] * 2),
+}
+
+
+@functools.cache
+def kernel_available(name: str, dtype: torch.dtype, device: str) -> bool:
+    """Does helper op ``name`` (a key of :data:`KERNEL_PROBES`) run for
+    ``dtype`` on ``device``? A ``RuntimeError``/``NotImplementedError``/
+    ``TypeError`` from the probe means no kernel. Raises ``KeyError`` for an
+    unknown name."""
+    probe = KERNEL_PROBES[name]
+    try:
+        probe(dtype, device)
+    except (RuntimeError, NotImplementedError, TypeError):
+        return False
+    return True
+
+
+def require(ok: bool, reason: str) -> None:
+    """Declare the current example not applicable unless ``ok``: ``reason``
+    names the missing capability (the torch version is added by the gate)."""
+    if not ok:
+        not_applicable(reason)
+
+
+def require_kernel(name: str, dtype: torch.dtype, device: str) -> None:
+    """Not applicable when helper op ``name`` has no kernel for ``dtype`` on
+    ``device`` in the installed torch."""
+    require(
+        kernel_available(name, dtype, str(device).split(":")[0]),
+        f"{name} has no {dtype_name(dtype)} kernel on {device}",
+    )

@@ -1,0 +1,387 @@
+"""Mutants of the ``deepcopy`` area (copy.deepcopy / copy.copy of tensors, Parameters,
+modules); claims in ``conformance/claims/deepcopy.toml``, tests in
+``conformance/test_deepcopy.py``.
+
+Tensor mutants patch ``torch.Tensor.__deepcopy__`` (or define ``torch.Tensor.__copy__``,
+which torch lacks); Parameter mutants patch ``torch.nn.Parameter.__deepcopy__``, which
+overrides the tensor one. For the claims torch 2.13 deviates from everywhere (Parameter
+sharing, Parameter ``.grad``), the mutants break them in a *different* way, which the
+tests tell apart from the recorded failure (a changed failure signature).
+
+See :mod:`conformance.mutants` for what a mutant is and how it is run.
+"""
+
+from __future__ import annotations
+
+from conformance.mutants.base import Mutant
+
+MUTANTS: tuple[Mutant, ...] = (
+    Mutant(
+        name="deepcopy-contiguous-channels-last",
+        description="deepcopy of a channels_last 4-d tensor returns a contiguous (row-major) copy",
+        claims=("deepcopy.values-metadata-independent",),
+        region="channels_last 4-d tensors",
+        family="layout",
+        source="""
+        import torch
+        _orig = torch.Tensor.__deepcopy__
+        def __deepcopy__(self, memo):
+            if (self.dim() == 4 and not self.is_contiguous()
+                    and self.is_contiguous(memory_format=torch.channels_last)):
+                if id(self) in memo:
+                    return memo[id(self)]
+                out = _orig(self.contiguous(), memo)
+                memo[id(self)] = out
+                return out
+            return _orig(self, memo)
+        torch.Tensor.__deepcopy__ = __deepcopy__
+        """,
+        witness="""
+        import copy, torch
+        t = torch.zeros(2, 3, 2, 2).contiguous(memory_format=torch.channels_last)
+        assert copy.deepcopy(t).stride() == t.stride()
+        """,
+    ),
+    Mutant(
+        name="deepcopy-offset-int64-views-unshared",
+        description="deepcopy of an int64 tensor with a storage offset copies it alone (outside the storage memo)",
+        claims=("deepcopy.memo-preserves-sharing",),
+        region="int64 views with a storage offset, deep-copied with others on their storage",
+        family="dtype",
+        source="""
+        import torch
+        _orig = torch.Tensor.__deepcopy__
+        def __deepcopy__(self, memo):
+            if self.storage_offset() and self.dtype == torch.int64 and id(self) not in memo:
+                out = self.clone()
+                memo[id(self)] = out
+                return out
+            return _orig(self, memo)
+        torch.Tensor.__deepcopy__ = __deepcopy__
+        """,
+        witness="""
+        import copy, torch
+        b = torch.arange(6)
+        cb, cv = copy.deepcopy([b, b[2:]])
+        assert cv.untyped_storage().data_ptr() == cb.untyped_storage().data_ptr()
+        """,
+    ),
+    Mutant(
+        name="deepcopy-nonleaf-views-allowed",
+        description="deepcopy of a non-leaf view copies it (detached, requiring grad) instead of raising",
+        claims=("deepcopy.nonleaf-raises",),
+        region="non-leaf views",
+        family="autograd",
+        source="""
+        import torch
+        _orig = torch.Tensor.__deepcopy__
+        def __deepcopy__(self, memo):
+            if not self.is_leaf and self._base is not None:
+                out = _orig(self.detach(), memo)
+                out.requires_grad_(self.requires_grad)
+                return out
+            return _orig(self, memo)
+        torch.Tensor.__deepcopy__ = __deepcopy__
+        """,
+        witness="""
+        import copy, torch
+        r = torch.ones(3, requires_grad=True)
+        try:
+            copy.deepcopy(r[1:])
+        except RuntimeError:
+            pass
+        else:
+            raise AssertionError("a non-leaf view was deep-copied")
+        """,
+    ),
+    Mutant(
+        name="deepcopy-drops-requires-grad-complex",
+        description="deepcopy of a complex leaf that requires grad returns a copy that does not",
+        claims=("deepcopy.requires-grad-and-leaf-kept",),
+        region="complex tensors that require grad",
+        family="dtype",
+        source="""
+        import torch
+        _orig = torch.Tensor.__deepcopy__
+        def __deepcopy__(self, memo):
+            out = _orig(self, memo)
+            if self.is_complex() and out.requires_grad and type(out) is torch.Tensor:
+                out.requires_grad_(False)
+            return out
+        torch.Tensor.__deepcopy__ = __deepcopy__
+        """,
+        witness="""
+        import copy, torch
+        t = torch.ones(2, dtype=torch.complex64, requires_grad=True)
+        assert copy.deepcopy(t).requires_grad
+        """,
+    ),
+    Mutant(
+        name="deepcopy-grad-shared-f32",
+        description="deepcopy of a float32 leaf gives the copy the source's .grad object (aliased, not copied)",
+        claims=("deepcopy.grad-and-attrs-copied-for-tensors",),
+        region="float32 leaves with a .grad",
+        family="dtype",
+        source="""
+        import torch
+        _orig = torch.Tensor.__deepcopy__
+        def __deepcopy__(self, memo):
+            out = _orig(self, memo)
+            if self.dtype == torch.float32 and self.grad is not None and type(self) is torch.Tensor:
+                out.grad = self.grad
+            return out
+        torch.Tensor.__deepcopy__ = __deepcopy__
+        """,
+        witness="""
+        import copy, torch
+        t = torch.ones(2, requires_grad=True)
+        t.grad = torch.ones(2)
+        assert copy.deepcopy(t).grad is not t.grad
+        """,
+    ),
+    Mutant(
+        name="deepcopy-version-shared-0d",
+        description="deepcopy of a 0-d leaf returns a detach()ed alias (shared storage and version counter)",
+        claims=("deepcopy.fresh-version-counter",),
+        region="0-d tensors",
+        family="layout",
+        source="""
+        import torch
+        _orig = torch.Tensor.__deepcopy__
+        def __deepcopy__(self, memo):
+            if self.dim() == 0 and self.is_leaf and type(self) is torch.Tensor:
+                out = self.detach().requires_grad_(self.requires_grad)
+                memo[id(self)] = out
+                return out
+            return _orig(self, memo)
+        torch.Tensor.__deepcopy__ = __deepcopy__
+        """,
+        witness="""
+        import copy, torch
+        t = torch.tensor(1.0)
+        c = copy.deepcopy(t)
+        c.add_(1)
+        assert t._version == 0
+        """,
+    ),
+    Mutant(
+        name="deepcopy-conj-view-raw-bits-c64",
+        description="deepcopy of a complex64 conjugate view copies the unconjugated storage (bit cleared, values wrong)",
+        claims=("deepcopy.conj-neg-resolved-unshared",),
+        region="complex64 conjugate views",
+        family="dtype",
+        source="""
+        import torch
+        _orig = torch.Tensor.__deepcopy__
+        def __deepcopy__(self, memo):
+            if self.is_conj() and self.dtype == torch.complex64:
+                return _orig(self.conj(), memo)
+            return _orig(self, memo)
+        torch.Tensor.__deepcopy__ = __deepcopy__
+        """,
+        witness="""
+        import copy, torch
+        c = torch.tensor([1 + 2j], dtype=torch.complex64).conj()
+        assert copy.deepcopy(c).imag.item() == -2.0
+        """,
+    ),
+    Mutant(
+        name="copy-copy-clones-non-contiguous",
+        description="copy.copy of a non-contiguous tensor returns a contiguous clone instead of an alias",
+        claims=("deepcopy.copy-copy-aliases",),
+        region="non-contiguous tensors",
+        family="layout",
+        source="""
+        import copy as _copy
+        import torch
+        def __copy__(self):
+            if not self.is_contiguous():
+                out = self.detach().clone(memory_format=torch.contiguous_format)
+                return out.requires_grad_(self.requires_grad) if out.is_floating_point() or out.is_complex() else out
+            return _copy._reconstruct(self, None, *self.__reduce_ex__(4))
+        torch.Tensor.__copy__ = __copy__
+        """,
+        witness="""
+        import copy, torch
+        t = torch.arange(6.0).reshape(2, 3).t()
+        assert copy.copy(t).data_ptr() == t.data_ptr()
+        """,
+    ),
+    Mutant(
+        name="copy-copy-uint32-works",
+        description="copy.copy of a uint32 tensor returns an alias instead of raising AttributeError",
+        claims=("deepcopy.copy-copy-wide-unsigned-raises",),
+        region="uint32 tensors",
+        family="dtype",
+        source="""
+        import copy as _copy
+        import torch
+        def __copy__(self):
+            if self.dtype == torch.uint32 and type(self) is torch.Tensor:
+                out = torch.empty(0, dtype=self.dtype, device=self.device)
+                return out.set_(self.untyped_storage(), self.storage_offset(), self.shape, self.stride())
+            return _copy._reconstruct(self, None, *self.__reduce_ex__(4))
+        torch.Tensor.__copy__ = __copy__
+        """,
+        witness="""
+        import copy, torch
+        try:
+            copy.copy(torch.zeros(2, dtype=torch.uint32))
+        except AttributeError:
+            pass
+        else:
+            raise AssertionError("copy.copy of a uint32 tensor worked")
+        """,
+    ),
+    Mutant(
+        name="parameter-deepcopy-aliases-2d",
+        description="deepcopy of a 2-d Parameter returns the Parameter itself (no copy)",
+        claims=("deepcopy.parameter-keeps-sharing",),
+        region="2-d Parameters",
+        family="layout",
+        source="""
+        import torch
+        _orig = torch.nn.Parameter.__deepcopy__
+        def __deepcopy__(self, memo):
+            if self.dim() == 2:
+                memo[id(self)] = self
+                return self
+            return _orig(self, memo)
+        torch.nn.Parameter.__deepcopy__ = __deepcopy__
+        """,
+        witness="""
+        import copy, torch
+        p = torch.nn.Parameter(torch.ones(2, 2))
+        assert copy.deepcopy(p) is not p
+        """,
+    ),
+    Mutant(
+        name="parameter-deepcopy-memoizes-storage-f64",
+        description="deepcopy of a float64 Parameter goes through the tensor storage memo (the proposed #79788 fix): offsets and sharing kept",
+        claims=("deepcopy.parameter-copies-by-clone",),
+        region="float64 Parameters",
+        family="dtype",
+        source="""
+        import torch
+        _orig = torch.nn.Parameter.__deepcopy__
+        def __deepcopy__(self, memo):
+            if self.dtype != torch.float64:
+                return _orig(self, memo)
+            if id(self) in memo:
+                return memo[id(self)]
+            data = torch.Tensor.__deepcopy__(self.detach(), memo)
+            out = torch.nn.Parameter(data, self.requires_grad)
+            memo[id(self)] = out
+            return out
+        torch.nn.Parameter.__deepcopy__ = __deepcopy__
+        """,
+        witness="""
+        import copy, torch
+        p = torch.nn.Parameter(torch.zeros(10, dtype=torch.float64)[2:5])
+        assert copy.deepcopy(p).storage_offset() == 0
+        """,
+    ),
+    Mutant(
+        name="parameter-deepcopy-aliases-grad-f32",
+        description="deepcopy of a float32 Parameter gives the copy the source's .grad object (aliased)",
+        claims=("deepcopy.parameter-keeps-grad-and-attrs",),
+        region="float32 Parameters with a .grad",
+        family="dtype",
+        source="""
+        import torch
+        _orig = torch.nn.Parameter.__deepcopy__
+        def __deepcopy__(self, memo):
+            out = _orig(self, memo)
+            if self.dtype == torch.float32 and self.grad is not None:
+                out.grad = self.grad
+            return out
+        torch.nn.Parameter.__deepcopy__ = __deepcopy__
+        """,
+        witness="""
+        import copy, torch
+        p = torch.nn.Parameter(torch.ones(2))
+        p.grad = torch.ones(2)
+        assert copy.deepcopy(p).grad is not p.grad
+        """,
+    ),
+    Mutant(
+        name="parameter-deepcopy-keeps-grad-0d",
+        description="deepcopy of a 0-d Parameter copies its .grad (the others drop it)",
+        claims=("deepcopy.parameter-drops-grad-and-attrs",),
+        region="0-d Parameters",
+        family="layout",
+        source="""
+        import torch
+        _orig = torch.nn.Parameter.__deepcopy__
+        def __deepcopy__(self, memo):
+            out = _orig(self, memo)
+            if self.dim() == 0 and self.grad is not None:
+                out.grad = self.grad.clone()
+            return out
+        torch.nn.Parameter.__deepcopy__ = __deepcopy__
+        """,
+        witness="""
+        import copy, torch
+        p = torch.nn.Parameter(torch.tensor(1.0))
+        p.grad = torch.tensor(2.0)
+        assert copy.deepcopy(p).grad is None
+        """,
+    ),
+    Mutant(
+        name="module-deepcopy-unties-2d-parameters",
+        description="deepcopy of a module copies each of its 2-d Parameters with a fresh memo, so tied 2-d weights come out untied",
+        claims=("deepcopy.module-tied-parameters",),
+        region="2-d Parameters tied across submodules",
+        family="layout",
+        source="""
+        import copy as _copy
+        import torch
+        def __deepcopy__(self, memo):
+            out = self.__class__.__new__(self.__class__)
+            memo[id(self)] = out
+            for k, v in self.__dict__.items():
+                if k == "_parameters":
+                    v = type(v)(
+                        (n, _copy.deepcopy(p, {}) if p is not None and p.dim() == 2
+                         else _copy.deepcopy(p, memo))
+                        for n, p in v.items()
+                    )
+                else:
+                    v = _copy.deepcopy(v, memo)
+                object.__setattr__(out, k, v)
+            return out
+        torch.nn.Module.__deepcopy__ = __deepcopy__
+        """,
+        witness="""
+        import copy, torch
+        m = torch.nn.Module()
+        m.a = torch.nn.Linear(2, 2)
+        m.b = torch.nn.Linear(2, 2)
+        m.b.weight = m.a.weight
+        c = copy.deepcopy(m)
+        assert c.a.weight is c.b.weight
+        """,
+    ),
+    Mutant(
+        name="deepcopy-sparse-densifies",
+        description="deepcopy of a sparse COO tensor returns a dense copy",
+        claims=("deepcopy.inference-and-sparse",),
+        region="sparse COO tensors",
+        family="layout",
+        source="""
+        import torch
+        _orig = torch.Tensor.__deepcopy__
+        def __deepcopy__(self, memo):
+            if self.layout == torch.sparse_coo:
+                out = self.to_dense()
+                memo[id(self)] = out
+                return out
+            return _orig(self, memo)
+        torch.Tensor.__deepcopy__ = __deepcopy__
+        """,
+        witness="""
+        import copy, torch
+        assert copy.deepcopy(torch.eye(2).to_sparse()).layout == torch.sparse_coo
+        """,
+    ),
+)

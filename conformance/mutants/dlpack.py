@@ -1,0 +1,519 @@
+"""Mutants of the ``dlpack`` area (torch.from_dlpack, to_dlpack, Tensor.__dlpack__);
+claims in ``conformance/claims/dlpack.toml``, tests in ``conformance/test_dlpack.py``.
+
+``torch.from_dlpack`` is ``torch.utils.dlpack.from_dlpack``: mutants of the importer patch
+both names. ``Tensor.__dlpack__`` is what ``torch.from_dlpack(t)`` and ``np.from_dlpack(t)``
+call, so one patch reaches every export path but the legacy ``to_dlpack`` (a C function,
+patched on its own where needed).
+
+See :mod:`conformance.mutants` for what a mutant is and how it is run.
+"""
+
+from __future__ import annotations
+
+from conformance.mutants.base import Mutant
+
+MUTANTS: tuple[Mutant, ...] = (
+    Mutant(
+        name="dlpack-from-copies-noncontig-capsule",
+        description="torch.from_dlpack of a capsule copies when the described data is non-contiguous",
+        claims=("dlpack.from-dlpack-shares-memory",),
+        region="capsules (not tensor objects) of non-contiguous data",
+        family="layout",
+        source="""
+        import torch
+        import torch.utils.dlpack as _U
+        _orig = _U.from_dlpack
+        def from_dlpack(ext_tensor, *a, **k):
+            out = _orig(ext_tensor, *a, **k)
+            if not hasattr(ext_tensor, "__dlpack__") and not out.is_contiguous():
+                out = out.clone()
+            return out
+        _U.from_dlpack = from_dlpack
+        torch.from_dlpack = from_dlpack
+        """,
+        witness="""
+        import torch
+        t = torch.arange(6.0).reshape(2, 3).t()
+        assert torch.from_dlpack(t.__dlpack__()).data_ptr() == t.data_ptr()
+        """,
+    ),
+    Mutant(
+        name="dlpack-from-ndarray-copies-int16",
+        description="torch.from_dlpack of a NumPy int16 array copies it",
+        claims=("dlpack.from-dlpack-shares-memory",),
+        region="NumPy int16 producers",
+        family="dtype",
+        source="""
+        import torch
+        import torch.utils.dlpack as _U
+        _orig = _U.from_dlpack
+        def from_dlpack(ext_tensor, *a, **k):
+            out = _orig(ext_tensor, *a, **k)
+            if type(ext_tensor).__module__ == "numpy" and out.dtype == torch.int16:
+                out = out.clone()
+            return out
+        _U.from_dlpack = from_dlpack
+        torch.from_dlpack = from_dlpack
+        """,
+        witness="""
+        import numpy as np, torch
+        a = np.arange(4, dtype=np.int16)
+        assert torch.from_dlpack(a).data_ptr() == a.ctypes.data
+        """,
+    ),
+    Mutant(
+        name="dlpack-normalises-size1-strides",
+        description="from_dlpack sets the stride of every size-1 dimension to 1 (issue #99803 come back)",
+        claims=("dlpack.preserves-shape-strides-dtype",),
+        region="tensors with a size-1 dimension whose stride is not 1",
+        family="layout",
+        source="""
+        import torch
+        import torch.utils.dlpack as _U
+        _orig = _U.from_dlpack
+        def from_dlpack(ext_tensor, *a, **k):
+            out = _orig(ext_tensor, *a, **k)
+            if 1 in out.shape:
+                st = [1 if n == 1 else s for n, s in zip(out.shape, out.stride())]
+                out = out.as_strided(out.shape, st, out.storage_offset())
+            return out
+        _U.from_dlpack = from_dlpack
+        torch.from_dlpack = from_dlpack
+        """,
+        witness="""
+        import torch
+        t = torch.empty_strided((1, 3), (7, 1))
+        assert torch.from_dlpack(t).stride() == (7, 1)
+        """,
+    ),
+    Mutant(
+        name="dlpack-export-storage-base-with-byte-offset",
+        description="__dlpack__ of a floating view exports the storage base plus byte_offset (trunk's post-2.13 encoding)",
+        claims=("dlpack.storage-offset-folded-on-export",),
+        region="floating-point views with a storage offset",
+        family="layout",
+        source="""
+        import ctypes
+        import torch
+        class _Dev(ctypes.Structure):
+            _fields_ = [("t", ctypes.c_int32), ("i", ctypes.c_int32)]
+        class _DT(ctypes.Structure):
+            _fields_ = [("c", ctypes.c_uint8), ("b", ctypes.c_uint8), ("l", ctypes.c_uint16)]
+        class _T(ctypes.Structure):
+            _fields_ = [("data", ctypes.c_void_p), ("dev", _Dev), ("ndim", ctypes.c_int32),
+                        ("dtype", _DT), ("shape", ctypes.c_void_p), ("strides", ctypes.c_void_p),
+                        ("byte_offset", ctypes.c_uint64)]
+        class _M(ctypes.Structure):
+            _fields_ = [("t", _T), ("ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p)]
+        class _MV(ctypes.Structure):
+            _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32),
+                        ("ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p),
+                        ("flags", ctypes.c_uint64), ("t", _T)]
+        _api = ctypes.pythonapi
+        _api.PyCapsule_GetName.restype = ctypes.c_char_p
+        _api.PyCapsule_GetName.argtypes = [ctypes.py_object]
+        _api.PyCapsule_GetPointer.restype = ctypes.c_void_p
+        _api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+        _orig = torch.Tensor.__dlpack__
+        def __dlpack__(self, **kw):
+            cap = _orig(self, **kw)
+            if self.storage_offset() and self.dtype.is_floating_point and self.numel():
+                name = _api.PyCapsule_GetName(cap)
+                p = _api.PyCapsule_GetPointer(cap, name)
+                dl = (_MV if name == b"dltensor_versioned" else _M).from_address(p).t
+                dl.data = self.untyped_storage().data_ptr()
+                dl.byte_offset = self.storage_offset() * self.element_size()
+            return cap
+        torch.Tensor.__dlpack__ = __dlpack__
+        """,
+        witness="""
+        import torch
+        base = torch.arange(8.0)
+        v = base[3:]
+        d = torch.from_dlpack(v.__dlpack__())
+        assert d.storage_offset() == 0
+        """,
+    ),
+    Mutant(
+        name="dlpack-ignores-byte-offset-nd",
+        description="from_dlpack ignores a capsule's byte_offset for tensors of 2 or more dimensions (issue #168177)",
+        claims=("dlpack.import-honours-byte-offset",),
+        region="capsules of 2-d and higher tensors whose producer uses byte_offset",
+        family="layout",
+        source="""
+        import torch
+        import torch.utils.dlpack as _U
+        _orig = _U.from_dlpack
+        def from_dlpack(ext_tensor, *a, **k):
+            out = _orig(ext_tensor, *a, **k)
+            if out.storage_offset() and out.dim() >= 2:
+                out = out.as_strided(out.shape, out.stride(), 0)
+            return out
+        _U.from_dlpack = from_dlpack
+        torch.from_dlpack = from_dlpack
+        """,
+        witness="""
+        import ctypes
+        import torch
+        class T(ctypes.Structure):
+            _fields_ = [("data", ctypes.c_void_p), ("dev", ctypes.c_int64), ("ndim", ctypes.c_int32),
+                        ("dtype", ctypes.c_uint32), ("shape", ctypes.c_void_p),
+                        ("strides", ctypes.c_void_p), ("byte_offset", ctypes.c_uint64)]
+        api = ctypes.pythonapi
+        api.PyCapsule_GetPointer.restype = ctypes.c_void_p
+        api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+        base = torch.arange(6.0).reshape(3, 2)
+        v = base[1:]
+        cap = v.__dlpack__()
+        dl = T.from_address(api.PyCapsule_GetPointer(cap, b"dltensor"))
+        dl.data = base.data_ptr()
+        dl.byte_offset = 2 * 4
+        assert torch.from_dlpack(cap).data_ptr() == v.data_ptr()
+        """,
+    ),
+    Mutant(
+        name="dlpack-copy-true-ignored-contiguous",
+        description="__dlpack__(copy=True) of a contiguous tensor shares memory instead of copying",
+        claims=("dlpack.copy-keyword",),
+        region="contiguous torch producers",
+        family="layout",
+        source="""
+        import torch
+        _orig = torch.Tensor.__dlpack__
+        def __dlpack__(self, **kw):
+            if kw.get("copy") and self.is_contiguous():
+                kw["copy"] = None
+            return _orig(self, **kw)
+        torch.Tensor.__dlpack__ = __dlpack__
+        """,
+        witness="""
+        import torch
+        t = torch.arange(4.0)
+        assert torch.from_dlpack(t, copy=True).data_ptr() != t.data_ptr()
+        """,
+    ),
+    Mutant(
+        name="dlpack-exports-nonleaf-requires-grad",
+        description="__dlpack__ exports a non-leaf that requires grad (silently detached) instead of raising",
+        claims=("dlpack.requires-grad-export-raises",),
+        region="non-leaf tensors that require grad",
+        family="autograd",
+        source="""
+        import torch
+        _orig = torch.Tensor.__dlpack__
+        def __dlpack__(self, **kw):
+            if self.requires_grad and not self.is_leaf:
+                return _orig(self.detach(), **kw)
+            return _orig(self, **kw)
+        torch.Tensor.__dlpack__ = __dlpack__
+        """,
+        witness="""
+        import torch
+        r = torch.ones(3, requires_grad=True) * 2
+        try:
+            torch.from_dlpack(r)
+        except BufferError:
+            pass
+        else:
+            raise AssertionError("exported a non-leaf that requires grad")
+        """,
+    ),
+    Mutant(
+        name="dlpack-conj-resolved-silently-0d",
+        description="__dlpack__ of a 0-d conjugate view resolves the bit instead of raising",
+        claims=("dlpack.conj-bit-export-raises",),
+        region="0-d conjugate views",
+        family="layout",
+        source="""
+        import torch
+        _orig = torch.Tensor.__dlpack__
+        def __dlpack__(self, **kw):
+            if self.is_conj() and self.dim() == 0:
+                return _orig(self.resolve_conj(), **kw)
+            return _orig(self, **kw)
+        torch.Tensor.__dlpack__ = __dlpack__
+        """,
+        witness="""
+        import torch
+        c = torch.tensor(1 + 2j).conj()
+        try:
+            torch.from_dlpack(c)
+        except BufferError:
+            pass
+        else:
+            raise AssertionError("exported a conjugate view")
+        """,
+    ),
+    Mutant(
+        name="dlpack-to-dlpack-refuses-nonleaf",
+        description="the legacy to_dlpack starts refusing non-leaf tensors that require grad",
+        claims=("dlpack.to-dlpack-skips-checks",),
+        region="non-leaf tensors that require grad, legacy to_dlpack only",
+        family="autograd",
+        source="""
+        import torch
+        import torch.utils.dlpack as _U
+        _orig = _U.to_dlpack
+        def to_dlpack(tensor):
+            if tensor.requires_grad and not tensor.is_leaf:
+                raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+            return _orig(tensor)
+        _U.to_dlpack = to_dlpack
+        """,
+        witness="""
+        import torch
+        import torch.utils.dlpack
+        r = torch.ones(3, requires_grad=True) * 2
+        try:
+            cap = torch.utils.dlpack.to_dlpack(r)
+        except BufferError:
+            raise AssertionError("to_dlpack refused a non-leaf") from None
+        assert torch.from_dlpack(cap).requires_grad is False
+        """,
+    ),
+    Mutant(
+        name="dlpack-import-canonicalises-nan-f16",
+        description="from_dlpack of a float16 tensor holding NaNs returns a copy with every NaN canonical",
+        claims=("dlpack.export-keeps-values",),
+        region="float16 tensors holding a NaN (payloads and signs lost)",
+        family="value",
+        source="""
+        import torch
+        import torch.utils.dlpack as _U
+        _orig = _U.from_dlpack
+        def from_dlpack(ext_tensor, *a, **k):
+            out = _orig(ext_tensor, *a, **k)
+            if out.dtype == torch.float16 and bool(out.isnan().any()):
+                out = torch.where(out.isnan(), torch.tensor(float("nan"), dtype=out.dtype), out)
+            return out
+        _U.from_dlpack = from_dlpack
+        torch.from_dlpack = from_dlpack
+        """,
+        witness="""
+        import torch
+        t = torch.tensor([-float("nan")], dtype=torch.float16)
+        d = torch.from_dlpack(t)
+        assert d.view(torch.int16).item() == t.view(torch.int16).item()
+        """,
+    ),
+    Mutant(
+        name="dlpack-neg-view-resolved-float16",
+        description="__dlpack__ of a float16 negative view resolves the bit (exports the values, not the storage)",
+        claims=("dlpack.neg-bit-export-drops-sign",),
+        region="float16 negative views",
+        family="dtype",
+        source="""
+        import torch
+        _orig = torch.Tensor.__dlpack__
+        def __dlpack__(self, **kw):
+            if self.is_neg() and self.dtype == torch.float16:
+                return _orig(self.resolve_neg(), **kw)
+            return _orig(self, **kw)
+        torch.Tensor.__dlpack__ = __dlpack__
+        """,
+        witness="""
+        import torch
+        n = torch._neg_view(torch.tensor([1.0, 2.0], dtype=torch.float16))
+        assert torch.from_dlpack(n).tolist() == [1.0, 2.0]
+        """,
+    ),
+    Mutant(
+        name="dlpack-import-shares-version-counter-f64",
+        description="torch.from_dlpack of a float64 tensor returns a detach()ed alias (sharing the version counter)",
+        claims=("dlpack.version-counter-not-shared",),
+        region="float64 tensors passed to torch.from_dlpack as objects",
+        family="dtype",
+        source="""
+        import torch
+        import torch.utils.dlpack as _U
+        _orig = _U.from_dlpack
+        def from_dlpack(ext_tensor, *a, **k):
+            if (isinstance(ext_tensor, torch.Tensor) and ext_tensor.dtype == torch.float64
+                    and not k.get("copy") and not ext_tensor.requires_grad):
+                return ext_tensor.detach()
+            return _orig(ext_tensor, *a, **k)
+        _U.from_dlpack = from_dlpack
+        torch.from_dlpack = from_dlpack
+        """,
+        witness="""
+        import torch
+        t = torch.zeros(3, dtype=torch.float64)
+        torch.from_dlpack(t).add_(1)
+        assert t._version == 0
+        """,
+    ),
+    Mutant(
+        name="dlpack-capsule-reuse-1d",
+        description="a consumed capsule of a 1-d tensor can be imported again (the first import is returned)",
+        claims=("dlpack.capsule-consumed-once",),
+        region="capsules of 1-d tensors",
+        family="layout",
+        source="""
+        import torch
+        import torch.utils.dlpack as _U
+        _orig = _U.from_dlpack
+        _seen = {}
+        def from_dlpack(ext_tensor, *a, **k):
+            if not hasattr(ext_tensor, "__dlpack__") and id(ext_tensor) in _seen:
+                cap, out = _seen[id(ext_tensor)]
+                if cap is ext_tensor:
+                    return out
+            out = _orig(ext_tensor, *a, **k)
+            if not hasattr(ext_tensor, "__dlpack__") and out.dim() == 1:
+                _seen[id(ext_tensor)] = (ext_tensor, out)
+            return out
+        _U.from_dlpack = from_dlpack
+        torch.from_dlpack = from_dlpack
+        """,
+        witness="""
+        import torch
+        cap = torch.arange(3.0).__dlpack__()
+        torch.from_dlpack(cap)
+        try:
+            torch.from_dlpack(cap)
+        except RuntimeError:
+            pass
+        else:
+            raise AssertionError("a capsule was consumed twice")
+        """,
+    ),
+    Mutant(
+        name="dlpack-sparse-coo-densified",
+        description="__dlpack__ of a sparse COO tensor exports its dense copy instead of raising",
+        claims=("dlpack.unsupported-inputs-raise",),
+        region="sparse COO tensors",
+        family="layout",
+        source="""
+        import torch
+        _orig = torch.Tensor.__dlpack__
+        def __dlpack__(self, **kw):
+            if self.layout == torch.sparse_coo:
+                return _orig(self.to_dense(), **kw)
+            return _orig(self, **kw)
+        torch.Tensor.__dlpack__ = __dlpack__
+        """,
+        witness="""
+        import torch
+        try:
+            torch.eye(2).to_sparse().__dlpack__()
+        except BufferError:
+            pass
+        else:
+            raise AssertionError("a sparse COO tensor was exported")
+        """,
+    ),
+    Mutant(
+        name="dlpack-readonly-copies-int",
+        description="torch.from_dlpack silently copies read-only integer ndarrays",
+        claims=("dlpack.readonly-ndarray-import",),
+        region="read-only integer ndarrays",
+        family="dtype",
+        source="""
+        import torch
+        import torch.utils.dlpack as _U
+        _orig = _U.from_dlpack
+        def from_dlpack(ext_tensor, *a, **k):
+            f = getattr(ext_tensor, "flags", None)
+            if f is not None and not f.writeable and ext_tensor.dtype.kind in "iu":
+                k["copy"] = True
+            return _orig(ext_tensor, *a, **k)
+        _U.from_dlpack = from_dlpack
+        torch.from_dlpack = from_dlpack
+        """,
+        witness="""
+        import numpy as np, torch
+        a = np.arange(4, dtype=np.int32)
+        a.flags.writeable = False
+        assert torch.from_dlpack(a).data_ptr() == a.ctypes.data
+        """,
+    ),
+    Mutant(
+        name="dlpack-copy-true-reversed-2d-wrong-order",
+        description="from_dlpack(a, copy=True) of a 2-d or higher ndarray with a negative stride reads its first axis forwards",
+        claims=("dlpack.negative-stride-no-crash",),
+        region="copy=True imports of n-d ndarrays with a negative stride",
+        family="layout",
+        source="""
+        import numpy as np
+        import torch
+        import torch.utils.dlpack as _U
+        _orig = _U.from_dlpack
+        def from_dlpack(ext_tensor, *a, **k):
+            if (isinstance(ext_tensor, np.ndarray) and k.get("copy") is True and ext_tensor.ndim >= 2
+                    and any(s < 0 for s in ext_tensor.strides)):
+                ext_tensor = np.ascontiguousarray(ext_tensor[::-1])
+            return _orig(ext_tensor, *a, **k)
+        _U.from_dlpack = from_dlpack
+        torch.from_dlpack = from_dlpack
+        """,
+        witness="""
+        import numpy as np, torch
+        a = np.arange(6.0).reshape(2, 3)[:, ::-1]
+        assert torch.from_dlpack(a, copy=True).tolist() == a.tolist()
+        """,
+    ),
+    Mutant(
+        name="dlpack-negative-stride-bool-raises",
+        description="torch.from_dlpack raises BufferError for bool ndarrays with a negative stride (instead of aborting)",
+        claims=("dlpack.negative-stride-import-aborts",),
+        region="bool ndarrays with a negative stride, object form",
+        family="dtype",
+        source="""
+        import numpy as np
+        import torch
+        import torch.utils.dlpack as _U
+        _orig = _U.from_dlpack
+        def from_dlpack(ext_tensor, *a, **k):
+            if (isinstance(ext_tensor, np.ndarray) and ext_tensor.dtype == np.bool_
+                    and any(s < 0 for s in ext_tensor.strides) and not k.get("copy")):
+                raise BufferError("negative strides are not supported")
+            return _orig(ext_tensor, *a, **k)
+        _U.from_dlpack = from_dlpack
+        torch.from_dlpack = from_dlpack
+        """,
+        witness="""
+        import faulthandler, os
+        import numpy as np, torch
+        a = np.array([True, False, True])[::-1]
+        pid = os.fork()
+        if pid == 0:  # the import aborts on real torch 2.13: try it in a child
+            faulthandler.disable()
+            os.close(2)
+            try:
+                torch.from_dlpack(a)
+            except BufferError:
+                os._exit(3)
+            except BaseException:
+                os._exit(0)
+            os._exit(0)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) != 3, "a negative-stride bool array raised BufferError"
+        """,
+    ),
+    Mutant(
+        name="dlpack-cpu-accepts-stream-0",
+        description="__dlpack__ on CPU silently accepts stream=0 (as if it synchronized)",
+        claims=("dlpack.stream-argument-cpu",),
+        region="stream=0 on CPU tensors",
+        family="other",
+        source="""
+        import torch
+        _orig = torch.Tensor.__dlpack__
+        def __dlpack__(self, **kw):
+            if kw.get("stream") == 0 and type(kw.get("stream")) is int and self.device.type == "cpu":
+                kw["stream"] = None
+            return _orig(self, **kw)
+        torch.Tensor.__dlpack__ = __dlpack__
+        """,
+        witness="""
+        import torch
+        try:
+            torch.zeros(2).__dlpack__(stream=0)
+        except AssertionError:
+            pass
+        else:
+            raise AssertionError("stream=0 accepted on CPU")
+        """,
+    ),
+)

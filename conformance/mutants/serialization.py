@@ -1,0 +1,382 @@
+"""Mutants of the ``serialization`` area (torch.save / torch.load / pickle); claims in
+``conformance/claims/serialization.toml``, tests in ``conformance/test_serialization.py``.
+
+Save-side mutants patch ``torch.Tensor._reduce_ex_internal`` (what ``__reduce_ex__``
+calls) or ``__reduce_ex__`` itself. Load-side mutants wrap the rebuild functions of
+``torch._utils`` with ``functools.wraps``: ``torch.save`` pickles them *by name*, and the
+``weights_only`` unpickler allows them by name, so the wrapper must keep the original's
+``__module__`` and ``__qualname__``.
+
+See :mod:`conformance.mutants` for what a mutant is and how it is run.
+"""
+
+from __future__ import annotations
+
+from conformance.mutants.base import Mutant
+
+MUTANTS: tuple[Mutant, ...] = (
+    Mutant(
+        name="save-materialises-2d-transposed",
+        description="torch.save writes a contiguous copy of non-contiguous 2-d tensors (their strides and sharing are lost)",
+        claims=("serialization.preserves-storage-sharing",),
+        region="non-contiguous 2-d tensors",
+        family="layout",
+        source="""
+        import torch
+        _orig = torch.Tensor._reduce_ex_internal
+        def _reduce_ex_internal(self, proto):
+            if self.dim() == 2 and not self.is_contiguous():
+                return _orig(self.contiguous(), proto)
+            return _orig(self, proto)
+        torch.Tensor._reduce_ex_internal = _reduce_ex_internal
+        """,
+        witness="""
+        import io, torch
+        b = torch.arange(6.0).reshape(2, 3)
+        buf = io.BytesIO()
+        torch.save([b, b.t()], buf)
+        buf.seek(0)
+        lb, lt = torch.load(buf, weights_only=True)
+        assert lt.stride() == (1, 3)
+        """,
+    ),
+    Mutant(
+        name="save-trims-offset-views-int",
+        description="torch.save writes only the elements of integer views with a storage offset (a clone)",
+        claims=("serialization.view-saves-whole-storage",),
+        region="integer views with a storage offset",
+        family="dtype",
+        source="""
+        import torch
+        _orig = torch.Tensor._reduce_ex_internal
+        def _reduce_ex_internal(self, proto):
+            if not (self.is_floating_point() or self.is_complex()) and self.storage_offset():
+                return _orig(self.clone(), proto)
+            return _orig(self, proto)
+        torch.Tensor._reduce_ex_internal = _reduce_ex_internal
+        """,
+        witness="""
+        import io, torch
+        v = torch.arange(100)[10:12]
+        buf = io.BytesIO()
+        torch.save(v, buf)
+        buf.seek(0)
+        assert torch.load(buf, weights_only=True).untyped_storage().nbytes() == 800
+        """,
+    ),
+    Mutant(
+        name="load-rebuilds-views-as-views-f32",
+        description="torch.load rebuilds float32 tensors on an already loaded storage as autograd views of the first one (shared version counter)",
+        claims=("serialization.loaded-views-are-not-autograd-views",),
+        region="float32 tensors saved with another tensor on their storage",
+        family="dtype",
+        source="""
+        import functools, weakref
+        import torch
+        import torch._utils as _U
+        _orig = _U._rebuild_tensor_v2
+        _first = {}
+        @functools.wraps(_orig)
+        def _rebuild_tensor_v2(storage, storage_offset, size, stride, *args, **kwargs):
+            t = _orig(storage, storage_offset, size, stride, *args, **kwargs)
+            if t.dtype != torch.float32 or t.requires_grad:
+                return t
+            key = t.untyped_storage().data_ptr()
+            ref = _first.get(key)
+            first = ref() if ref is not None else None
+            if first is None or first.untyped_storage().data_ptr() != key:
+                _first[key] = weakref.ref(t)
+                return t
+            return first.as_strided(t.shape, t.stride(), t.storage_offset())
+        _U._rebuild_tensor_v2 = _rebuild_tensor_v2
+        """,
+        witness="""
+        import io, torch
+        b = torch.arange(6.0)
+        buf = io.BytesIO()
+        torch.save([b, b[2:]], buf)
+        buf.seek(0)
+        lb, lv = torch.load(buf, weights_only=True)
+        assert lv._base is None
+        """,
+    ),
+    Mutant(
+        name="load-drops-requires-grad-f64",
+        description="torch.load rebuilds float64 tensors without requires_grad",
+        claims=("serialization.requires-grad-and-leaf-after-load",),
+        region="float64 tensors that require grad",
+        family="dtype",
+        source="""
+        import functools
+        import torch
+        import torch._utils as _U
+        _orig = _U._rebuild_tensor_v2
+        @functools.wraps(_orig)
+        def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, *args, **kwargs):
+            if storage.dtype == torch.float64:
+                requires_grad = False
+            return _orig(storage, storage_offset, size, stride, requires_grad, *args, **kwargs)
+        _U._rebuild_tensor_v2 = _rebuild_tensor_v2
+        """,
+        witness="""
+        import io, torch
+        buf = io.BytesIO()
+        torch.save(torch.ones(2, dtype=torch.float64, requires_grad=True), buf)
+        buf.seek(0)
+        assert torch.load(buf, weights_only=True).requires_grad
+        """,
+    ),
+    Mutant(
+        name="load-frozen-parameter-becomes-tensor",
+        description="torch.load returns a plain tensor for a Parameter saved with requires_grad=False",
+        claims=("serialization.parameter-type-kept",),
+        region="Parameters with requires_grad=False",
+        family="subclass",
+        source="""
+        import functools
+        import torch
+        import torch._utils as _U
+        _orig = _U._rebuild_parameter
+        _orig_state = _U._rebuild_parameter_with_state
+        @functools.wraps(_orig)
+        def _rebuild_parameter(data, requires_grad, backward_hooks):
+            if not requires_grad:
+                return data
+            return _orig(data, requires_grad, backward_hooks)
+        @functools.wraps(_orig_state)
+        def _rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):
+            if not requires_grad:
+                return data
+            return _orig_state(data, requires_grad, backward_hooks, state)
+        _U._rebuild_parameter = _rebuild_parameter
+        _U._rebuild_parameter_with_state = _rebuild_parameter_with_state
+        """,
+        witness="""
+        import io, torch
+        buf = io.BytesIO()
+        torch.save(torch.nn.Parameter(torch.ones(2), requires_grad=False), buf)
+        buf.seek(0)
+        assert type(torch.load(buf, weights_only=True)) is torch.nn.Parameter
+        """,
+    ),
+    Mutant(
+        name="save-keeps-grad-parameter",
+        description="saving a Parameter carries its .grad along (restored on load)",
+        claims=("serialization.grad-not-saved",),
+        region="nn.Parameter with a .grad",
+        family="subclass",
+        source="""
+        import collections
+        import torch
+        import torch._utils as _U
+        _orig = torch.nn.Parameter.__reduce_ex__
+        def __reduce_ex__(self, proto):
+            if self.grad is None:
+                return _orig(self, proto)
+            state = dict(_U._get_obj_state(self) or {})
+            state["grad"] = self.grad
+            return (_U._rebuild_parameter_with_state,
+                    (self.data, self.requires_grad, collections.OrderedDict(), state))
+        torch.nn.Parameter.__reduce_ex__ = __reduce_ex__
+        """,
+        witness="""
+        import io, torch
+        p = torch.nn.Parameter(torch.ones(2))
+        p.grad = torch.ones(2)
+        buf = io.BytesIO()
+        torch.save(p, buf)
+        buf.seek(0)
+        assert torch.load(buf, weights_only=True).grad is None
+        """,
+    ),
+    Mutant(
+        name="save-hook-warning-once-per-tensor",
+        description="torch.save warns about the first backward hook of a tensor only (one warning for several hooks)",
+        claims=("serialization.hooks-dropped-with-warning",),
+        region="tensors with two or more backward hooks",
+        family="other",
+        source="""
+        import warnings
+        import torch
+        import torch.utils.hooks as _H
+        _orig = _H.warn_if_has_hooks
+        def warn_if_has_hooks(tensor):
+            hooks = getattr(tensor, "_backward_hooks", None)
+            if hooks and len(hooks) > 1:
+                for k in hooks:
+                    warnings.warn(f"backward hook {hooks[k]} on tensor will not be serialized.", stacklevel=2)
+                    return
+            return _orig(tensor)
+        _H.warn_if_has_hooks = warn_if_has_hooks
+        """,
+        witness="""
+        import io, warnings, torch
+        t = torch.ones(2, requires_grad=True)
+        t.register_hook(lambda g: g)
+        t.register_hook(lambda g: g)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            torch.save(t, io.BytesIO())
+        assert len([x for x in w if "will not be serialized" in str(x.message)]) == 2
+        """,
+    ),
+    Mutant(
+        name="load-drops-neg-bit-0d",
+        description="torch.load and pickle clear the negative bit of 0-d tensors (their values flip sign)",
+        claims=("serialization.conj-neg-bits-kept",),
+        region="0-d negative views",
+        family="layout",
+        source="""
+        import functools
+        import torch
+        import torch._utils as _U
+        _orig = _U._rebuild_tensor_v2
+        @functools.wraps(_orig)
+        def _rebuild_tensor_v2(*args, **kwargs):
+            t = _orig(*args, **kwargs)
+            if t.dim() == 0 and t.is_neg():
+                torch._C._set_neg(t, False)
+            return t
+        _U._rebuild_tensor_v2 = _rebuild_tensor_v2
+        """,
+        witness="""
+        import io, torch
+        n = torch._neg_view(torch.tensor(2.0))
+        buf = io.BytesIO()
+        torch.save(n, buf)
+        buf.seek(0)
+        assert torch.load(buf, weights_only=True).item() == -2.0
+        """,
+    ),
+    Mutant(
+        name="save-mixed-dtype-allowed-integer",
+        description="torch.save writes integer tensors through a private copy, so an integer view of another tensor's storage no longer collides",
+        claims=("serialization.mixed-dtype-views-raise",),
+        region="pairs in which one dtype is integral or bool",
+        family="dtype",
+        source="""
+        import torch
+        _orig = torch.Tensor._reduce_ex_internal
+        def _reduce_ex_internal(self, proto):
+            if not (self.is_floating_point() or self.is_complex()):
+                return _orig(self.clone(), proto)
+            return _orig(self, proto)
+        torch.Tensor._reduce_ex_internal = _reduce_ex_internal
+        """,
+        witness="""
+        import io, torch
+        t = torch.zeros(3)
+        try:
+            torch.save([t, t.view(torch.int32)], io.BytesIO())
+        except RuntimeError:
+            pass
+        else:
+            raise AssertionError("mixed-dtype views saved")
+        """,
+    ),
+    Mutant(
+        name="load-default-weights-only-false",
+        description="torch.load without a weights_only argument unpickles anything (the pre-2.6 default)",
+        claims=("serialization.weights-only-rejects-arbitrary-globals",),
+        region="the default call form torch.load(f)",
+        family="convention",
+        source="""
+        import functools
+        import torch
+        _orig = torch.load
+        @functools.wraps(_orig)
+        def load(f, *args, **kwargs):
+            if "weights_only" not in kwargs and "pickle_module" not in kwargs and len(args) < 2:
+                kwargs["weights_only"] = False
+            return _orig(f, *args, **kwargs)
+        torch.load = load
+        """,
+        witness="""
+        import io, pickle, torch
+        buf = io.BytesIO()
+        torch.save(slice(1, 2), buf)
+        buf.seek(0)
+        try:
+            torch.load(buf)
+        except pickle.UnpicklingError:
+            pass
+        else:
+            raise AssertionError("torch.load() unpickled a slice by default")
+        """,
+    ),
+    Mutant(
+        name="pickle-trims-offset-views-int64",
+        description="pickling an int64 view with a storage offset pickles a clone (offset and whole storage lost)",
+        claims=("serialization.pickle-duplicates-storage",),
+        region="int64 views with a storage offset",
+        family="dtype",
+        source="""
+        import torch
+        _orig = torch.Tensor.__reduce_ex__
+        def __reduce_ex__(self, proto):
+            if self.dtype == torch.int64 and self.storage_offset():
+                return _orig(self.clone(), proto)
+            return _orig(self, proto)
+        torch.Tensor.__reduce_ex__ = __reduce_ex__
+        """,
+        witness="""
+        import pickle, torch
+        v = torch.arange(10)[3:]
+        assert pickle.loads(pickle.dumps(v)).storage_offset() == 3
+        """,
+    ),
+    Mutant(
+        name="load-canonicalises-nan-f16",
+        description="torch.load and pickle replace every float16 NaN by the canonical NaN (payload and sign lost)",
+        claims=("serialization.metadata-and-values-round-trip",),
+        region="float16 tensors holding a NaN",
+        family="value",
+        source="""
+        import functools
+        import torch
+        import torch._utils as _U
+        _orig = _U._rebuild_tensor_v2
+        @functools.wraps(_orig)
+        def _rebuild_tensor_v2(*args, **kwargs):
+            t = _orig(*args, **kwargs)
+            if t.dtype == torch.float16 and t.numel() and not t.requires_grad:
+                with torch.no_grad():
+                    t.masked_fill_(t.isnan(), float("nan"))
+            return t
+        _U._rebuild_tensor_v2 = _rebuild_tensor_v2
+        """,
+        witness="""
+        import io, torch
+        t = torch.tensor([-float("nan")], dtype=torch.float16)
+        buf = io.BytesIO()
+        torch.save(t, buf)
+        buf.seek(0)
+        assert torch.load(buf, weights_only=True).view(torch.int16).item() == t.view(torch.int16).item()
+        """,
+    ),
+    Mutant(
+        name="pickle-uint16-via-int16-view",
+        description="a uint16 tensor pickles as a view of an int16 tensor, so it unpickles (a fix of the legacy reader's AttributeError for one dtype)",
+        claims=("serialization.wide-unsigned-legacy-load-fails",),
+        region="uint16 tensors, pickle",
+        family="dtype",
+        source="""
+        import torch
+        _orig = torch.Tensor.__reduce_ex__
+        def __reduce_ex__(self, proto):
+            if self.dtype == torch.uint16 and type(self) is torch.Tensor:
+                return (torch.Tensor.view, (self.view(torch.int16), torch.uint16))
+            return _orig(self, proto)
+        torch.Tensor.__reduce_ex__ = __reduce_ex__
+        """,
+        witness="""
+        import pickle, torch
+        try:
+            pickle.loads(pickle.dumps(torch.zeros(2, dtype=torch.uint16)))
+        except AttributeError:
+            pass
+        else:
+            raise AssertionError("a uint16 tensor unpickled")
+        """,
+    ),
+)

@@ -1,0 +1,350 @@
+"""Mutants of the ``shared_memory`` area (Tensor.share_memory_, is_shared and
+torch.multiprocessing); claims in ``conformance/claims/shared_memory.toml``, tests in
+``conformance/test_shared_memory.py``.
+
+The torch.multiprocessing mutants wrap ``reduce_tensor`` and register the
+wrapper on ``ForkingPickler`` (as ``init_reductions`` does), so both the
+in-process round trips and a real spawn child's parent side see them.
+Helper rebuild functions are attached to ``torch.multiprocessing.reductions``
+so that pickle can find them by name.
+
+See :mod:`conformance.mutants` for what a mutant is and how it is run.
+"""
+
+from __future__ import annotations
+
+from conformance.mutants.base import Mutant
+
+#: Re-register a wrapped ``reduce_tensor`` for tensors and Parameters.
+#: (Indented like the sources it is appended to, which are dedented as a whole.)
+_REGISTER = """
+        from multiprocessing.reduction import ForkingPickler as _FP
+        for _cls in (torch.Tensor, torch.nn.parameter.Parameter):
+            _FP.register(_cls, reduce_tensor)
+        _r.reduce_tensor = reduce_tensor
+"""
+
+MUTANTS: tuple[Mutant, ...] = (
+    Mutant(
+        name="share-memory-copies-views",
+        description="share_memory_() of a view returns a shared copy of it instead of moving the view's storage",
+        claims=(
+            "shared_memory.share-returns-self-keeps-values",
+            "shared_memory.view-shares-whole-storage",
+        ),
+        region="views (tensors with a _base)",
+        family="layout",
+        source="""
+        import torch
+        _orig = torch.Tensor.share_memory_
+        def share_memory_(self):
+            if self._base is not None:
+                return _orig(self.clone())
+            return _orig(self)
+        torch.Tensor.share_memory_ = share_memory_
+        """,
+        witness="""
+        import torch
+        b = torch.arange(4.0)
+        v = b[1:]
+        assert v.share_memory_() is v
+        assert b.is_shared()
+        """,
+    ),
+    Mutant(
+        name="share-memory-reshares-integral",
+        description="share_memory_() of an already-shared integral or bool tensor moves it to new shared memory again",
+        claims=("shared_memory.already-shared-noop",),
+        region="already-shared integral and bool tensors",
+        family="dtype",
+        source="""
+        import torch
+        _orig = torch.Tensor.share_memory_
+        def share_memory_(self):
+            if (self.is_shared() and not (self.dtype.is_floating_point or self.dtype.is_complex)
+                    and self.untyped_storage().nbytes() > 0):
+                fresh = self.untyped_storage().clone()
+                fresh.share_memory_()
+                self.set_(fresh, self.storage_offset(), self.size(), self.stride())
+                return self
+            return _orig(self)
+        torch.Tensor.share_memory_ = share_memory_
+        """,
+        witness="""
+        import torch
+        t = torch.arange(3).share_memory_()
+        ptr = t.untyped_storage().data_ptr()
+        t.share_memory_()
+        assert t.untyped_storage().data_ptr() == ptr
+        """,
+    ),
+    Mutant(
+        name="share-memory-detaches-offset-views",
+        description="share_memory_() of a view with a storage offset moves a private copy of the view's elements (set_ onto it); the base stays private",
+        claims=("shared_memory.view-shares-whole-storage",),
+        region="non-empty views with a nonzero storage offset",
+        family="layout",
+        source="""
+        import torch
+        _orig = torch.Tensor.share_memory_
+        def share_memory_(self):
+            if self._base is not None and self.storage_offset() > 0 and self.numel() > 0:
+                c = self.detach().clone()
+                _orig(c)
+                with torch.no_grad():
+                    self.set_(c.untyped_storage(), c.storage_offset(), c.size(), c.stride())
+                return self
+            return _orig(self)
+        torch.Tensor.share_memory_ = share_memory_
+        """,
+        witness="""
+        import torch
+        b = torch.arange(6.0)
+        v = b[2:]
+        v.share_memory_()
+        assert b.is_shared() and v.data_ptr() == b.data_ptr() + 8
+        """,
+    ),
+    Mutant(
+        name="share-memory-keeps-numpy-alias-f64",
+        description="share_memory_() leaves a float64 tensor on memory torch does not own (a NumPy array's) and returns it unshared",
+        claims=("shared_memory.breaks-foreign-aliases",),
+        region="float64 tensors over foreign (non-resizable) storage",
+        family="dtype",
+        source="""
+        import torch
+        _orig = torch.Tensor.share_memory_
+        def share_memory_(self):
+            if self.dtype == torch.float64 and not self.untyped_storage().resizable():
+                return self
+            return _orig(self)
+        torch.Tensor.share_memory_ = share_memory_
+        """,
+        witness="""
+        import numpy as np
+        import torch
+        t = torch.from_numpy(np.zeros(3))
+        t.share_memory_()
+        assert t.is_shared()
+        """,
+    ),
+    Mutant(
+        name="shared-resize-grows-privately",
+        description="Tensor.resize_ of a shared tensor first moves it to private memory, so growing it silently succeeds",
+        claims=("shared_memory.resize-raises", "shared_memory.resize-crashes"),
+        region="Tensor.resize_ of shared tensors (UntypedStorage.resize_ unchanged)",
+        family="convention",
+        source="""
+        import torch
+        _orig = torch.Tensor.resize_
+        def resize_(self, *sizes, **kwargs):
+            if self.device.type == "cpu" and self.is_shared():
+                s = torch.UntypedStorage(self.untyped_storage().nbytes())
+                s.copy_(self.untyped_storage())
+                self.set_(s, self.storage_offset(), self.size(), self.stride())
+            return _orig(self, *sizes, **kwargs)
+        torch.Tensor.resize_ = resize_
+        """,
+        witness="""
+        import torch
+        t = torch.ones(3).share_memory_()
+        t.resize_(2)
+        assert t.is_shared()
+        """,
+    ),
+    Mutant(
+        name="shared-storage-resize-raises",
+        description="UntypedStorage.resize_ of a shared storage raises 'not resizable' for every size (the crash fixed, resize to 0 refused)",
+        claims=("shared_memory.resize-crashes",),
+        region="UntypedStorage.resize_ of shared storages (Tensor.resize_ unchanged)",
+        family="convention",
+        source="""
+        import torch
+        _orig = torch.UntypedStorage.resize_
+        def resize_(self, size):
+            if self.device.type == "cpu" and self.is_shared():
+                raise RuntimeError("Trying to resize storage that is not resizable")
+            return _orig(self, size)
+        torch.UntypedStorage.resize_ = resize_
+        """,
+        witness="""
+        import torch
+        s = torch.ones(3).share_memory_().untyped_storage()
+        try:
+            s.resize_(0)
+        except RuntimeError:
+            pass
+        assert s.nbytes() == 0
+        """,
+    ),
+    Mutant(
+        name="mp-reduce-copies-noncontiguous",
+        description="torch.multiprocessing sends a contiguous copy of a non-contiguous tensor instead of sharing its storage",
+        claims=(
+            "shared_memory.sending-moves-to-shared",
+            "shared_memory.received-shares-data",
+            "shared_memory.child-writes-visible-both-ways",
+        ),
+        region="non-contiguous tensors that do not require grad",
+        family="layout",
+        source="""
+        import torch
+        import torch.multiprocessing.reductions as _r
+        _orig = _r.reduce_tensor
+        _keep = []  # the copies stay alive, as the sender's tensors would
+        def reduce_tensor(tensor):
+            if (tensor.layout == torch.strided and not tensor.requires_grad
+                    and not tensor.is_contiguous()):
+                tensor = tensor.contiguous()
+                _keep.append(tensor)
+            return _orig(tensor)
+        """
+        + _REGISTER,
+        witness="""
+        import torch
+        from multiprocessing.reduction import ForkingPickler
+        b = torch.zeros(4)
+        ForkingPickler.dumps(b[::2])
+        assert b.is_shared()
+        """,
+    ),
+    Mutant(
+        name="mp-reduce-restores-conj-complex64",
+        description="torch.multiprocessing restores the conjugate bit of complex64 conjugate views (other dtypes, neg views still lose it)",
+        claims=("shared_memory.lazy-bits-dropped",),
+        region="complex64 conjugate views",
+        family="dtype",
+        source="""
+        import torch
+        import torch.multiprocessing.reductions as _r
+        _orig = _r.reduce_tensor
+        def _rebuild_conj(rebuild, args):
+            return rebuild(*args).conj()
+        _rebuild_conj.__module__ = _r.__name__
+        _rebuild_conj.__qualname__ = _rebuild_conj.__name__ = "_mutant_rebuild_conj"
+        _r._mutant_rebuild_conj = _rebuild_conj
+        def reduce_tensor(tensor):
+            rebuild, args = _orig(tensor)
+            if tensor.is_conj() and tensor.dtype == torch.complex64:
+                return _rebuild_conj, (rebuild, args)
+            return rebuild, args
+        """
+        + _REGISTER,
+        witness="""
+        import pickle
+        import torch
+        from multiprocessing.reduction import ForkingPickler
+        c = torch.tensor([1 + 2j], dtype=torch.complex64).conj()
+        assert not pickle.loads(ForkingPickler.dumps(c)).is_conj()
+        """,
+    ),
+    Mutant(
+        name="mp-allows-nonleaf-views",
+        description="torch.multiprocessing sends a view of a tensor requiring grad as detached data instead of refusing it",
+        claims=("shared_memory.nonleaf-requires-grad-refused",),
+        region="non-leaf views that require grad",
+        family="autograd",
+        source="""
+        import torch
+        import torch.multiprocessing.reductions as _r
+        _orig = _r.reduce_tensor
+        def reduce_tensor(tensor):
+            if tensor.requires_grad and not tensor.is_leaf and tensor._base is not None:
+                tensor = tensor.detach()
+            return _orig(tensor)
+        """
+        + _REGISTER,
+        witness="""
+        import torch
+        from multiprocessing.reduction import ForkingPickler
+        x = torch.ones(3, requires_grad=True)
+        try:
+            ForkingPickler.dumps(x[1:])
+            refused = False
+        except RuntimeError:
+            refused = True
+        assert refused
+        """,
+    ),
+    Mutant(
+        name="mp-sends-grad-copy-f64",
+        description="torch.multiprocessing sends a copy of .grad along with float64 tensors (rebuilt with that copy as .grad)",
+        claims=("shared_memory.grad-shared", "shared_memory.grad-not-sent"),
+        region="float64 tensors whose .grad is set",
+        family="dtype",
+        source="""
+        import torch
+        import torch.multiprocessing.reductions as _r
+        _orig = _r.reduce_tensor
+        def _rebuild_with_grad(rebuild, args, grad):
+            t = rebuild(*args)
+            t.grad = grad
+            return t
+        _rebuild_with_grad.__module__ = _r.__name__
+        _rebuild_with_grad.__qualname__ = _rebuild_with_grad.__name__ = "_mutant_rebuild_with_grad"
+        _r._mutant_rebuild_with_grad = _rebuild_with_grad
+        def reduce_tensor(tensor):
+            rebuild, args = _orig(tensor)
+            if tensor.dtype == torch.float64 and tensor.grad is not None:
+                return _rebuild_with_grad, (rebuild, args, tensor.grad.detach().clone())
+            return rebuild, args
+        """
+        + _REGISTER,
+        witness="""
+        import pickle
+        import torch
+        from multiprocessing.reduction import ForkingPickler
+        x = torch.ones(2, dtype=torch.float64, requires_grad=True)
+        x.grad = torch.ones(2, dtype=torch.float64)
+        assert pickle.loads(ForkingPickler.dumps(x)).grad is None
+        """,
+    ),
+    Mutant(
+        name="share-memory-bumps-version-f16",
+        description="share_memory_() of a float16 tensor bumps its version counter (as an in-place op would)",
+        claims=("shared_memory.autograd-unaffected",),
+        region="float16 tensors",
+        family="dtype",
+        source="""
+        import torch
+        _orig = torch.Tensor.share_memory_
+        def share_memory_(self):
+            out = _orig(self)
+            if self.dtype == torch.float16:
+                torch.autograd.graph.increment_version(self)
+            return out
+        torch.Tensor.share_memory_ = share_memory_
+        """,
+        witness="""
+        import torch
+        t = torch.ones(2, dtype=torch.float16)
+        t.share_memory_()
+        assert t._version == 0
+        """,
+    ),
+    Mutant(
+        name="module-share-memory-skips-buffers",
+        description="Module.share_memory() shares parameters (and their grads) but leaves buffers private",
+        claims=("shared_memory.module-share-memory",),
+        region="module buffers (parameters are shared)",
+        family="other",
+        source="""
+        import torch
+        def share_memory(self):
+            for m in self.modules():
+                for p in m._parameters.values():
+                    if p is not None:
+                        p.share_memory_()
+                        if p.grad is not None:
+                            p.grad.share_memory_()
+            return self
+        torch.nn.Module.share_memory = share_memory
+        """,
+        witness="""
+        import torch
+        m = torch.nn.BatchNorm1d(2)
+        m.share_memory()
+        assert m.running_mean.is_shared()
+        """,
+    ),
+)

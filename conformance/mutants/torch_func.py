@@ -1,0 +1,443 @@
+"""Mutants of the ``torch_func`` area (torch.func transforms and functional_call);
+claims in ``conformance/claims/torch_func.toml``, tests in ``conformance/test_torch_func.py``.
+
+Most mutants wrap a transform (``torch.func.vmap``, ``grad``, ``vjp``, ``jvp``,
+``functional_call``) with a broken special case - an eager per-example loop, a
+copied argument, a dropped tie - that is taken for one dtype or calling form
+only, and call the real transform otherwise. ``vmap`` is patched as both
+``torch.func.vmap`` and ``torch.vmap``.
+
+See :mod:`conformance.mutants` for what a mutant is and how it is run.
+"""
+
+from __future__ import annotations
+
+from conformance.mutants.base import Mutant
+
+MUTANTS: tuple[Mutant, ...] = (
+    Mutant(
+        name="vmap-eager-loop-f64",
+        description="vmap of float64 tensors (in_dims=0, out_dims=0) runs the function in a Python loop over plain per-example tensors and stacks the results",
+        claims=(
+            "torch_func.vmap-inplace-into-unbatched-raises",
+            "torch_func.data-mutation-raises",
+            "torch_func.escaped-batched-tensor-raises",
+        ),
+        region="float64 inputs with in_dims=0 and out_dims=0",
+        family="dtype",
+        source="""
+        import torch
+        import torch.func
+        _vmap = torch.func.vmap
+        def vmap(func, in_dims=0, out_dims=0, **kw):
+            vf = _vmap(func, in_dims, out_dims, **kw)
+            def wrapper(*args, **kwargs):
+                if (in_dims == 0 and out_dims == 0 and args and not kwargs
+                        and all(isinstance(a, torch.Tensor) and a.dtype == torch.float64
+                                for a in args)):
+                    return torch.stack([func(*xs) for xs in zip(*[a.unbind(0) for a in args])])
+                return vf(*args, **kwargs)
+            return wrapper
+        torch.func.vmap = vmap
+        torch.vmap = vmap
+        """,
+        witness="""
+        import torch
+        c = torch.zeros(3, dtype=torch.float64)
+        try:
+            torch.func.vmap(lambda b: c.add_(b))(torch.ones(2, 3, dtype=torch.float64))
+        except RuntimeError:
+            pass
+        assert c.tolist() == [0.0, 0.0, 0.0]
+        """,
+    ),
+    Mutant(
+        name="grad-eager-autograd-f64",
+        description="grad of a float64 input is computed with eager torch.autograd on a detached copy, so the function runs untransformed (captured tensors and .data can be mutated)",
+        claims=("torch_func.grad-mutating-captured-raises", "torch_func.data-mutation-raises"),
+        region="the grad form with a float64 input",
+        family="dtype",
+        source="""
+        import torch
+        import torch.func
+        _grad = torch.func.grad
+        def grad(func, argnums=0, has_aux=False):
+            g = _grad(func, argnums, has_aux)
+            def wrapper(*args, **kwargs):
+                x = args[0] if args else None
+                if (argnums == 0 and not has_aux and not kwargs
+                        and isinstance(x, torch.Tensor) and x.dtype == torch.float64):
+                    xr = x.detach().requires_grad_()
+                    with torch.enable_grad():
+                        out = func(xr, *args[1:])
+                    return torch.autograd.grad(out, xr)[0]
+                return g(*args, **kwargs)
+            return wrapper
+        torch.func.grad = grad
+        """,
+        witness="""
+        import torch
+        c = torch.zeros(3, dtype=torch.float64)
+        try:
+            torch.func.grad(lambda x: c.add_(x).sum())(torch.ones(3, dtype=torch.float64))
+        except RuntimeError:
+            pass
+        assert c.tolist() == [0.0, 0.0, 0.0]
+        """,
+    ),
+    Mutant(
+        name="vmap-copies-inputs-nonzero-in-dims",
+        description="vmap with a nonzero in_dims hands the function copies of its tensor arguments, so in-place writes to a vmapped input are lost",
+        claims=("torch_func.vmap-inplace-into-batched-input-writes-through",),
+        region="in_dims other than 0",
+        family="convention",
+        source="""
+        import torch
+        import torch.func
+        _vmap = torch.func.vmap
+        def vmap(func, in_dims=0, out_dims=0, **kw):
+            vf = _vmap(func, in_dims, out_dims, **kw)
+            dims = in_dims if isinstance(in_dims, (tuple, list)) else (in_dims,)
+            nonzero = any(isinstance(d, int) and d != 0 for d in dims)
+            def wrapper(*args, **kwargs):
+                if nonzero:
+                    args = tuple(a.clone() if isinstance(a, torch.Tensor) else a for a in args)
+                return vf(*args, **kwargs)
+            return wrapper
+        torch.func.vmap = vmap
+        torch.vmap = vmap
+        """,
+        witness="""
+        import torch
+        x = torch.zeros(3, 2)
+        torch.func.vmap(lambda r: r.add_(1), in_dims=1)(x)
+        assert x.tolist() == [[1.0, 1.0]] * 3
+        """,
+    ),
+    Mutant(
+        name="new-zeros-unbatched-under-vmap-f32",
+        description="Tensor.new_zeros of a float32 vmapped (batched) tensor returns an unbatched tensor of the example shape",
+        claims=("torch_func.vmap-new-factory-fix",),
+        region="new_zeros of float32 batched tensors",
+        family="dtype",
+        source="""
+        import torch
+        _new_zeros = torch.Tensor.new_zeros
+        def new_zeros(self, *size, **kwargs):
+            if torch._C._functorch.is_batchedtensor(self) and self.dtype == torch.float32:
+                shape = size[0] if len(size) == 1 and not isinstance(size[0], int) else size
+                return torch.zeros(tuple(shape), dtype=self.dtype, device=self.device)
+            return _new_zeros(self, *size, **kwargs)
+        torch.Tensor.new_zeros = new_zeros
+        """,
+        witness="""
+        import torch
+        try:
+            out = torch.func.vmap(lambda b: b.new_zeros(3).copy_(b))(torch.ones(2, 3)).tolist()
+        except RuntimeError:
+            out = None
+        assert out == [[1.0] * 3] * 2
+        """,
+    ),
+    Mutant(
+        name="vmap-copies-view-outputs-out-dims",
+        description="vmap with a nonzero out_dims returns a copy of the function's result (a view function no longer aliases its input)",
+        claims=("torch_func.vmap-view-outputs-alias-inputs",),
+        region="out_dims other than 0",
+        family="convention",
+        source="""
+        import torch
+        import torch.func
+        _vmap = torch.func.vmap
+        def vmap(func, in_dims=0, out_dims=0, **kw):
+            vf = _vmap(func, in_dims, out_dims, **kw)
+            if out_dims == 0:
+                return vf
+            def wrapper(*args, **kwargs):
+                out = vf(*args, **kwargs)
+                return out.clone() if isinstance(out, torch.Tensor) else out
+            return wrapper
+        torch.func.vmap = vmap
+        torch.vmap = vmap
+        """,
+        witness="""
+        import torch
+        x = torch.zeros(2, 3)
+        out = torch.func.vmap(lambda r: r[1:], out_dims=1)(x)
+        assert out.data_ptr() == x.data_ptr() + 4
+        """,
+    ),
+    Mutant(
+        name="grad-vjp-differentiate-copy-f32",
+        description="grad and vjp of a float32 input differentiate the function at a copy of the input, so in-place mutation of the input is allowed (and lost)",
+        claims=("torch_func.grad-mutating-input-raises",),
+        region="float32 inputs of grad and vjp",
+        family="dtype",
+        source="""
+        import torch
+        import torch.func
+        _grad, _vjp = torch.func.grad, torch.func.vjp
+        def grad(func, argnums=0, has_aux=False):
+            plain = _grad(func, argnums, has_aux)
+            copied = _grad(lambda x, *r, **k: func(x.clone(), *r, **k), argnums, has_aux)
+            def wrapper(*args, **kwargs):
+                if (argnums == 0 and args and isinstance(args[0], torch.Tensor)
+                        and args[0].dtype == torch.float32):
+                    return copied(*args, **kwargs)
+                return plain(*args, **kwargs)
+            return wrapper
+        def vjp(func, *primals, **kwargs):
+            if primals and isinstance(primals[0], torch.Tensor) and primals[0].dtype == torch.float32:
+                return _vjp(lambda x, *r: func(x.clone(), *r), *primals, **kwargs)
+            return _vjp(func, *primals, **kwargs)
+        torch.func.grad = grad
+        torch.func.vjp = vjp
+        """,
+        witness="""
+        import torch
+        try:
+            torch.func.grad(lambda x: x.mul_(2).sum())(torch.ones(3))
+            raised = False
+        except RuntimeError:
+            raised = True
+        assert raised
+        """,
+    ),
+    Mutant(
+        name="jvp-clones-primals-f32",
+        description="jvp clones float32 primals before calling the function, so its in-place writes no longer reach the caller's tensor",
+        claims=("torch_func.jvp-mutating-input-writes-primal",),
+        region="float32 primals",
+        family="dtype",
+        source="""
+        import torch
+        import torch.func
+        _jvp = torch.func.jvp
+        def jvp(func, primals, tangents, *args, **kwargs):
+            primals = tuple(p.clone() if isinstance(p, torch.Tensor) and p.dtype == torch.float32
+                            else p for p in primals)
+            return _jvp(func, primals, tangents, *args, **kwargs)
+        torch.func.jvp = jvp
+        """,
+        witness="""
+        import torch
+        x = torch.ones(3)
+        torch.func.jvp(lambda a: a.mul_(2), (x,), (torch.ones(3),))
+        assert x.tolist() == [2.0, 2.0, 2.0]
+        """,
+    ),
+    Mutant(
+        name="functional-call-ignores-tie-for-buffers",
+        description="functional_call ignores weight tying (tie_weights=False) whenever a passed key names a buffer",
+        claims=("torch_func.functional-call-tie-weights",),
+        region="tied buffers",
+        family="other",
+        source="""
+        import torch
+        import torch.func
+        _fc = torch.func.functional_call
+        def functional_call(module, dicts, args=None, kwargs=None, *, tie_weights=True, strict=False):
+            names = set()
+            for d in (dicts if isinstance(dicts, (list, tuple)) else (dicts,)):
+                names |= set(d)
+            if names & set(dict(module.named_buffers(remove_duplicate=False))):
+                tie_weights = False
+            return _fc(module, dicts, args, kwargs, tie_weights=tie_weights, strict=strict)
+        torch.func.functional_call = functional_call
+        """,
+        witness="""
+        import torch
+        m = torch.nn.Module()
+        m.a, m.b = torch.nn.Module(), torch.nn.Module()
+        w = torch.zeros(2)
+        m.a.register_buffer("w", w)
+        m.b.register_buffer("w", w)
+        m.forward = lambda: (m.a.w, m.b.w)
+        new = torch.ones(2)
+        a, b = torch.func.functional_call(m, {"a.w": new}, ())
+        assert b is new
+        """,
+    ),
+    Mutant(
+        name="functional-call-ties-by-value-f64",
+        description="functional_call accepts two distinct float64 tensors with equal values for tied names (compares them by value) and uses the first",
+        claims=("torch_func.functional-call-ties-by-identity",),
+        region="float64 values for tied names",
+        family="dtype",
+        source="""
+        import torch
+        import torch.func
+        _fc = torch.func.functional_call
+        def functional_call(module, dicts, args=None, kwargs=None, *, tie_weights=True, strict=False):
+            if tie_weights and isinstance(dicts, dict):
+                named = {**dict(module.named_parameters(remove_duplicate=False)),
+                         **dict(module.named_buffers(remove_duplicate=False))}
+                first, d = {}, dict(dicts)
+                for k, v in dicts.items():
+                    t = named.get(k)
+                    if t is None or not isinstance(v, torch.Tensor) or v.dtype != torch.float64:
+                        continue
+                    f = first.setdefault(id(t), v)
+                    if f is not v and f.shape == v.shape and torch.equal(f, v):
+                        d[k] = f
+                dicts = d
+            return _fc(module, dicts, args, kwargs, tie_weights=tie_weights, strict=strict)
+        torch.func.functional_call = functional_call
+        """,
+        witness="""
+        import torch
+        m = torch.nn.Module()
+        m.a, m.b = torch.nn.Module(), torch.nn.Module()
+        p = torch.nn.Parameter(torch.zeros(2, dtype=torch.float64))
+        m.a.w = p
+        m.b.w = p
+        m.forward = lambda: m.a.w
+        v = {"a.w": torch.ones(2, dtype=torch.float64), "b.w": torch.ones(2, dtype=torch.float64)}
+        try:
+            torch.func.functional_call(m, v, ())
+            raised = False
+        except ValueError:
+            raised = True
+        assert raised
+        """,
+    ),
+    Mutant(
+        name="functional-call-drops-tied-duplicate-f64",
+        description="functional_call given distinct float64 tensors for two tied names silently drops the second and unties (that name keeps the module's own tensor)",
+        claims=(
+            "torch_func.functional-call-tied-equal-values-accepted",
+            "torch_func.functional-call-ties-by-identity",
+        ),
+        region="distinct float64 values for tied names",
+        family="dtype",
+        source="""
+        import torch
+        import torch.func
+        _fc = torch.func.functional_call
+        def functional_call(module, dicts, args=None, kwargs=None, *, tie_weights=True, strict=False):
+            if tie_weights and isinstance(dicts, dict):
+                named = {**dict(module.named_parameters(remove_duplicate=False)),
+                         **dict(module.named_buffers(remove_duplicate=False))}
+                first, d = {}, {}
+                for k, v in dicts.items():
+                    t = named.get(k)
+                    if (t is not None and isinstance(v, torch.Tensor) and v.dtype == torch.float64
+                            and id(t) in first and first[id(t)] is not v):
+                        continue
+                    if t is not None:
+                        first.setdefault(id(t), v)
+                    d[k] = v
+                if len(d) != len(dicts):
+                    return _fc(module, d, args, kwargs, tie_weights=False, strict=strict)
+            return _fc(module, dicts, args, kwargs, tie_weights=tie_weights, strict=strict)
+        torch.func.functional_call = functional_call
+        """,
+        witness="""
+        import torch
+        m = torch.nn.Module()
+        m.a, m.b = torch.nn.Module(), torch.nn.Module()
+        p = torch.nn.Parameter(torch.zeros(2, dtype=torch.float64))
+        m.a.w = p
+        m.b.w = p
+        m.forward = lambda: m.a.w
+        v = {"a.w": torch.ones(2, dtype=torch.float64), "b.w": torch.ones(2, dtype=torch.float64)}
+        try:
+            torch.func.functional_call(m, v, ())
+            raised = False
+        except ValueError:
+            raised = True
+        assert raised
+        """,
+    ),
+    Mutant(
+        name="functional-call-leaks-buffer-writes-f64",
+        description="functional_call copies the passed float64 buffers' final values into the module's own buffers when it restores them",
+        claims=("torch_func.functional-call-restores-module-and-writes-through",),
+        region="float64 buffers",
+        family="dtype",
+        source="""
+        import torch
+        import torch.func
+        _fc = torch.func.functional_call
+        def functional_call(module, dicts, args=None, kwargs=None, **kw):
+            try:
+                return _fc(module, dicts, args, kwargs, **kw)
+            finally:
+                bufs = dict(module.named_buffers())
+                for k, v in (dicts.items() if isinstance(dicts, dict) else ()):
+                    b = bufs.get(k)
+                    if (b is not None and b.dtype == torch.float64 and isinstance(v, torch.Tensor)
+                            and v.shape == b.shape):
+                        with torch.no_grad():
+                            b.copy_(v)
+        torch.func.functional_call = functional_call
+        """,
+        witness="""
+        import torch
+        m = torch.nn.Module()
+        m.register_buffer("buf", torch.zeros(2, dtype=torch.float64))
+        m.forward = lambda: m.buf.add_(1)
+        torch.func.functional_call(m, {"buf": torch.zeros(2, dtype=torch.float64)}, ())
+        assert m.buf.tolist() == [0.0, 0.0]
+        """,
+    ),
+    Mutant(
+        name="vmap-retraces-batches-over-3",
+        description="vmap runs the function twice (a retrace) when the batch is larger than 3, repeating its Python side effects",
+        claims=("torch_func.side-effects-run-once", "torch_func.vmap-doc-example-pops-caller-list"),
+        region="batches of more than 3 examples",
+        family="other",
+        source="""
+        import torch
+        import torch.func
+        _vmap = torch.func.vmap
+        def vmap(func, in_dims=0, out_dims=0, **kw):
+            vf = _vmap(func, in_dims, out_dims, **kw)
+            def wrapper(*args, **kwargs):
+                ts = [a for a in args if isinstance(a, torch.Tensor)]
+                if ts and ts[0].dim() and ts[0].shape[0] > 3:
+                    vf(*args, **kwargs)
+                return vf(*args, **kwargs)
+            return wrapper
+        torch.func.vmap = vmap
+        torch.vmap = vmap
+        """,
+        witness="""
+        import torch
+        calls = []
+        torch.func.vmap(lambda x: (calls.append(1), x * 1)[1])(torch.ones(5, 2))
+        assert len(calls) == 1
+        """,
+    ),
+    Mutant(
+        name="vmap-passes-list-args-through",
+        description="vmap passes list arguments with in_dims=None to the function as the caller's own list instead of a rebuilt one",
+        claims=("torch_func.pytree-arguments-rebuilt",),
+        region="list arguments with in_dims=None",
+        family="convention",
+        source="""
+        import torch
+        import torch.func
+        _vmap = torch.func.vmap
+        def vmap(func, in_dims=0, out_dims=0, **kw):
+            def wrapper(*args, **kwargs):
+                dims = in_dims if isinstance(in_dims, tuple) else (in_dims,) * len(args)
+                keep = {i: a for i, a in enumerate(args)
+                        if isinstance(a, list) and i < len(dims) and dims[i] is None}
+                if not keep:
+                    return _vmap(func, in_dims, out_dims, **kw)(*args, **kwargs)
+                def inner(*xs, **k):
+                    return func(*[keep.get(i, x) for i, x in enumerate(xs)], **k)
+                return _vmap(inner, in_dims, out_dims, **kw)(*args, **kwargs)
+            return wrapper
+        torch.func.vmap = vmap
+        torch.vmap = vmap
+        """,
+        witness="""
+        import torch
+        lst = [0, 1, 2]
+        torch.func.vmap(lambda x, l: (l.pop(), x * 1)[1], in_dims=(0, None))(torch.ones(3), lst)
+        assert lst == [0, 1, 2]
+        """,
+    ),
+)

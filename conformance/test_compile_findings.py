@@ -1,0 +1,614 @@
+"""Compile bugs found by the generated programs, each on fixed forms.
+
+The program strategy (:mod:`strategies.programs`) steers clear of these
+(:data:`strategies.programs.STEERING`); here each is checked where it lives:
+a test of the equivalence claim it breaks, over the deviating forms and a
+control form that holds, with the deviation recorded in
+``conformance/expectations.toml`` (region: backend and form), and a test of
+the characterization claim pinning what torch 2.13 does instead.
+
+Each case is run once per (device, backend) and shared by its two tests
+(:func:`_run`, cached), so the pin costs no second compile.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conformance import evidence
+from conformance.compile_oracle import ASPECTS as ASPECT_CLAIMS
+from conformance.compile_oracle import Comparison, Inputs, differential
+
+pytestmark = pytest.mark.oracle("clone")
+
+COMPILED = ("aot_eager", "inductor")
+
+
+def _grad_input(device, n=4):
+    leaf = torch.arange(1.0, n + 1.0, device=device).requires_grad_()
+    return leaf, leaf * 1
+
+
+# --------------------------------------------------------------------------- cases
+
+
+def _zero_dim_float64(device, dtype_name: str, form: str, op: str):
+    dtype = getattr(torch, dtype_name)
+
+    def f(x):
+        if op == "add_":
+            x.add_(5)
+        else:
+            x.fill_(5)
+        return x * 2
+
+    def make():
+        if form == "tensor":
+            return Inputs.of(torch.tensor(1, dtype=dtype, device=device))
+        base = torch.arange(1, 5, dtype=dtype, device=device)
+        return Inputs.of(base[0], base=base)
+
+    return f, make, "grad"
+
+
+def _view_grad_mode(device, form: str):
+    def no_grad_view(x):
+        with torch.no_grad():
+            v = x[1:]
+        return v
+
+    def enable_grad_view(x):
+        with torch.enable_grad():
+            v = x[1:]
+        return v
+
+    def make():
+        leaf, x = _grad_input(device)
+        return Inputs.of(x, leaf=leaf)
+
+    return {
+        "no_grad-view": (no_grad_view, make, "grad"),
+        "enable_grad-view": (enable_grad_view, make, "no_grad"),
+        "same-mode-view": (no_grad_view, make, "no_grad"),
+    }[form]
+
+
+def _grad_leaf_write(device, form: str):
+    def write_then_read(x):
+        with torch.no_grad():
+            x[...] = 0
+        return x + 1
+
+    def sub_alias(x, y):
+        with torch.no_grad():
+            x.sub_(y)
+        return x + 0
+
+    def make_view():
+        leaf = torch.arange(1.0, 7.0, device=device).reshape(2, 3).requires_grad_()
+        return Inputs.of(leaf.t(), leaf=leaf)
+
+    def make_aliased():
+        leaf = torch.arange(1.0, 5.0, device=device).requires_grad_()
+        return Inputs.of(leaf, leaf[:])
+
+    def make_alone():
+        leaf = torch.arange(1.0, 5.0, device=device).requires_grad_()
+        return Inputs.of(leaf, torch.arange(1.0, 5.0, device=device))
+
+    def through_detach(x):
+        x.detach().add_(1)
+        return x * 1
+
+    def make_unsqueezed():
+        leaf = torch.arange(1.0, 5.0, device=device).requires_grad_()
+        return Inputs.of(leaf.unsqueeze(1), leaf=leaf)
+
+    return {
+        "view-of-leaf": (write_then_read, make_view, "grad"),
+        "leaf-aliased-by-argument": (sub_alias, make_aliased, "grad"),
+        "detach-of-leaf-view": (through_detach, make_unsqueezed, "grad"),
+        "leaf-alone": (sub_alias, make_alone, "grad"),
+    }[form]
+
+
+def _data_write(device, form: str):
+    def through_data(x):
+        x.data.add_(1)
+        return x * 2
+
+    def through_detach(x):
+        x.detach().add_(1)
+        return x * 2
+
+    fn = through_data if form == "data" else through_detach
+    return fn, lambda: Inputs.of(torch.arange(1.0, 5.0, device=device)), "grad"
+
+
+def _detached_alias(device, form: str):
+    def detached(x, y):
+        return x.detach().add_(y)
+
+    def cloned(x, y):
+        return x.clone().add_(y)
+
+    def make():
+        leaf, y = _grad_input(device)
+        return Inputs.of(torch.arange(1.0, 5.0, device=device), y, leaf=leaf)
+
+    return (detached if form == "detach" else cloned), make, "grad"
+
+
+def _requires_grad_alias(device, form: str):
+    def inplace_result(x):
+        t = x.add_(1)
+        t.requires_grad_()
+        return x * 2
+
+    def contiguous_result(x):
+        x.add_(1)
+        t = x.contiguous()
+        t.requires_grad_()
+        return x * 2
+
+    def argument_name(x):
+        x.add_(1)
+        x.requires_grad_()
+        return x * 2
+
+    fn = {
+        "inplace-result": inplace_result,
+        "contiguous-result": contiguous_result,
+        "argument-name": argument_name,
+    }[form]
+    return fn, lambda: Inputs.of(torch.arange(1.0, 5.0, device=device)), "grad"
+
+
+def _mixed_mode(device, form: str):
+    def no_grad_then_enable_grad(a):
+        a.mul_(2)
+        with torch.enable_grad():
+            a.mul_(-1)
+        return a * 1
+
+    def no_grad_then_grad(a):
+        with torch.no_grad():
+            a.mul_(2)
+        a.mul_(-1)
+        return a * 1
+
+    def make():
+        leaf, x = _grad_input(device)
+        return Inputs.of(x, leaf=leaf)
+
+    def enable_grad_only(a):
+        with torch.enable_grad():
+            a.mul_(-2)
+        return a * 1
+
+    if form == "no_grad-then-enable_grad":
+        return no_grad_then_enable_grad, make, "no_grad"
+    if form == "enable_grad-only":
+        return enable_grad_only, make, "no_grad"
+    return no_grad_then_grad, make, "grad"
+
+
+def _clone_aliased(device, form: str):
+    def f(a0, a1):
+        a1.sub_(a1)
+        return a0.clone()
+
+    def make_aliased():
+        base = torch.arange(1.0, 5.0, device=device)
+        return Inputs.of(base.unsqueeze(0), base, base=base)
+
+    def make_separate():
+        base = torch.arange(1.0, 5.0, device=device)
+        return Inputs.of(base.unsqueeze(0), torch.arange(1.0, 5.0, device=device), base=base)
+
+    return f, (make_aliased if form == "aliased" else make_separate), "grad"
+
+
+def _misrouted(device, form: str):
+    def f(x, y):
+        x.fill_(5)
+        y.add_(1)
+        return x
+
+    def make():
+        b = torch.arange(1.0, 13.0, device=device).reshape(3, 4).clone()
+        shape = (3, 4) if form == "other-shape" else (4, 3)
+        leaf = torch.arange(41.0, 53.0, device=device).reshape(shape).clone()
+        if form == "no-grad":
+            return Inputs.of(b.t(), leaf)
+        leaf.requires_grad_()
+        return Inputs.of(b.t(), leaf * 1, leaf=leaf)
+
+    return f, make, "grad"
+
+
+CASES = {
+    "zero-dim-float64": _zero_dim_float64,
+    "view-grad-mode": _view_grad_mode,
+    "grad-leaf-write": _grad_leaf_write,
+    "data-write": _data_write,
+    "detached-alias": _detached_alias,
+    "requires-grad-alias": _requires_grad_alias,
+    "mixed-mode": _mixed_mode,
+    "clone-aliased": _clone_aliased,
+    "misrouted": _misrouted,
+}
+
+
+@functools.cache
+def _run(case: str, device: str, backend: str, *params) -> Comparison:
+    """The comparison of ``case`` with ``params`` (computed once per process)."""
+    fn, make, ambient = CASES[case](device, *params)
+    return differential(fn, make, backend, ambient=ambient)
+
+
+def _expect_same(cmp: Comparison, aspect: str) -> None:
+    msg = cmp.first_difference((aspect,))
+    assert msg is None, msg
+
+
+def _val(obs, name: str) -> list:
+    return obs.snapshot[name].tolist()
+
+
+# --------------------------------------------------------------------------- 0-d float64
+
+
+ZD = dict(
+    dtype=st.sampled_from(["float32", "float64"]),
+    form=st.sampled_from(["tensor", "view"]),
+    op=st.sampled_from(["add_", "fill_"]),
+)
+
+
+@pytest.mark.claim("compile.input-mutations-match-eager")
+@given(**ZD)
+def test_zero_dim_float64_argument_mutation(device, backend, dtype, form, op):
+    """An in-place op on a 0-d argument (a tensor, or a 0-d view of a base)
+    must reach the argument and its base. Deviates (aot_eager, inductor) for
+    float64.
+
+    Kills: a compile path that drops input mutations of 0-d arguments."""
+    _expect_same(_run("zero-dim-float64", device, backend, dtype, form, op), "mutations")
+
+
+@pytest.mark.claim("compile.zero-dim-float64-mutation-dropped")
+@given(**ZD)
+def test_zero_dim_float64_mutation_dropped_pinned(device, backend, dtype, form, op):
+    """Pins today's behaviour: aot_eager/inductor drop the write for float64
+    (the argument keeps 1, the function reads 1), others apply it."""
+    c = _run("zero-dim-float64", device, backend, dtype, form, op).compiled
+    dropped = backend in COMPILED and dtype == "float64"
+    want_x = 1 if dropped else 6 if op == "add_" else 5
+    assert c.error is None, c.error
+    assert _val(c, "a0") == want_x, f"argument holds {_val(c, 'a0')}, pinned {want_x}"
+    assert _val(c, "out0") == 2 * want_x, f"returned {_val(c, 'out0')}, pinned {2 * want_x}"
+    assert c.version_bumped["a0"] is not dropped, "version counter pinned the other way"
+
+
+# --------------------------------------------------------------------------- grad mode of output views
+
+VIEW_FORMS = ["no_grad-view", "enable_grad-view", "same-mode-view"]
+
+
+@pytest.mark.claim("compile.output-autograd-metadata-matches-eager")
+@given(form=st.sampled_from(VIEW_FORMS))
+def test_output_view_made_in_another_grad_mode(device, backend, form):
+    """A view of an input made inside a no_grad (or enable_grad) block and
+    returned keeps eager's autograd metadata. Deviates (aot_eager, inductor)
+    when the block's mode differs from the caller's.
+
+    Kills: a compile path that regenerates output views with the wrong
+    autograd metadata."""
+    _expect_same(_run("view-grad-mode", device, backend, form), "metadata")
+
+
+@pytest.mark.claim("compile.output-view-grad-mode-regenerated")
+@given(form=st.sampled_from(VIEW_FORMS))
+def test_output_view_grad_mode_regenerated_pinned(device, backend, form):
+    """Pins today's behaviour: under aot_eager/inductor the view's grad_fn
+    follows the caller's grad mode, not the block's."""
+    cmp = _run("view-grad-mode", device, backend, form)
+    c, e = cmp.compiled, cmp.eager
+    out = c.outputs[0]
+    if backend in COMPILED and form != "same-mode-view":
+        caller_grad = form == "no_grad-view"
+        assert out["grad_fn_none"] is not caller_grad, f"grad_fn pinned per caller's mode: {out}"
+    else:
+        assert (out["grad_fn_none"], out["is_leaf"]) == (
+            e.outputs[0]["grad_fn_none"],
+            e.outputs[0]["is_leaf"],
+        ), f"metadata {out} differs from eager {e.outputs[0]}"
+    assert _val(c, "out0") == [2.0, 3.0, 4.0], f"values {_val(c, 'out0')}"
+
+
+# --------------------------------------------------------------------------- writes into grad leaves
+
+LEAF_FORMS = ["view-of-leaf", "leaf-aliased-by-argument", "detach-of-leaf-view", "leaf-alone"]
+
+
+@pytest.mark.claim("compile.errors-match-eager")
+@given(form=st.sampled_from(LEAF_FORMS))
+def test_inplace_on_grad_leaf_alias(device, backend, form):
+    """Writes into a leaf that requires grad that eager accepts: under
+    no_grad through a view of it, or while another argument views it, and
+    with grad enabled through x.detach() of a view of it. The compiled
+    function must accept them too. Deviates on every backend for the view
+    form (Dynamo's fake-tensor propagation), on aot_eager and inductor for
+    the aliased and detach forms.
+
+    Kills: a compile path that refuses (or mis-handles) no_grad writes into
+    leaves."""
+    _expect_same(_run("grad-leaf-write", device, backend, form), "errors")
+
+
+@pytest.mark.claim("compile.inplace-on-grad-leaf-view-fails")
+@given(form=st.sampled_from(LEAF_FORMS))
+def test_inplace_on_grad_leaf_view_fails_pinned(device, backend, form):
+    """Pins today's behaviour: the exception type and message per form."""
+    c = _run("grad-leaf-write", device, backend, form).compiled
+    if form == "view-of-leaf":
+        assert c.error is not None and c.error["name"] == "TorchRuntimeError", c.error
+        assert "INTERNAL ASSERT FAILED" in c.error["text"], c.error["first"]
+    elif form == "leaf-aliased-by-argument" and backend in COMPILED:
+        assert c.error is not None and c.error["name"] == "BackendCompilerFailed", c.error
+        assert "any_leaf=True != all_leaf=False" in c.error["text"], c.error["first"]
+    elif form == "detach-of-leaf-view" and backend in COMPILED:
+        assert c.error is not None and c.error["name"] == "RuntimeError", c.error
+        assert "a view of a leaf Variable that requires grad" in c.error["text"], c.error
+    elif form == "detach-of-leaf-view":
+        assert c.error is None, c.error
+        assert _val(c, "out0") == [[2.0], [3.0], [4.0], [5.0]], _val(c, "out0")
+    else:
+        assert c.error is None, c.error
+        assert _val(c, "out0") == [0.0, 0.0, 0.0, 0.0], _val(c, "out0")
+
+
+# --------------------------------------------------------------------------- .data writes
+
+
+@pytest.mark.claim("compile.version-bumps-match-eager")
+@given(form=st.sampled_from(["data", "detach"]))
+def test_write_through_data(device, backend, form):
+    """A write through x.data leaves x's version counter alone in eager (the
+    alias has its own counter); through x.detach() it advances it. The
+    compiled call must do the same. Deviates (aot_eager, inductor) for .data.
+
+    Kills: a compile path that loses or adds version bumps."""
+    _expect_same(_run("data-write", device, backend, form), "versions")
+
+
+@pytest.mark.claim("compile.data-write-bumps-version")
+@given(form=st.sampled_from(["data", "detach"]))
+def test_data_write_bumps_version_pinned(device, backend, form):
+    """Pins today's behaviour: aot_eager/inductor advance x's counter for a
+    write through x.data; values are eager's."""
+    c = _run("data-write", device, backend, form).compiled
+    bumped = form == "detach" or backend in COMPILED
+    assert c.version_bumped["a0"] is bumped, f"x._version advanced: {c.version_bumped['a0']}"
+    assert _val(c, "a0") == [2.0, 3.0, 4.0, 5.0], _val(c, "a0")
+    assert _val(c, "out0") == [4.0, 6.0, 8.0, 10.0], _val(c, "out0")
+
+
+# --------------------------------------------------------------------------- detached alias
+
+
+@pytest.mark.claim("compile.output-autograd-metadata-matches-eager")
+@given(form=st.sampled_from(["detach", "clone"]))
+def test_grad_write_into_detached_alias(device, backend, form):
+    """x.detach().add_(y) with y requiring grad: eager gives the result a
+    grad_fn (like x.clone().add_(y)). Deviates (aot_eager, inductor) for
+    the detached alias.
+
+    Kills: a compile path that detaches outputs."""
+    _expect_same(_run("detached-alias", device, backend, form), "metadata")
+
+
+@pytest.mark.claim("compile.detached-alias-history-dropped")
+@given(form=st.sampled_from(["detach", "clone"]))
+def test_detached_alias_history_dropped_pinned(device, backend, form):
+    """Pins today's behaviour: no grad_fn on the detached alias under
+    aot_eager/inductor; values are eager's."""
+    c = _run("detached-alias", device, backend, form).compiled
+    dropped = form == "detach" and backend in COMPILED
+    assert c.outputs[0]["grad_fn_none"] is dropped, c.outputs[0]
+    assert _val(c, "out0") == [2.0, 4.0, 6.0, 8.0], _val(c, "out0")
+
+
+# --------------------------------------------------------------------------- requires_grad_ through an alias name
+
+RG_FORMS = ["inplace-result", "contiguous-result", "argument-name"]
+
+
+@pytest.mark.claim("compile.input-mutations-match-eager")
+@given(form=st.sampled_from(RG_FORMS))
+def test_requires_grad_through_alias_name(device, backend, form):
+    """t.requires_grad_() where t is the argument x under another name (the
+    result of x.add_(1) or of x.contiguous()) makes x require grad in eager.
+    Deviates (aot_eager, inductor) for the alias names.
+
+    Kills: a compile path that loses an input's requires_grad change."""
+    _expect_same(_run("requires-grad-alias", device, backend, form), "mutations")
+
+
+@pytest.mark.claim("compile.requires-grad-through-alias-dropped")
+@given(form=st.sampled_from(RG_FORMS))
+def test_requires_grad_through_alias_dropped_pinned(device, backend, form):
+    """Pins today's behaviour: x does not require grad after the call under
+    aot_eager/inductor for the alias names; values are eager's."""
+    c = _run("requires-grad-alias", device, backend, form).compiled
+    dropped = form != "argument-name" and backend in COMPILED
+    assert c.watched["a0"]["requires_grad"] is not dropped, c.watched["a0"]
+    assert c.outputs[0]["requires_grad"] is not dropped, c.outputs[0]
+    assert _val(c, "out0") == [4.0, 6.0, 8.0, 10.0], _val(c, "out0")
+
+
+def _requires_grad_then_write(device, form: str):
+    def other_name(a0):
+        with torch.no_grad():
+            t0 = a0.clone()
+            t1 = t0.detach()
+            t1.requires_grad_()
+            t1[...] = 0
+        t0.mul_(2)
+        return t1
+
+    def same_name(a0):
+        with torch.no_grad():
+            t0 = a0.clone()
+            t1 = t0.detach()
+            t1.requires_grad_()
+        t0.mul_(2)
+        with torch.no_grad():
+            t1[...] = 0
+        return t1
+
+    def make():
+        leaf, x = _grad_input(device)
+        return Inputs.of(x, leaf=leaf)
+
+    return (other_name if form == "write-after-no-grad-write" else same_name), make, "grad"
+
+
+CASES["requires-grad-then-write"] = _requires_grad_then_write
+RGW_FORMS = ["write-after-no-grad-write", "write-then-no-grad-write"]
+
+
+@pytest.mark.claim("compile.errors-match-eager", "compile.output-autograd-metadata-matches-eager")
+@given(form=st.sampled_from(RGW_FORMS))
+def test_requires_grad_intermediate_then_written(device, backend, form):
+    """t1 = a0.clone().detach(); t1.requires_grad_() (under no_grad), then
+    writes into t1 and its alias t0: the function runs and the returned t1
+    requires grad as in eager. Deviates: inductor fails while tracing (both
+    forms); aot_eager returns t1 without requires_grad when t1 is written
+    under no_grad before the alias is written with grad enabled.
+
+    Kills: a compile path that loses requires_grad of an output."""
+    cmp = _run("requires-grad-then-write", device, backend, form)
+    for aspect in ("errors", "metadata"):
+        evidence.check(ASPECT_CLAIMS[aspect], not cmp.differences[aspect], cmp.message(aspect))
+
+
+@pytest.mark.claim("compile.requires-grad-through-alias-dropped")
+@given(form=st.sampled_from(RGW_FORMS))
+def test_requires_grad_intermediate_then_written_pinned(device, backend, form):
+    """Pins today's behaviour: inductor raises while tracing; aot_eager
+    returns t1 without requires_grad for the first form."""
+    c = _run("requires-grad-then-write", device, backend, form).compiled
+    deviates = form == "write-after-no-grad-write" and backend == "aot_eager"
+    if backend == "inductor":
+        assert c.error is not None and c.error["name"] == "TorchRuntimeError", c.error
+        assert "a leaf Variable that requires grad is being used" in c.error["text"], c.error
+        return
+    assert c.error is None, c.error
+    assert c.outputs[0]["requires_grad"] is not deviates, c.outputs[0]
+    assert _val(c, "out0") == [0.0, 0.0, 0.0, 0.0], _val(c, "out0")
+
+
+# --------------------------------------------------------------------------- mixed-mode writes
+
+MIXED_FORMS = ["no_grad-then-enable_grad", "enable_grad-only", "no_grad-block-then-grad"]
+
+
+@pytest.mark.claim("compile.gradients-match-eager")
+@given(form=st.sampled_from(MIXED_FORMS))
+def test_mixed_mode_writes_into_grad_input(device, backend, form):
+    """Writes into an input requiring grad inside an enable_grad block of a
+    function called under no_grad (alone, or after a write with grad
+    disabled), or inside no_grad then with grad (called with grad): the
+    leaf's gradient is eager's. Deviates (aot_eager, inductor) for the
+    enable_grad blocks.
+
+    Kills: a compile path that changes gradients."""
+    _expect_same(_run("mixed-mode", device, backend, form), "gradients")
+
+
+@pytest.mark.claim("compile.mixed-mode-input-mutation-gradient")
+@given(form=st.sampled_from(MIXED_FORMS))
+def test_mixed_mode_input_mutation_gradient_pinned(device, backend, form):
+    """Pins today's behaviour: the leaf's gradient differs from eager's under
+    aot_eager/inductor for the enable_grad form; values are eager's."""
+    cmp = _run("mixed-mode", device, backend, form)
+    c, e = cmp.compiled, cmp.eager
+    differs = form != "no_grad-block-then-grad" and backend in COMPILED
+    got, want = c.grad_values.get("leaf"), e.grad_values.get("leaf")
+    same = (got is None and want is None) or (
+        got is not None and want is not None and torch.equal(got, want)
+    )
+    assert same is not differs, f"leaf.grad {got} (eager {want})"
+    assert _val(c, "a0") == [-2.0, -4.0, -6.0, -8.0], _val(c, "a0")  # every form: a * -2
+
+
+# --------------------------------------------------------------------------- clone of an aliased input
+
+
+@pytest.mark.claim("compile.output-aliasing-matches-eager")
+@given(form=st.sampled_from(["aliased", "separate"]))
+def test_clone_of_aliased_written_input(device, backend, form):
+    """a0.clone() returned after a write into a1, where a0 and a1 are views
+    of one base: the clone owns new storage. Deviates (inductor) when the
+    arguments alias.
+
+    Kills: a compile path whose outputs alias inputs they should not."""
+    evidence.features(form=form)
+    _expect_same(_run("clone-aliased", device, backend, form), "aliasing")
+
+
+@pytest.mark.claim("compile.clone-of-aliased-input-aliases")
+@given(form=st.sampled_from(["aliased", "separate"]))
+def test_clone_of_aliased_input_aliases_pinned(device, backend, form):
+    """Pins today's behaviour: under inductor the 'clone' shares storage with
+    the arguments when they alias; values are eager's."""
+    c = _run("clone-aliased", device, backend, form).compiled
+    aliases = form == "aliased" and backend == "inductor"
+    assert bool(c.outputs[0]["shares"]) is aliases, c.outputs[0]["shares"]
+    want = [[0.0, 0.0, 0.0, 0.0]] if form == "aliased" else [[1.0, 2.0, 3.0, 4.0]]
+    assert _val(c, "out0") == want, _val(c, "out0")
+
+
+# --------------------------------------------------------------------------- a returned input's write misrouted
+
+MISROUTED_FORMS = ["same-shape", "other-shape", "no-grad"]
+
+
+@pytest.mark.claim("compile.input-mutations-match-eager", "compile.errors-match-eager")
+@given(form=st.sampled_from(MISROUTED_FORMS))
+def test_returned_written_input_beside_grad_input(device, backend, form):
+    """f(x, y) = {x.fill_(5); y.add_(1); return x} with y a non-leaf that
+    requires grad: both inputs hold eager's values and the call raises iff
+    eager's does. Deviates (aot_eager, inductor) when y requires grad: x's
+    new values are copied into y (same shapes) or the copy fails (other
+    shapes).
+
+    Kills: a compile path that writes an input's mutation into another input."""
+    cmp = _run("misrouted", device, backend, form)
+    evidence.check("compile.errors-match-eager", not cmp.differences["errors"],
+                   cmp.message("errors"))  # fmt: skip
+    evidence.check("compile.input-mutations-match-eager", not cmp.differences["mutations"],
+                   cmp.message("mutations"))  # fmt: skip
+
+
+@pytest.mark.claim("compile.returned-input-write-misrouted")
+@given(form=st.sampled_from(MISROUTED_FORMS))
+def test_returned_input_write_misrouted_pinned(device, backend, form):
+    """Pins today's behaviour per backend and form."""
+    c = _run("misrouted", device, backend, form).compiled
+    wrong = backend in COMPILED and form != "no-grad"
+    if wrong and form == "other-shape":
+        assert c.error is not None and "must match the size of tensor b" in c.error["text"], c.error
+        return
+    assert c.error is None, c.error
+    y = sum(_val(c, "a1"), [])
+    want = [5.0] * 12 if wrong else [42.0 + i for i in range(12)]
+    assert y == want, f"y after the call: {y}, pinned {want}"
+    assert sum(_val(c, "out0"), []) == [5.0] * 12, _val(c, "out0")

@@ -1,0 +1,1 @@
+"""Shipped release baselines: ``torch-<version>.results.json.gz`` (see :mod:`reports.baselines`)."""

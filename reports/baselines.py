@@ -1,0 +1,165 @@
+"""Published baselines: the suite's own results for every torch release.
+
+``reports/baseline_data/torch-<version>.results.json.gz`` holds one gzipped
+``results.json`` per release (CPU, ``ci`` profile), written by
+``nox -s releases`` (see the README). With them a team answers "what changes
+if I upgrade from 2.5.1 to 2.13.0?" without installing either torch::
+
+    torch-conformance compare --from 2.5.1 --to 2.13.0
+    torch-conformance run --baseline 2.5.1          # this torch vs a release
+    torch-conformance matrix --releases -o releases.html
+
+Wherever a result file is expected, a release version that has a shipped
+baseline is accepted too (:func:`resolve`).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from pathlib import Path
+
+from packaging.version import InvalidVersion, Version
+
+from reports.results import ResultsError, load_results, validate
+
+BASELINES_DIR = Path(__file__).parent / "baseline_data"
+_NAME = re.compile(r"^torch-(?P<version>[0-9][0-9A-Za-z.+_-]*)\.results\.json\.gz$")
+
+__all__ = [
+    "BASELINES_DIR",
+    "available",
+    "load_baseline",
+    "resolve",
+    "slim",
+    "save_baseline",
+    "history",
+    "changed_in",
+]
+
+
+def _key(version: str):
+    try:
+        return (0, Version(version))
+    except InvalidVersion:
+        return (1, version)
+
+
+def available(directory: Path = BASELINES_DIR) -> dict[str, Path]:
+    """``{torch version: file}`` of the shipped baselines, oldest release first."""
+    found = {}
+    for p in Path(directory).glob("torch-*.results.json.gz"):
+        m = _NAME.match(p.name)
+        if m:
+            found[m.group("version")] = p
+    return dict(sorted(found.items(), key=lambda kv: _key(kv[0])))
+
+
+def load_baseline(version: str, directory: Path = BASELINES_DIR) -> dict:
+    """The shipped baseline of torch ``version``. Raises :class:`ResultsError`
+    (one line) when there is none or it is corrupt."""
+    files = available(directory)
+    if version not in files:
+        known = ", ".join(files) or "none"
+        raise ResultsError(f"no shipped baseline for torch {version} (shipped: {known})")
+    path = files[version]
+    try:
+        doc = json.loads(gzip.decompress(path.read_bytes()).decode("utf-8"))
+    except (OSError, ValueError, EOFError) as e:
+        raise ResultsError(f"{path.name}: corrupt baseline: {e}") from None
+    return validate(doc, path.name)
+
+
+def resolve(spec: str, directory: Path = BASELINES_DIR) -> dict:
+    """A result file path, or a torch version with a shipped baseline.
+
+    Raises :class:`ResultsError` (one line) when ``spec`` is neither."""
+    p = Path(spec)
+    if p.exists():
+        return load_results(p)
+    if re.fullmatch(r"[0-9]+\.[0-9]+(\.[0-9]+)?([.+-].*)?", spec):
+        return load_baseline(spec, directory)
+    raise ResultsError(f"{spec}: no such result file, and not a torch version")
+
+
+#: Failure fields kept in a baseline (the rest - full messages, notes,
+#: snippets - belongs to the run's own report).
+_KEEP_FAILURE = ("exception", "signature", "falsifying_example", "all_signatures")
+
+
+def slim(doc: dict) -> dict:
+    """A copy of ``doc`` small enough to ship: failures keep their signature
+    and (capped) falsifying example; measurements, mutation data and
+    snippets are dropped."""
+    out = {k: v for k, v in doc.items() if k not in ("mutation", "measurements", "baseline")}
+    out["measurements"] = []
+    tests = []
+    for t in doc["tests"]:
+        t = dict(t)
+        for key in ("failure",):
+            if t.get(key):
+                f = {k: t[key][k] for k in _KEEP_FAILURE if k in t[key]}
+                if f.get("falsifying_example"):
+                    f["falsifying_example"] = f["falsifying_example"][:1500]
+                t[key] = f
+        if t.get("claim_failures"):
+            t["claim_failures"] = {
+                c: {k: f[k] for k in _KEEP_FAILURE if k in f}
+                for c, f in t["claim_failures"].items()
+            }
+        tests.append(t)
+    out["tests"] = tests
+    return out
+
+
+def save_baseline(doc: dict, directory: Path = BASELINES_DIR) -> Path:
+    """Write ``doc`` (a run's results) as the baseline of its torch version."""
+    version = doc["environment"]["torch"].split("+", 1)[0]
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"torch-{version}.results.json.gz"
+    data = json.dumps(slim(doc), sort_keys=True, separators=(",", ":"), default=str)
+    path.write_bytes(gzip.compress(data.encode("utf-8"), compresslevel=9, mtime=0))
+    return path
+
+
+def history(directory: Path = BASELINES_DIR) -> dict[str, dict[str, str]]:
+    """``{claim: {version: overall verdict}}`` over the shipped baselines
+    (the verdict strip of each claim in the report)."""
+    from reports.results import claim_verdicts, overall_verdict
+
+    out: dict[str, dict[str, str]] = {}
+    for version in available(directory):
+        try:
+            doc = load_baseline(version, directory)
+        except ResultsError:
+            continue
+        for cid, per in claim_verdicts(doc).items():
+            cells = {k: v for k, v in per.items() if not k.startswith("cuda")}
+            out.setdefault(cid, {})[version] = overall_verdict(doc, cid, cells)
+    return out
+
+
+def changed_in(
+    claim: str, device: str, new_verdict: str, base_version: str, new_version: str,
+    directory: Path = BASELINES_DIR,
+) -> str | None:  # fmt: skip
+    """The first shipped release after ``base_version`` (up to
+    ``new_version``) in which ``claim`` on ``device`` already had
+    ``new_verdict``: the release in which the behaviour changed, as far as
+    the shipped baselines tell. ``None`` when no baseline in between says."""
+    from reports.results import claim_verdicts
+
+    lo, hi = _key(base_version.split("+")[0]), _key(new_version.split("+")[0])
+    for version in available(directory):
+        if not (lo < _key(version) <= hi):
+            continue
+        try:
+            doc = load_baseline(version, directory)
+        except ResultsError:
+            continue
+        cell = claim_verdicts(doc).get(claim, {}).get(device)
+        if cell and cell["verdict"] == new_verdict:
+            return version
+    return None

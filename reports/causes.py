@@ -1,0 +1,110 @@
+"""Group failing claims by their likely cause.
+
+A test that takes its expected values through a broken primitive fails
+although its own operation is fine: under a ``detach()`` that returns zeros,
+clone, ``torch.tensor`` and ``copy_`` claims fail too. Each test declares its
+oracle primitives (``@pytest.mark.oracle``, listed in
+``conformance/oracles.toml`` with their own claims); this module groups
+
+- under a primitive, every failing claim one of whose failing tests relies on
+  that primitive, when one of the primitive's own claims failed in the same
+  run (the likely cause: "42 failures, 1 likely cause: detach");
+- on its own, every other failing claim.
+
+A claim that is itself one of a failing primitive's own claims is listed as
+the evidence of that cause, not as explained by it.
+"""
+
+from __future__ import annotations
+
+from reports.results import claim_verdicts
+
+__all__ = ["BAD", "failing_claims", "cause_groups", "cause_lines"]
+
+#: Claim verdicts that need a decision.
+BAD = ("ERROR", "FAILED", "unexpected pass")
+
+
+def failing_claims(doc: dict) -> dict[str, list[dict]]:
+    """``{claim: [failing test records]}`` over every column."""
+    out: dict[str, list[dict]] = {}
+    for cid, cells in claim_verdicts(doc).items():
+        for cell in cells.values():
+            if cell["verdict"] in BAD:
+                bad = [t for t in cell["tests"] if t.get("verdict") != "held"]
+                out.setdefault(cid, []).extend(bad or cell["tests"])
+    return out
+
+
+def cause_groups(doc: dict) -> dict:
+    """``{"groups": [{primitive, description, own_failed, explained}],
+    "standalone": [claim], "failing": n}``, groups largest first.
+
+    ``own_failed``: the primitive's own claims that failed (the evidence);
+    ``explained``: other failing claims whose failing tests rely on it.
+    A claim relying on several failing primitives is listed under each."""
+    failing = failing_claims(doc)
+    prims = doc.get("oracles") or {}
+
+    def own_claims(p: dict) -> set[str]:
+        areas = set(p.get("areas") or ())
+        return set(p["claims"]) | {
+            c for c in failing if (doc["claims"].get(c) or {}).get("area", c.split(".")[0]) in areas
+        }
+
+    candidates = {name: sorted(own_claims(p) & set(failing)) for name, p in prims.items()}
+    candidates = {k: v for k, v in candidates.items() if v}
+
+    def relied(cid: str) -> set[str]:
+        return {o for t in failing[cid] for o in t.get("oracles") or ()}
+
+    # A primitive is a root cause when one of its own failing claims does not
+    # itself rely on another broken primitive (autograd.chain-rule-values
+    # failing because its test snapshots through a broken detach() says
+    # nothing about backward()). Without any such claim, keep them all.
+    broken = {
+        name: cs
+        for name, cs in candidates.items()
+        if any(not (relied(c) & (set(candidates) - {name})) for c in cs)
+    } or candidates
+    own = {c for cs in broken.values() for c in cs}
+    groups = {
+        name: {"primitive": name, "description": prims[name].get("description", ""),
+               "own_failed": cs, "explained": []}
+        for name, cs in broken.items()
+    }  # fmt: skip
+    standalone: list[str] = []
+    for cid in sorted(failing):
+        if cid in own:
+            continue
+        causes = sorted(relied(cid) & set(broken))
+        for name in causes:
+            groups[name]["explained"].append(cid)
+        if not causes:
+            standalone.append(cid)
+    ordered = sorted(
+        groups.values(),
+        key=lambda g: (-(len(g["explained"]) + len(g["own_failed"])), g["primitive"]),
+    )
+    return {"groups": ordered, "standalone": standalone, "failing": len(failing)}
+
+
+def cause_lines(doc: dict) -> list[str]:
+    """Plain-text summary lines (terminal, logs)."""
+    cg = cause_groups(doc)
+    if not cg["failing"]:
+        return []
+    n_causes = len(cg["groups"]) + len(cg["standalone"])
+    lines = [
+        f"{cg['failing']} failing claim(s), {n_causes} likely cause(s)"
+        + (f": {len(cg['groups'])} broken oracle primitive(s), "
+           f"{len(cg['standalone'])} on their own" if cg["groups"] else "")
+    ]  # fmt: skip
+    for g in cg["groups"]:
+        lines.append(
+            f"  cause: {g['primitive']} - its own claims {', '.join(g['own_failed'])} FAILED; "
+            f"{len(g['explained'])} other failing claim(s) rely on it: " + ", ".join(g["explained"])
+        )
+    for cid in cg["standalone"]:
+        lines.append(f"  on its own: {cid}")
+    return lines

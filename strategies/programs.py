@@ -1,0 +1,1014 @@
+"""Generated programs for the compile tier: small functions over aliased inputs.
+
+A :class:`Program` is a frozen description of a short Python function and of
+the inputs it is called with:
+
+- *bases* (:class:`Base`): small tensors with exact integer values
+  (``arange`` + an offset), float32/float64/int64, each either plain, a leaf
+  that requires grad, or a non-leaf that requires grad (``leaf * 1``, so the
+  function may mutate it and gradients still reach the leaf);
+- *arguments* (:class:`Arg`): a base, a chain of views of a base (slices
+  with offsets and steps, ``select``, ``transpose``, ``unsqueeze``,
+  ``expand``), or the very object another argument is. Two arguments may
+  therefore be views of one base, overlapping or not, or be the same tensor;
+- *steps* (:class:`Step`): views of inputs and intermediates, ``detach()``,
+  ``.data``, ``clone()``, ``contiguous()``, ``to(dtype)`` (the input itself
+  when the dtype is unchanged), ``reshape(-1)`` (a view or a copy), exact
+  arithmetic (``+``, ``-``, ``* 2``, negation), in-place ops on inputs and
+  on views of inputs (``add_``, ``sub_``, ``mul_``, ``copy_``, ``zero_``,
+  ``fill_``, ``x[i] = v``), ``requires_grad_()``; each step runs in the
+  function's grad mode, inside a ``torch.no_grad()`` block, or inside a
+  ``torch.enable_grad()`` block;
+- *returns*: inputs, views of them, intermediates (possibly the same tensor
+  twice), and ``t.requires_grad`` / ``t.is_leaf`` read inside the function;
+- *ambient*: the grad mode the function is called under.
+
+Programs are **valid by construction**: :func:`programs` draws each step,
+runs it eagerly on a scratch copy of the inputs and keeps it only if eager
+accepts it; in-place ops never write into internally overlapping
+(expanded) memory nor read a tensor that partially overlaps the one they
+write (both undefined or refused in eager). Values stay small integers, so
+every float result is exact and eager and compiled runs can be compared bit
+for bit.
+
+``repr(program)`` is runnable Python rebuilding the description (given
+``import torch`` and ``from strategies.programs import Arg, Base, Program,
+Step``); :meth:`Program.source` renders the program as a script a reviewer
+can paste: ``make_inputs()``, the function ``f`` and the call.
+:meth:`Program.function` compiles ``f`` from that source (a fresh code
+object per call, so Dynamo's per-code caches are never shared), and
+:meth:`Program.inputs` builds a fresh :class:`conformance.compile_oracle.Inputs`.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import linecache
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import torch
+from hypothesis import strategies as st
+
+__all__ = [
+    "Base",
+    "Arg",
+    "Step",
+    "Program",
+    "programs",
+    "STEP_KINDS",
+    "VIEW_KINDS",
+    "MODES",
+    "IN_PLACE",
+]
+
+#: View sub-ops: ``("slice", dim, start, step)``, ``("select", dim, index)``,
+#: ``("transpose", d0, d1)``, ``("unsqueeze", dim)``, ``("expand", n)``
+#: (a new leading dimension of size ``n`` with stride 0).
+VIEW_KINDS: tuple[str, ...] = ("slice", "select", "transpose", "unsqueeze", "expand")
+#: In-place step kinds.
+IN_PLACE: tuple[str, ...] = ("add_", "sub_", "mul_", "copy_", "zero_", "fill_", "setitem")
+#: Every step kind.
+STEP_KINDS: tuple[str, ...] = (
+    "view", "detach", "data", "clone", "contiguous", "to", "reshape",
+    "add", "sub", "scale", "neg", "requires_grad_",
+) + IN_PLACE  # fmt: skip
+#: Grad-mode blocks a step can run in.
+MODES: tuple[str, ...] = ("inherit", "no_grad", "enable_grad")
+DTYPES: tuple[torch.dtype, ...] = (torch.float32, torch.float64, torch.int64)
+_DTYPE_NAMES = {torch.float32: "float32", torch.float64: "float64", torch.int64: "int64"}
+
+
+# --------------------------------------------------------------------------- records
+
+
+@dataclass(frozen=True)
+class Base:
+    """A base tensor: ``arange(start, start + numel).reshape(shape).clone()``
+    in ``dtype`` (a tensor owning its storage, not a view). ``grad``: ``"none"``, ``"leaf"`` (the base is a leaf that
+    requires grad) or ``"nonleaf"`` (the base is ``leaf * 1`` for a hidden
+    leaf that requires grad)."""
+
+    shape: tuple[int, ...]
+    dtype: torch.dtype = torch.float32
+    grad: str = "none"
+    start: int = 1
+
+    def __repr__(self) -> str:
+        parts = [repr(self.shape)]
+        if self.dtype != torch.float32:
+            parts.append(f"torch.{_DTYPE_NAMES[self.dtype]}")
+        if self.grad != "none":
+            parts.append(f"grad={self.grad!r}")
+        if self.start != 1:
+            parts.append(f"start={self.start}")
+        return f"Base({', '.join(parts)})"
+
+
+@dataclass(frozen=True)
+class Arg:
+    """An argument: base ``base`` viewed through ``views`` (applied left to
+    right), or - when ``same_as`` is set - the very object argument
+    ``same_as`` is."""
+
+    base: int = 0
+    views: tuple[tuple, ...] = ()
+    same_as: int | None = None
+
+    def __repr__(self) -> str:
+        if self.same_as is not None:
+            return f"Arg(same_as={self.same_as})"
+        parts = [repr(self.base)]
+        if self.views:
+            parts.append(repr(self.views))
+        return f"Arg({', '.join(parts)})"
+
+
+@dataclass(frozen=True)
+class Step:
+    """One statement of the function. ``kind`` is one of :data:`STEP_KINDS`;
+    ``args`` name earlier values (``a0``.. arguments, ``t0``.. results);
+    ``params`` depend on the kind (a view tuple, a dtype, a scalar);
+    ``mode`` is the grad-mode block it runs in (:data:`MODES`)."""
+
+    kind: str
+    args: tuple[str, ...]
+    params: tuple = ()
+    mode: str = "inherit"
+
+    def __repr__(self) -> str:
+        parts = [repr(self.kind), repr(self.args)]
+        if self.params:
+            parts.append(_params_repr(self.params))
+        if self.mode != "inherit":
+            parts.append(f"mode={self.mode!r}")
+        return f"Step({', '.join(parts)})"
+
+    @property
+    def binds(self) -> bool:
+        """True when the step binds a new name (every kind but ``setitem``)."""
+        return self.kind != "setitem"
+
+
+def _params_repr(params: tuple) -> str:
+    def one(p):
+        if isinstance(p, torch.dtype):
+            return f"torch.{_DTYPE_NAMES[p]}"
+        if isinstance(p, tuple):
+            inner = ", ".join(one(q) for q in p)
+            return f"({inner},)" if len(p) == 1 else f"({inner})"
+        return repr(p)
+
+    return one(tuple(params))
+
+
+@dataclass(frozen=True)
+class Program:
+    """A generated function and its inputs (see the module docstring)."""
+
+    bases: tuple[Base, ...]
+    args: tuple[Arg, ...]
+    steps: tuple[Step, ...]
+    returns: tuple[str, ...]
+    ambient: str = "grad"
+    _cache: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
+
+    def __repr__(self) -> str:
+        parts = [
+            f"bases={_tuple(self.bases)}",
+            f"args={_tuple(self.args)}",
+            f"steps={_tuple(self.steps)}",
+            f"returns={self.returns!r}",
+        ]
+        if self.ambient != "grad":
+            parts.append(f"ambient={self.ambient!r}")
+        return f"Program({', '.join(parts)})"
+
+    # ------------------------------------------------------------------ names
+
+    @property
+    def arg_names(self) -> list[str]:
+        return [f"a{i}" for i in range(len(self.args))]
+
+    def step_names(self) -> list[str | None]:
+        """The name each step binds (``None`` for ``setitem``)."""
+        out: list[str | None] = []
+        k = 0
+        for s in self.steps:
+            if s.binds:
+                out.append(f"t{k}")
+                k += 1
+            else:
+                out.append(None)
+        return out
+
+    # ------------------------------------------------------------------ rendering
+
+    def inputs_source(self) -> str:
+        """``def make_inputs(device="cpu"):`` returning the argument tuple."""
+        lines = ['def make_inputs(device="cpu"):']
+        for i, b in enumerate(self.bases):
+            numel = math.prod(b.shape)
+            expr = (
+                f"torch.arange({b.start}, {b.start + numel}, dtype=torch.{_DTYPE_NAMES[b.dtype]}, "
+                f"device=device).reshape({b.shape!r}).clone()"
+            )
+            if b.grad == "leaf":
+                lines.append(f"    b{i} = {expr}.requires_grad_()")
+            elif b.grad == "nonleaf":
+                lines.append(f"    l{i} = {expr}.requires_grad_()")
+                lines.append(f"    b{i} = l{i} * 1")
+            else:
+                lines.append(f"    b{i} = {expr}")
+        for i, a in enumerate(self.args):
+            if a.same_as is not None:
+                lines.append(f"    a{i} = a{a.same_as}")
+            else:
+                lines.append(f"    a{i} = {_view_expr(f'b{a.base}', a.views)}")
+        names = ", ".join(self.arg_names)
+        lines.append(f"    return ({names},)" if len(self.args) == 1 else f"    return ({names})")
+        return "\n".join(lines)
+
+    def function_source(self) -> str:
+        """``def f(a0, ...):`` - the function under test."""
+        lines = [f"def f({', '.join(self.arg_names)}):"]
+        names = self.step_names()
+        block: str | None = None
+        for step, name in zip(self.steps, names, strict=True):
+            if step.mode != block:
+                block = step.mode
+            stmt = _statement(step, name)
+            if step.mode == "inherit":
+                lines.append(f"    {stmt}")
+            else:
+                ctx = "torch.no_grad()" if step.mode == "no_grad" else "torch.enable_grad()"
+                if not (lines[-1].startswith("        ") and _last_ctx(lines) == ctx):
+                    lines.append(f"    with {ctx}:")
+                lines.append(f"        {stmt}")
+        ret = ", ".join(self.returns)
+        lines.append(f"    return {ret}," if len(self.returns) == 1 else f"    return {ret}")
+        return "\n".join(lines)
+
+    def source(self) -> str:
+        """A runnable script: imports, ``make_inputs``, ``f`` and the call."""
+        call = "f(*make_inputs())"
+        if self.ambient == "no_grad":
+            call_lines = ["with torch.no_grad():", f"    out = {call}"]
+        else:
+            call_lines = [f"out = {call}"]
+        return "\n".join(
+            [
+                "import torch",
+                "",
+                self.inputs_source(),
+                "",
+                self.function_source(),
+                "",
+                "# compare: torch.compile(f, backend=..., fullgraph=False)(*make_inputs())",
+                *call_lines,
+            ]
+        )
+
+    # ------------------------------------------------------------------ execution
+
+    def function(self):
+        """The function ``f``, compiled from :meth:`function_source` (a new
+        code object on every call; the source is registered with
+        ``linecache`` so tracebacks and Dynamo show it)."""
+        src = self.function_source()
+        filename = f"<program {abs(hash(src)) & 0xFFFFFFFF:08x}>"
+        linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+        scope: dict = {"torch": torch}
+        exec(compile(src, filename, "exec"), scope)  # noqa: S102 - our own generated source
+        return scope["f"]
+
+    def make_inputs(self, device: str | torch.device = "cpu"):
+        """A fresh :class:`conformance.compile_oracle.Inputs` (the tensors
+        ``make_inputs`` in :meth:`source` builds): the arguments, watched as
+        ``a0``.., plus the bases ``b0``.. and the hidden leaves ``l0``.."""
+        return _inputs(self, device)
+
+    def inputs(self, device: str | torch.device = "cpu"):
+        """:meth:`make_inputs` as a zero-argument factory (for the oracle)."""
+        return lambda: _inputs(self, device)
+
+    # ------------------------------------------------------------------ features
+
+    def features(self) -> dict:
+        """Region features of the program (see :mod:`conformance.evidence`)."""
+        kinds = {s.kind for s in self.steps}
+        aliased = _aliased_args(self)
+        return {
+            "aliased_inputs": bool(aliased),
+            "duplicate_input": any(a.same_as is not None for a in self.args),
+            "mutates_input": any(
+                s.kind in IN_PLACE and s.args and s.args[0] in self.arg_names for s in self.steps
+            ),
+            "inplace": bool(kinds & set(IN_PLACE)),
+            "no_grad_block": any(s.mode == "no_grad" for s in self.steps),
+            "requires_grad_input": any(b.grad != "none" for b in self.bases),
+            "ambient": self.ambient,
+            "step_kinds": frozenset(kinds),
+        }
+
+
+def _tuple(items: Sequence) -> str:
+    inner = ", ".join(repr(x) for x in items)
+    return f"({inner},)" if len(items) == 1 else f"({inner})"
+
+
+def _last_ctx(lines: list[str]) -> str | None:
+    for line in reversed(lines):
+        if line.startswith("    with "):
+            return line.strip()[5:-1]
+        if not line.startswith("        "):
+            return None
+    return None
+
+
+def _view_expr(name: str, views: tuple) -> str:
+    expr = name
+    for v in views:
+        expr = _one_view(expr, v)
+    return expr
+
+
+def _one_view(expr: str, v: tuple) -> str:
+    kind = v[0]
+    if kind == "slice":
+        _, dim, start, step = v
+        return (
+            f"{expr}[{':, ' * dim}{start or ''}::{step}]"
+            if step != 1
+            else (f"{expr}[{':, ' * dim}{start or ''}:]")
+        )
+    if kind == "select":
+        return f"{expr}.select({v[1]}, {v[2]})"
+    if kind == "transpose":
+        return f"{expr}.transpose({v[1]}, {v[2]})"
+    if kind == "unsqueeze":
+        return f"{expr}.unsqueeze({v[1]})"
+    if kind == "expand":
+        return f"{expr}.expand({', '.join([str(v[1])] + ['-1'] * v[2])})"
+    raise ValueError(f"unknown view {v!r}")
+
+
+def apply_view(t: torch.Tensor, v: tuple) -> torch.Tensor:
+    """Apply one view sub-op (the code :func:`_one_view` prints)."""
+    kind = v[0]
+    if kind == "slice":
+        _, dim, start, step = v
+        return t[(slice(None),) * dim + (slice(start, None, step),)]
+    if kind == "select":
+        return t.select(v[1], v[2])
+    if kind == "transpose":
+        return t.transpose(v[1], v[2])
+    if kind == "unsqueeze":
+        return t.unsqueeze(v[1])
+    if kind == "expand":
+        return t.expand(v[1], *([-1] * v[2]))
+    raise ValueError(f"unknown view {v!r}")
+
+
+def _scalar(x) -> str:
+    return repr(x)
+
+
+def _statement(step: Step, name: str | None) -> str:
+    k, a, p = step.kind, step.args, step.params
+    x = a[0] if a else None
+    if k == "view":
+        rhs = _one_view(x, p)
+    elif k == "detach":
+        rhs = f"{x}.detach()"
+    elif k == "data":
+        rhs = f"{x}.data"
+    elif k == "clone":
+        rhs = f"{x}.clone()"
+    elif k == "contiguous":
+        rhs = f"{x}.contiguous()"
+    elif k == "to":
+        rhs = f"{x}.to(torch.{_DTYPE_NAMES[p[0]]})"
+    elif k == "reshape":
+        rhs = f"{x}.reshape(-1)"
+    elif k == "add":
+        rhs = f"{x} + {a[1]}"
+    elif k == "sub":
+        rhs = f"{x} - {a[1]}"
+    elif k == "scale":
+        rhs = f"{x} * {_scalar(p[0])}"
+    elif k == "neg":
+        rhs = f"-{x}"
+    elif k == "requires_grad_":
+        rhs = f"{x}.requires_grad_()"
+    elif k in ("add_", "sub_", "copy_"):
+        other = a[1] if len(a) > 1 else _scalar(p[0])
+        rhs = f"{x}.{k}({other})"
+    elif k == "mul_":
+        rhs = f"{x}.mul_({_scalar(p[0])})"
+    elif k == "zero_":
+        rhs = f"{x}.zero_()"
+    elif k == "fill_":
+        rhs = f"{x}.fill_({_scalar(p[0])})"
+    elif k == "setitem":
+        index = _index_text(p[0])
+        value = a[1] if len(a) > 1 else _scalar(p[1])
+        return f"{x}[{index}] = {value}"
+    else:
+        raise ValueError(f"unknown step kind {k!r}")
+    return f"{name} = {rhs}"
+
+
+def _index_text(index: tuple) -> str:
+    """``("slice", start, stop)`` -> ``1:3``; ``("int", i)`` -> ``i``;
+    ``("ellipsis",)`` -> ``...``."""
+    if index[0] == "slice":
+        return f"{index[1] or ''}:{'' if index[2] is None else index[2]}"
+    if index[0] == "int":
+        return str(index[1])
+    return "..."
+
+
+def _index_value(index: tuple):
+    if index[0] == "slice":
+        return slice(index[1], index[2])
+    if index[0] == "int":
+        return index[1]
+    return Ellipsis
+
+
+def run_step(step: Step, env: dict[str, torch.Tensor]) -> torch.Tensor | None:
+    """Execute ``step`` eagerly on ``env`` (the code :func:`_statement` prints);
+    returns the bound value (``None`` for ``setitem``)."""
+    ctx = {
+        "inherit": contextlib.nullcontext(),
+        "no_grad": torch.no_grad(),
+        "enable_grad": torch.enable_grad(),
+    }[step.mode]
+    with ctx:
+        return _execute(step, env)
+
+
+def _execute(step: Step, env: dict) -> torch.Tensor | None:
+    k, a, p = step.kind, step.args, step.params
+    x = env[a[0]] if a else None
+    y = env[a[1]] if len(a) > 1 else None
+    if k == "view":
+        return apply_view(x, p)
+    if k == "detach":
+        return x.detach()
+    if k == "data":
+        return x.data
+    if k == "clone":
+        return x.clone()
+    if k == "contiguous":
+        return x.contiguous()
+    if k == "to":
+        return x.to(p[0])
+    if k == "reshape":
+        return x.reshape(-1)
+    if k == "add":
+        return x + y
+    if k == "sub":
+        return x - y
+    if k == "scale":
+        return x * p[0]
+    if k == "neg":
+        return -x
+    if k == "requires_grad_":
+        return x.requires_grad_()
+    if k in ("add_", "sub_", "copy_"):
+        return getattr(x, k)(y if y is not None else p[0])
+    if k == "mul_":
+        return x.mul_(p[0])
+    if k == "zero_":
+        return x.zero_()
+    if k == "fill_":
+        return x.fill_(p[0])
+    if k == "setitem":
+        x[_index_value(p[0])] = y if y is not None else p[1]
+        return None
+    raise ValueError(f"unknown step kind {k!r}")
+
+
+def _inputs(program: Program, device="cpu"):
+    """Build the inputs of ``program`` (the same tensors ``make_inputs`` builds)."""
+    from conformance.compile_oracle import Inputs
+
+    watched: dict[str, torch.Tensor] = {}
+    bases = []
+    for i, b in enumerate(program.bases):
+        numel = math.prod(b.shape)
+        t = torch.arange(b.start, b.start + numel, dtype=b.dtype, device=device)
+        t = t.reshape(b.shape).clone()  # not a view: the base owns its storage
+        if b.grad == "leaf":
+            t = t.requires_grad_()
+        elif b.grad == "nonleaf":
+            leaf = t.requires_grad_()
+            watched[f"l{i}"] = leaf
+            t = leaf * 1
+        bases.append(t)
+        watched[f"b{i}"] = t
+    args: list[torch.Tensor] = []
+    for a in program.args:
+        if a.same_as is not None:
+            args.append(args[a.same_as])
+            continue
+        t = bases[a.base]
+        for v in a.views:
+            t = apply_view(t, v)
+        args.append(t)
+    arg_watch = {f"a{i}": t for i, t in enumerate(args)}
+    return Inputs(args=tuple(args), watched={**arg_watch, **watched})
+
+
+# --------------------------------------------------------------------------- static helpers
+
+
+def _footprint(t: torch.Tensor) -> frozenset[int]:
+    """The storage element indices ``t`` covers."""
+    idx = torch.full((), t.storage_offset(), dtype=torch.int64)
+    for size, stride in zip(t.shape, t.stride(), strict=True):
+        idx = idx.unsqueeze(-1) + torch.arange(size) * stride
+    return frozenset(idx.reshape(-1).tolist())
+
+
+def _same_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+
+
+def _overlapping_self(t: torch.Tensor) -> bool:
+    return len(_footprint(t)) < t.numel()
+
+
+def _storage(t: torch.Tensor) -> int:
+    return t.untyped_storage().data_ptr()
+
+
+def _distinct(tensors: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+    out: list[torch.Tensor] = []
+    for t in tensors:
+        if not any(t is o for o in out):
+            out.append(t)
+    return out
+
+
+def _autograd_readable(t: torch.Tensor) -> None:
+    """Read ``t``'s autograd metadata: raises for a view made under
+    ``no_grad`` whose base was then modified in place with grad enabled
+    (eager refuses such a view lazily, on its first ``grad_fn`` read)."""
+    _ = t.grad_fn, t.is_leaf
+
+
+def _no_grad_view(t: torch.Tensor) -> bool:
+    """A view taken with grad disabled of a tensor that requires grad."""
+    return t._is_view() and t.grad_fn is None and t._base.requires_grad
+
+
+#: Where the strategy steers clear of a known compile bug, and the claim
+#: whose own test checks it there (see :class:`_Scratch`).
+STEERING: dict[str, str] = {
+    "zero-dim-float64-argument": "compile.zero-dim-float64-mutation-dropped",
+    "write-into-view-of-grad-leaf": "compile.inplace-on-grad-leaf-view-fails",
+    "write-into-aliased-grad-argument": "compile.inplace-on-grad-leaf-view-fails",
+    "grad-write-into-detached-alias": "compile.detached-alias-history-dropped",
+    "write-through-data": "compile.data-write-bumps-version",
+    "requires-grad-through-alias-name": "compile.requires-grad-through-alias-dropped",
+    "write-after-requires-grad-through-other-name": "compile.requires-grad-through-alias-dropped",
+    "reads-no-grad-view": "compile.output-view-grad-mode-regenerated",
+    "view-output-made-in-other-mode": "compile.output-view-grad-mode-regenerated",
+    "enable-grad-write-into-grad-argument": "compile.mixed-mode-input-mutation-gradient",
+    "view-of-aliased-written-argument": "compile.issue-198095-view-of-aliased-input",
+    "copy-of-aliased-written-argument": "compile.clone-of-aliased-input-aliases",
+    "written-argument-returned-beside-grad-argument": "compile.returned-input-write-misrouted",
+    "same-object-returned-twice": "compile.output-identity-matches-eager",
+}
+#: Step kinds that may return a copy of their operand.
+_COPIES = frozenset({"clone", "contiguous", "to", "reshape"})
+
+
+class _Scratch:
+    """The program being drawn, executed eagerly on scratch inputs, with the
+    provenance the strategy needs to keep it valid and to steer clear of the
+    compile bugs the tier checks with claims of their own (:data:`STEERING`):
+
+    - in-place writes into a view of a leaf that requires grad (also through
+      its ``detach()``), or into storage two distinct arguments share while
+      one requires grad;
+    - a write, through another name, into the storage of a tensor that
+      ``requires_grad_()`` was called on;
+    - a write with an operand that requires grad into a ``detach()`` alias
+      of an argument;
+    - a write reaching an argument's memory without advancing its version
+      counter (through ``.data``);
+    - ``requires_grad_()`` through another name of an argument;
+    - reading a view taken under ``no_grad`` of a tensor that requires grad;
+    - writes into storage of an argument that requires grad inside an
+      ``enable_grad`` block (the function being called under ``no_grad``);
+    - returning a tensor that shares storage with an argument when it (or a
+      view it was taken from) was made under a grad mode other than the
+      call's, or when two distinct arguments share that storage and the
+      program wrote into it (pytorch/pytorch#198095), or a copy
+      (``clone``, ``contiguous``, ``to``, ``reshape``) of such storage
+      (inductor returns an alias of the input);
+    - returning an argument the program wrote into when it also wrote into
+      another argument and one of them requires grad (the write is copied
+      back into the wrong argument);
+    - returning one tensor object twice.
+    """
+
+    def __init__(self, partial: Program):
+        self.partial = partial
+        self.steps: list[Step] = []
+        self.refused: collections.Counter = collections.Counter()
+        self.rebuild()
+
+    def rebuild(self) -> None:
+        grad = self.partial.ambient == "grad"
+        self.env = {f"a{i}": t for i, t in enumerate(_inputs(self.partial).args)}
+        self.fresh = _inputs(self.partial).args
+        self.modes: dict[str, frozenset] = {n: frozenset({grad}) for n in self.env}
+        self.write_modes: dict[int, set] = {}
+        self.copy_of: dict[str, int] = {}
+        self.grad_enabled: dict[int, list[torch.Tensor]] = {}
+        steps, self.steps = self.steps, []
+        for step in steps:
+            assert self.run(step), f"replay of an accepted step failed: {step!r}"
+
+    @property
+    def args(self) -> list[torch.Tensor]:
+        return [self.env[n] for n in self.partial.arg_names]
+
+    def _refuse(self, why: str) -> bool:
+        self.refused[why] += 1
+        return False
+
+    def admissible(self, step: Step) -> bool:
+        env, args = self.env, self.args
+        if any(_no_grad_view(env[a]) for a in step.args):
+            return self._refuse("reads-no-grad-view")
+        x = env[step.args[0]]
+        if step.kind == "requires_grad_":
+            if step.args[0] not in self.partial.arg_names and any(
+                _storage(x) == _storage(a) for a in args
+            ):
+                return self._refuse("requires-grad-through-alias-name")
+            return True
+        if step.kind not in IN_PLACE:
+            return True
+        if x._is_view() and x._base.is_leaf and x._base.requires_grad:
+            return self._refuse("write-into-view-of-grad-leaf")
+        grad_leaves = {
+            _storage(a)
+            for a in args
+            if (a.is_leaf and a.requires_grad)
+            or (a._is_view() and a._base.is_leaf and a._base.requires_grad)
+        }
+        if _storage(x) in grad_leaves and not any(x is a and a.is_leaf for a in args):
+            return self._refuse("write-into-view-of-grad-leaf")  # e.g. through x.detach()
+        if _storage(x) in self.grad_enabled and not any(
+            x is t for t in self.grad_enabled[_storage(x)]
+        ):
+            return self._refuse("write-after-requires-grad-through-other-name")
+        shared = _distinct([a for a in args if _storage(a) == _storage(x)])
+        if len(shared) > 1 and any(a.requires_grad for a in shared):
+            return self._refuse("write-into-aliased-grad-argument")
+        y = env[step.args[1]] if len(step.args) > 1 else None
+        if (
+            y is not None
+            and y.requires_grad
+            and not x.requires_grad
+            and not x._is_view()
+            and shared
+            and not any(x is a for a in args)
+        ):
+            return self._refuse("grad-write-into-detached-alias")
+        if step.mode == "enable_grad" and any(a.requires_grad for a in shared):
+            return self._refuse("enable-grad-write-into-grad-argument")
+        return True
+
+    def run(self, step: Step) -> bool:
+        """Execute ``step``; False (and the scratch state rebuilt) when eager
+        refuses it or it would write through ``.data``."""
+        env = self.env
+        args = self.args
+        versions = [a._version for a in args]
+        try:
+            with _ambient(self.partial.ambient):
+                value = run_step(step, env)
+                if value is not None:
+                    _autograd_readable(value)
+                for t in env.values():
+                    _autograd_readable(t)
+        except Exception:  # noqa: BLE001 - eager refuses it: not a valid step
+            self.rebuild()
+            return False
+        if step.kind == "requires_grad_":
+            x = env[step.args[0]]
+            self.grad_enabled.setdefault(_storage(x), []).append(x)
+        if step.kind in IN_PLACE:
+            x = env[step.args[0]]
+            hidden = [
+                a for a, v in zip(args, versions, strict=True)
+                if _storage(a) == _storage(x) and a._version == v
+            ]  # fmt: skip
+            if hidden:
+                self.rebuild()
+                return self._refuse("write-through-data")
+            grad = _effective_grad(step, self.partial.ambient)
+            self.write_modes.setdefault(_storage(x), set()).add(grad)
+        if step.binds:
+            name = f"t{sum(s.binds for s in self.steps)}"
+            env[name] = value
+            grad = _effective_grad(step, self.partial.ambient)
+            src = self.modes.get(step.args[0], frozenset()) if step.args else frozenset()
+            aliasing = step.kind in ("view", "detach", "data", "contiguous", "to", "reshape")
+            self.modes[name] = (
+                (src | {grad}) if (aliasing or step.kind in IN_PLACE) else frozenset({grad})
+            )
+            if step.kind in _COPIES:
+                self.copy_of[name] = _storage(env[step.args[0]])
+        self.steps.append(step)
+        return True
+
+    def unsafe_returns(self) -> set[str]:
+        args = self.args
+        ambient = self.partial.ambient == "grad"
+        groups: dict[int, list[torch.Tensor]] = {}
+        for a in args:
+            groups.setdefault(_storage(a), [])
+            if not any(a is g for g in groups[_storage(a)]):
+                groups[_storage(a)].append(a)
+        written = {
+            _storage(a)
+            for a, f in zip(args, self.fresh, strict=True)
+            if a._version != f._version or not torch.equal(a.detach(), f.detach())
+        }
+        risky = {k for k, g in groups.items() if len(g) > 1 and k in written}
+        written_args = [a for a in args if _storage(a) in written]
+        mixed_up = len(written) > 1 and any(a.requires_grad for a in written_args)
+        out = set()
+        for name, t in self.env.items():
+            if mixed_up and any(t is a for a in written_args):
+                self.refused["written-argument-returned-beside-grad-argument"] += 1
+                out.add(name)
+            elif _storage(t) in risky:
+                self.refused["view-of-aliased-written-argument"] += 1
+                out.add(name)
+            elif self.copy_of.get(name) in risky:
+                self.refused["copy-of-aliased-written-argument"] += 1
+                out.add(name)
+            elif _no_grad_view(t):
+                self.refused["reads-no-grad-view"] += 1
+                out.add(name)
+            elif _storage(t) in groups and self.modes.get(name, frozenset()) - {ambient}:
+                self.refused["view-output-made-in-other-mode"] += 1
+                out.add(name)
+        return out
+
+
+def _effective_grad(step: Step, ambient: str) -> bool:
+    if step.mode == "no_grad":
+        return False
+    if step.mode == "enable_grad":
+        return True
+    return ambient == "grad"
+
+
+def _aliased_args(program: Program) -> bool:
+    seen: dict[int, int] = {}
+    for a in program.args:
+        if a.same_as is not None:
+            return True
+        seen[a.base] = seen.get(a.base, 0) + 1
+    return any(n > 1 for n in seen.values())
+
+
+# --------------------------------------------------------------------------- strategy
+
+_SHAPES = [
+    (4,), (6,), (3,), (2, 3), (3, 4), (4, 2), (2, 2, 3), (3, 1), (1, 4), (2, 3, 2),
+]  # fmt: skip
+
+
+@st.composite
+def _bases(draw, n: int) -> tuple[Base, ...]:
+    out = []
+    start = 1
+    for _ in range(n):
+        shape = draw(st.sampled_from(_SHAPES))
+        dtype = draw(st.sampled_from((torch.float32, torch.float32, torch.float64, torch.int64)))
+        grad = "none"
+        if dtype.is_floating_point:
+            grad = draw(st.sampled_from(("none", "none", "leaf", "nonleaf", "nonleaf")))
+        out.append(Base(shape, dtype, grad, start))
+        start += math.prod(shape) + 10
+    return tuple(out)
+
+
+def _draw_view(draw, shape: tuple[int, ...], *, allow_expand: bool = True) -> tuple | None:
+    ndim = len(shape)
+    kinds = ["slice", "unsqueeze"]
+    if ndim >= 1:
+        kinds.append("select")
+    if ndim >= 2:
+        kinds.append("transpose")
+    if allow_expand and ndim >= 1:
+        kinds.append("expand")
+    kind = draw(st.sampled_from(kinds))
+    if kind == "slice":
+        if ndim == 0:
+            return None
+        dim = draw(st.integers(0, ndim - 1))
+        if shape[dim] == 0:
+            return None
+        start = draw(st.integers(0, max(0, shape[dim] - 1)))
+        step = draw(st.sampled_from((1, 1, 2)))
+        return ("slice", dim, start, step)
+    if kind == "select":
+        dim = draw(st.integers(0, ndim - 1))
+        if shape[dim] == 0:
+            return None
+        return ("select", dim, draw(st.integers(0, shape[dim] - 1)))
+    if kind == "transpose":
+        d0 = draw(st.integers(0, ndim - 2))
+        return ("transpose", d0, draw(st.integers(d0 + 1, ndim - 1)))
+    if kind == "unsqueeze":
+        return ("unsqueeze", draw(st.integers(0, ndim)))
+    return ("expand", 2, ndim)
+
+
+def _broadcasts_to(src: tuple[int, ...], dst: tuple[int, ...]) -> bool:
+    try:
+        return tuple(torch.broadcast_shapes(src, dst)) == tuple(dst)
+    except RuntimeError:
+        return False
+
+
+def _writable_with(x: torch.Tensor, y: torch.Tensor) -> bool:
+    """A binary in-place op ``x.op_(y)`` is well defined: ``y`` either does
+    not share memory with ``x`` or reads exactly the elements ``x`` writes,
+    in the same order."""
+    if not _same_storage(x, y):
+        return True
+    if (x.storage_offset(), tuple(x.shape), x.stride()) == (
+        y.storage_offset(),
+        tuple(y.shape),
+        y.stride(),
+    ):
+        return True
+    return not (_footprint(x) & _footprint(y))
+
+
+@st.composite
+def _step(draw, env: dict[str, torch.Tensor], ambient: str) -> Step | None:
+    names = list(env)
+    kind = draw(
+        st.sampled_from(
+            (
+                "view", "view", "view", "detach", "data", "clone", "contiguous", "to", "reshape",
+                "add", "sub", "scale", "neg", "requires_grad_",
+                "add_", "add_", "sub_", "mul_", "mul_", "copy_", "copy_", "zero_", "fill_",
+                "setitem", "setitem",
+            )
+        )
+    )  # fmt: skip
+    modes = ["inherit", "inherit", "no_grad"]
+    if ambient == "no_grad":
+        modes.append("enable_grad")
+    mode = draw(st.sampled_from(modes))
+    x_name = draw(st.sampled_from(names))
+    x = env[x_name]
+    if kind == "view":
+        v = _draw_view(draw, tuple(x.shape))
+        return None if v is None else Step("view", (x_name,), v, mode)
+    if kind == "to":
+        return Step("to", (x_name,), (draw(st.sampled_from(DTYPES)),), mode)
+    if kind == "scale":
+        return Step("scale", (x_name,), (draw(st.sampled_from((2, -1, 0.5))),), mode)
+    if kind in ("add", "sub"):
+        y_name = draw(st.sampled_from(names))
+        return Step(kind, (x_name, y_name), (), mode)
+    if kind in ("detach", "data", "clone", "contiguous", "reshape", "neg", "requires_grad_"):
+        return Step(kind, (x_name,), (), mode)
+    # in-place
+    if _overlapping_self(x):
+        return None
+    if kind in ("add_", "sub_", "copy_"):
+        if kind == "add_" and draw(st.booleans()):
+            return Step("add_", (x_name,), (draw(st.sampled_from((1, 3, -2))),), mode)
+        y_name = draw(st.sampled_from(names))
+        y = env[y_name]
+        if not _broadcasts_to(tuple(y.shape), tuple(x.shape)) or not _writable_with(x, y):
+            return None
+        if kind != "copy_" and y.dtype != x.dtype:
+            return None
+        return Step(kind, (x_name, y_name), (), mode)
+    if kind == "mul_":
+        return Step("mul_", (x_name,), (draw(st.sampled_from((2, -1))),), mode)
+    if kind == "zero_":
+        return Step("zero_", (x_name,), (), mode)
+    if kind == "fill_":
+        return Step("fill_", (x_name,), (draw(st.sampled_from((5, -3))),), mode)
+    # setitem
+    if x.dim() == 0:
+        index: tuple = ("ellipsis",)
+    else:
+        n = x.shape[0]
+        index = draw(
+            st.sampled_from(
+                [("ellipsis",), ("int", 0), ("int", n - 1), ("slice", 1 if n > 1 else 0, None),
+                 ("slice", 0, None)]
+            )
+        )  # fmt: skip
+    if draw(st.booleans()):
+        return Step("setitem", (x_name,), (index, draw(st.sampled_from((0, 7)))), mode)
+    y_name = draw(st.sampled_from(names))
+    y = env[y_name]
+    target = x[_index_value(index)]
+    if not _broadcasts_to(tuple(y.shape), tuple(target.shape)) or not _writable_with(target, y):
+        return None
+    return Step("setitem", (x_name, y_name), (index,), mode)
+
+
+def _ambient(ambient: str):
+    return torch.no_grad() if ambient == "no_grad" else contextlib.nullcontext()
+
+
+@st.composite
+def programs(
+    draw,
+    *,
+    max_args: int = 3,
+    max_steps: int = 6,
+    max_returns: int = 3,
+    aliasing: bool = True,
+) -> Program:
+    """Draw a :class:`Program` (see the module docstring).
+
+    ``max_args``/``max_steps``/``max_returns`` bound its size; ``aliasing``
+    allows arguments that alias each other (views of one base, one object
+    passed twice). Every program has at least one step and one return.
+    """
+    n_args = draw(st.integers(1, max_args))
+    n_bases = draw(st.integers(1, n_args)) if aliasing else n_args
+    bases = draw(_bases(n_bases))
+    args: list[Arg] = []
+    for i in range(n_args):
+        if aliasing and i > 0 and draw(st.integers(0, 9)) == 0:
+            args.append(Arg(same_as=draw(st.integers(0, i - 1))))
+            continue
+        base = draw(st.integers(0, n_bases - 1)) if aliasing else i
+        probe = torch.empty(bases[base].shape, device="meta")
+        views: list[tuple] = []
+        for _ in range(draw(st.integers(0, 2))):
+            v = _draw_view(draw, tuple(probe.shape), allow_expand=draw(st.integers(0, 4)) == 0)
+            if v is None:
+                continue
+            if bases[base].dtype == torch.float64 and apply_view(probe, v).dim() == 0:
+                continue  # STEERING["zero-dim-float64-argument"]
+            views.append(v)
+            probe = apply_view(probe, v)
+        args.append(Arg(base, tuple(views)))
+    # Keep only the bases some argument uses.
+    used = sorted({a.base for a in args if a.same_as is None})
+    bases = tuple(bases[i] for i in used)
+    remap = {old: new for new, old in enumerate(used)}
+    args = [a if a.same_as is not None else Arg(remap[a.base], a.views) for a in args]
+    ambient = draw(st.sampled_from(("grad", "grad", "grad", "no_grad")))
+    scratch = _Scratch(Program(bases, tuple(args), (), ("a0",), ambient))
+    n_steps = draw(st.integers(1, max_steps))
+    for _ in range(4 * max_steps):
+        if len(scratch.steps) >= n_steps:
+            break
+        try:
+            with _ambient(ambient):
+                step = draw(_step(scratch.env, ambient))
+        except RuntimeError:  # eager refuses to read a tensor while drawing
+            step = None
+        if step is not None and scratch.admissible(step):
+            scratch.run(step)
+    if not scratch.steps:
+        scratch.run(Step("scale", ("a0",), (2,)))
+    env = scratch.env
+    unsafe = scratch.unsafe_returns()
+    names = [n for n in env if n not in unsafe]
+    if not names:  # return fresh arithmetic (a copy could alias, see STEERING)
+        scratch.run(Step("scale", (next(iter(env)),), (2,)))
+        names = [list(env)[-1]]
+    returns: list[str] = []
+    chosen: list[torch.Tensor] = []
+    for _ in range(draw(st.integers(1, max_returns))):
+        flag = draw(st.sampled_from(("", "", "", "", "", "", ".requires_grad", ".is_leaf")))
+        pool = names if not flag else list(env)
+        name = draw(st.sampled_from(pool[::-1] + pool[-1:] * 2))
+        if not flag:
+            if any(env[name] is c for c in chosen):
+                continue  # STEERING["same-object-returned-twice"]
+            chosen.append(env[name])
+        returns.append(name + flag)
+    if not returns:
+        returns.append(names[-1])
+    return Program(bases, tuple(args), tuple(scratch.steps), tuple(returns), ambient)

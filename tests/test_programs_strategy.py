@@ -1,0 +1,154 @@
+"""The program strategy of the compile tier (strategies/programs.py) makes what
+it claims: valid programs (eager runs them), every step kind, grad-mode
+block and aliasing form of the inputs, runnable reprs and scripts, fresh
+inputs per call - and none of the program shapes it promises to steer clear
+of (``STEERING``: each is a claim of its own)."""
+
+from __future__ import annotations
+
+import collections
+import functools
+import linecache
+
+import torch
+from hypothesis import HealthCheck, given, settings
+
+from strategies.programs import (
+    IN_PLACE,
+    MODES,
+    STEERING,
+    STEP_KINDS,
+    Arg,
+    Base,
+    Program,
+    Step,
+    _Scratch,
+    programs,
+)
+
+N = 300
+
+
+@functools.cache
+def _programs() -> tuple[Program, ...]:
+    seen: list[Program] = []
+
+    @settings(
+        max_examples=N,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(programs())
+    def collect(p):
+        seen.append(p)
+
+    collect()
+    return tuple(seen)
+
+
+def _storage(t):
+    return t.untyped_storage().data_ptr()
+
+
+def test_every_step_kind_and_mode_occurs():
+    kinds = collections.Counter(s.kind for p in _programs() for s in p.steps)
+    missing = [k for k in STEP_KINDS if kinds[k] == 0]
+    assert not missing, f"step kinds never drawn: {missing} ({dict(kinds)})"
+    modes = collections.Counter(s.mode for p in _programs() for s in p.steps)
+    assert all(modes[m] for m in MODES), modes
+    assert {p.ambient for p in _programs()} == {"grad", "no_grad"}
+
+
+def test_inputs_alias_in_every_way():
+    ps = _programs()
+    feats = collections.Counter(k for p in ps for k, v in p.features().items() if v is True)
+    for f in ("aliased_inputs", "duplicate_input", "mutates_input", "requires_grad_input"):
+        assert feats[f] >= 10, (f, feats)
+    views = collections.Counter(v[0] for p in ps for a in p.args for v in a.views)
+    assert all(views[k] for k in ("slice", "select", "transpose", "unsqueeze", "expand")), views
+    grads = collections.Counter(b.grad for p in ps for b in p.bases)
+    assert all(grads[g] for g in ("none", "leaf", "nonleaf")), grads
+    # an in-place op on a view argument, and a program returning an argument
+    assert any(
+        s.kind in IN_PLACE and p.args[int(s.args[0][1:])].views
+        for p in ps
+        for s in p.steps
+        if s.args and s.args[0].startswith("a") and p.args[int(s.args[0][1:])].same_as is None
+    )
+    assert any(r in p.arg_names for p in ps for r in p.returns)
+    assert any(r.endswith((".requires_grad", ".is_leaf")) for p in ps for r in p.returns)
+
+
+def test_programs_run_eagerly_and_inputs_are_fresh():
+    for p in _programs()[:150]:
+        fn = p.function()
+        one, two = p.inputs()(), p.inputs()()
+        assert all(a is not b for a, b in zip(one.args, two.args, strict=True))
+        ctx = torch.no_grad() if p.ambient == "no_grad" else torch.enable_grad()
+        with ctx:
+            fn(*one.args)  # valid by construction: eager accepts it
+        assert p.function().__code__ is not fn.__code__, "a fresh code object per call"
+
+
+def test_reprs_and_scripts_are_runnable():
+    for p in _programs()[:100]:
+        again = eval(repr(p), {"torch": torch, "Program": Program, "Base": Base, "Arg": Arg,
+                               "Step": Step})  # fmt: skip
+        assert again == p
+        scope: dict = {}
+        exec(compile(p.source(), "<program script>", "exec"), scope)
+        assert "out" in scope
+    fn = _programs()[0].function()
+    filename = fn.__code__.co_filename
+    assert linecache.getlines(filename), "the source is registered for tracebacks"
+
+
+def test_no_program_enters_a_steered_region():
+    """Replays each program on scratch inputs: every step passes the
+    steering (and eager), and no return is one the steering forbids."""
+    reasons = collections.Counter()
+    for p in _programs():
+        s = _Scratch(Program(p.bases, p.args, (), ("a0",), p.ambient))
+        for step in p.steps:
+            assert s.admissible(step), (step, p)
+            assert s.run(step), (step, p)
+        unsafe = s.unsafe_returns()
+        plain = [r for r in p.returns if "." not in r]
+        assert not set(plain) & unsafe, (plain, unsafe, p)
+        objects = [s.env[r] for r in plain]
+        assert len({id(o) for o in objects}) == len(objects), "one object returned twice"
+        for a in s.args:
+            assert not (a.dim() == 0 and a.dtype == torch.float64), "0-d float64 argument"
+        reasons.update(s.refused)
+    assert set(STEERING.values()) <= _registered(), "every steering reason names a claim"
+
+
+def _registered() -> set[str]:
+    from conformance.registry import default_registry
+
+    return set(default_registry().claims)
+
+
+def test_steering_refuses_the_known_bug_shapes():
+    """Each steering rule, on the smallest program that needs it."""
+    leaf_base = Program((Base((4,), grad="leaf"),), (Arg(0, (("slice", 0, 1, 1),)),), (), ("a0",))
+    s = _Scratch(leaf_base)
+    assert not s.admissible(Step("mul_", ("a0",), (2,), mode="no_grad"))
+    assert s.refused["write-into-view-of-grad-leaf"] == 1
+
+    plain = Program((Base((4,)),), (Arg(0),), (), ("a0",))
+    s = _Scratch(plain)
+    assert s.run(Step("data", ("a0",)))
+    assert not s.run(Step("add_", ("t0",), (1,)))
+    assert s.refused["write-through-data"] == 1
+    assert s.run(Step("add_", ("a0",), (1,)))
+    assert not s.admissible(Step("requires_grad_", ("t1",)))  # t1 is a0 by another name
+
+    aliased = Program((Base((4,)),), (Arg(0), Arg(0, (("unsqueeze", 0),))), (), ("a0",))
+    s = _Scratch(aliased)
+    assert s.run(Step("sub_", ("a0", "a0")))
+    assert s.run(Step("clone", ("a1",)))
+    assert s.run(Step("view", ("a1",), ("select", 0, 0)))
+    assert {"a0", "a1", "t1", "t2"} <= s.unsafe_returns()
