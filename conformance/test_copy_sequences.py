@@ -77,6 +77,15 @@ from conformance.model.values import storage_dtype
 DOCS_ONLY = ("sequences.clone-non-dense-contiguous", "sequences.detach-is-view")
 MACHINE_CLAIMS = tuple(c for c in CLAIM_IDS if c not in DOCS_ONLY)
 
+#: The claims about the history an operation records. A tensor whose
+#: requires_grad, grad_fn or is_leaf differs from the model's after a step that
+#: cites one of them fails that claim first: a failure is attributed to every
+#: claim its step cites, but a re-run with failed claims muted ends a program
+#: at a step whose *first* claim is muted - so an unrecorded copy_ into a view
+#: (first claim sequences.copy-in-place, muted after an earlier copy_ failure)
+#: would never fail sequences.inplace-records-history.
+HISTORY_CLAIMS = ("sequences.inplace-records-history", "sequences.no-grad-untracked")
+
 MAX_TENSORS = 16  # live tensor objects per program (keeps every step cheap)
 MAX_ARRAYS = 8
 #: Focus rules may exceed MAX_TENSORS by this many tensors they make.
@@ -1395,7 +1404,10 @@ class CopySequences(RuleBasedStateMachine):
             return
         pinned = m.pinned_counters()
         self._probe_index = (getattr(self, "_probe_index", -1) + 1) % len(live)
-        for t, r in {live[-1][0].id: live[-1], live[self._probe_index][0].id: live[self._probe_index]}.values():
+        for t, r in {
+            live[-1][0].id: live[-1],
+            live[self._probe_index][0].id: live[self._probe_index],
+        }.values():
             c = t.counter
             if c.id in pinned:
                 continue  # a tensor saved for backward at this version: leave it
@@ -1414,6 +1426,7 @@ class CopySequences(RuleBasedStateMachine):
         m = self.model
         ptr_of: dict[tuple, int] = {}
         key_of: dict[int, tuple] = {}
+        history = next((c for c in HISTORY_CLAIMS if c in self.claims), None)
         for t in m.tensors:
             r = self.real[t.id]
             n = f"t{t.id}"
@@ -1443,11 +1456,12 @@ class CopySequences(RuleBasedStateMachine):
                         self._fail(f"{n} addresses memory other than the model's shared buffer")
             rg = m.requires_grad(t)
             if r.requires_grad != rg:
-                self._fail(f"{n}.requires_grad is {r.requires_grad}; the model says {rg}")
+                self._fail(f"{n}.requires_grad is {r.requires_grad}; the model says {rg}", history)
             names = m.grad_fn_names(t)
             if (r.grad_fn is None) != (not names):
                 self._fail(
-                    f"{n}.grad_fn is {r.grad_fn}; the model says {'set' if names else 'None'}"
+                    f"{n}.grad_fn is {r.grad_fn}; the model says {'set' if names else 'None'}",
+                    history,
                 )
             if names:
                 actual = type(r.grad_fn).__name__
@@ -1458,7 +1472,7 @@ class CopySequences(RuleBasedStateMachine):
                     )
                 self.checked.add("sequences.grad-fn-type")
             if r.is_leaf != m.is_leaf(t):
-                self._fail(f"{n}.is_leaf is {r.is_leaf}; the model says {m.is_leaf(t)}")
+                self._fail(f"{n}.is_leaf is {r.is_leaf}; the model says {m.is_leaf(t)}", history)
             if r._is_view() != m.is_view(t):
                 self._fail(f"{n}._is_view() is {r._is_view()}; the model says {m.is_view(t)}")
             base = self.real[t.base.id] if t.base is not None else None

@@ -91,7 +91,11 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         name="seq-copy-into-view-loses-graph",
         description="copy_ runs without autograd (no graph, no leaf check) when the destination is a view",
-        claims=("sequences.leaf-inplace-raises", "sequences.copy-in-place"),
+        claims=(
+            "sequences.leaf-inplace-raises",
+            "sequences.copy-in-place",
+            "sequences.inplace-records-history",
+        ),
         region="destinations that are views",
         family="autograd",
         source="""
