@@ -38,7 +38,7 @@ from functools import cache
 import numpy as np
 import pytest
 import torch
-from hypothesis import HealthCheck, given, reject, settings
+from hypothesis import HealthCheck, example, given, reject, settings
 from hypothesis import strategies as st
 from hypothesis.errors import Unsatisfiable
 from hypothesis.stateful import (
@@ -481,9 +481,21 @@ class CopySequences(RuleBasedStateMachine):
     # operation meets each kind of input in many programs of every run.
 
     def _probe(self, spec: Fresh, layout: str, op: str, mode: str, choice: int, other):
-        t = self._fresh(spec)
-        if not isinstance(t, TensorModel):
+        t = self._laid_out(spec, layout)
+        if t is None:
             return multiple()
+        out = self._apply(t, op, mode, choice, other)
+        return out if isinstance(out, TensorModel) and out is not t else multiple()
+
+    def _laid_out(self, spec: Fresh, layout: str) -> TensorModel | None:
+        """A fresh tensor of ``spec``, or a view of it in ``layout`` (None
+        when either step raised alike on both sides)."""
+        t = self._fresh(spec)
+        return self._view_in(t, layout) if isinstance(t, TensorModel) else None
+
+    def _view_in(self, t: TensorModel, layout: str) -> TensorModel | None:
+        """``t`` itself (``contiguous``) or a view of it in ``layout`` (a
+        fresh (3, 4) tensor's for ``non-dense``)."""
         if layout == "transposed" and t.ndim >= 2:
             t = self.transpose(t, 0, t.ndim - 1)
         elif layout == "stepped" and t.ndim:
@@ -494,10 +506,7 @@ class CopySequences(RuleBasedStateMachine):
             t = self.select(t, 0, 0) if t.ndim and t.shape[0] else t
         elif layout == "non-dense":
             t = self._make_non_dense(t)
-        if not isinstance(t, TensorModel):
-            return multiple()
-        out = self._apply(t, op, mode, choice, other)
-        return out if isinstance(out, TensorModel) and out is not t else multiple()
+        return t if isinstance(t, TensorModel) else None
 
     def _apply(self, t: TensorModel, op: str, mode: str, choice: int, other):
         """Run ``op`` on ``t`` (the probes' operations)."""
@@ -1868,3 +1877,231 @@ def test_asarray_copy_false_of_ndarray_shares(device, spec, via_numpy):
     assert got.data_ptr() == expected, (
         "asarray(ndarray, copy=False) does not share the array's memory"
     )
+
+
+# --------------------------------------------------------------------------
+# One operation on every kind of input
+# --------------------------------------------------------------------------
+# The machine's programs meet each (operation, dtype, layout, mode) only by
+# chance: with the ci profile's 100 programs some combinations are never
+# drawn (a torch.tensor of an integral tensor, an as_tensor of a one-element
+# one, an add_ of a float16 one). The tests below run one operation of a
+# claim on a fresh tensor (or a view of it) of every dtype, layout and mode,
+# through the machine - the model predicts, torch runs, and the whole state
+# is compared as after any step (bit for bit) - so each claim's operations
+# meet each kind of input in every run.
+
+#: Layouts of the operand (see :meth:`CopySequences._view_in`).
+_LAYOUTS = st.sampled_from(
+    ["contiguous", "contiguous", "transposed", "stepped", "expanded", "element", "non-dense"]
+)
+#: Views a write can go through (a 0-d or 1-d tensor may stay itself).
+_VIEW_LAYOUTS = st.sampled_from(["transposed", "stepped", "element", "non-dense"])
+
+
+def _operand(device: str, spec: Fresh, layout: str) -> tuple[CopySequences, TensorModel]:
+    """A machine holding ``spec`` in ``layout`` (checked against the model)."""
+    machine = CopySequences(device)
+    t = machine._laid_out(spec, layout)
+    assert t is not None, f"test bug: {spec!r} in layout {layout!r} raised"
+    machine.agrees_with_model()
+    return machine, t
+
+
+@pytest.mark.claim("sequences.tensor-copies")
+@pytest.mark.oracle("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
+@given(spec=fresh_specs(inference=True), layout=_LAYOUTS)
+@example(spec=Fresh("int32", (2,), (1, -2)), layout="contiguous")
+def test_tensor_of_every_dtype_copies(device, spec, layout):
+    """``torch.tensor(t)`` of a tensor of every dtype and layout is a new
+    leaf in new memory holding t's values (as the model predicts).
+
+    Kills: a torch.tensor that aliases (or keeps the history of) some dtypes."""
+    machine, t = _operand(device, spec, layout)
+    machine.tensor_of(t)
+    machine.agrees_with_model()
+
+
+@pytest.mark.claim("sequences.as-tensor")
+@pytest.mark.oracle("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
+@given(spec=fresh_specs(inference=True), layout=_LAYOUTS, dtype=st.sampled_from(DTYPES))
+@example(spec=Fresh("float32", (1,), (1.5,)), layout="contiguous", dtype="float64")
+def test_as_tensor_of_every_dtype(device, spec, layout, dtype):
+    """``torch.as_tensor(t, dtype=d)`` of a tensor of every dtype, size
+    (one-element ones included) and layout: t itself for t's dtype, else a
+    copy converted to ``d`` (as the model predicts).
+
+    Kills: an as_tensor that ignores the requested dtype for some inputs."""
+    machine, t = _operand(device, spec, layout)
+    machine.convert_as_tensor(t, dtype)
+    machine.agrees_with_model()
+
+
+@pytest.mark.claim("sequences.asarray")
+@pytest.mark.oracle("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
+@given(
+    spec=fresh_specs(inference=True),
+    layout=_LAYOUTS,
+    copy=st.sampled_from([None, False, True]),
+    dtype=st.one_of(st.none(), st.sampled_from(DTYPES)),
+)
+@example(spec=Fresh("int32", (2,), (1, -2)), layout="contiguous", copy=True, dtype=None)
+def test_asarray_of_every_dtype(device, spec, layout, copy, dtype):
+    """``torch.asarray(t, dtype=d, copy=c)`` of a tensor of every dtype and
+    layout, for every ``copy`` (as the model predicts: t itself, a copy, or
+    an error).
+
+    Kills: an asarray that aliases when told to copy for some dtypes."""
+    machine, t = _operand(device, spec, layout)
+    machine.convert_asarray(t, copy, dtype)
+    machine.agrees_with_model()
+
+
+@pytest.mark.claim("sequences.asarray-ndarray-shares")
+@pytest.mark.oracle("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
+@given(
+    spec=fresh_specs(arrays=True).filter(lambda s: s.shape and 0 not in s.shape),
+    via_numpy=st.booleans(),
+    layout=st.sampled_from([None, "T", "flip"]),
+    copy=st.sampled_from([None, False]),
+)
+@example(
+    spec=Fresh("float64", (2, 3), (0.5,) * 6), via_numpy=False, layout=None, copy=None
+)  # fmt: skip
+def test_asarray_of_ndarray_shares(device, spec, via_numpy, layout, copy):
+    """``torch.asarray(a)`` and ``torch.asarray(a, copy=False)`` of an
+    ndarray of 1 or more dimensions (fresh or ``t.numpy()``, C-ordered,
+    transposed or flipped) share a's memory, or raise for copy=False where
+    torch cannot (as the model predicts; 0-d ndarrays are the recorded
+    deviation of :func:`test_asarray_copy_false_of_ndarray_shares`).
+
+    Kills: an asarray that copies ndarrays of some ranks or layouts."""
+    if device != "cpu":
+        pytest.skip("NumPy interop is CPU-only")
+    machine = CopySequences(device)
+    if via_numpy:
+        a = machine.numpy(t=machine.init_tensor(spec))
+    else:
+        a = machine.make_array(spec=spec)
+    if layout == "T":
+        a = machine.np_transpose(a)
+    elif layout == "flip":
+        a = machine.np_flip(a)
+    machine.agrees_with_model()
+    machine.from_array(a, "asarray" if copy is None else "asarray-no-copy")
+    machine.agrees_with_model()
+
+
+@pytest.mark.claim("sequences.write-overlap-raises")
+@pytest.mark.oracle("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
+@given(
+    spec=fresh_specs(inference=True),
+    op=st.sampled_from(["add_", "mul_", "copy_", "setitem", "fill_", "zero_"]),
+    mode=MODES,
+    choice=st.integers(0, 15),
+)
+@example(spec=Fresh("float32", (1, 3), (0.5,) * 3), op="add_", mode="grad", choice=1)
+def test_write_to_expanded_tensor(device, spec, op, mode, choice):
+    """A write to ``t.expand(2, ...)`` (a stride-0 dimension of size 2) of
+    a tensor of every dtype, in every mode: add_, mul_, copy_ and index
+    assignment raise, changing nothing; fill_ and zero_ write (as the model
+    predicts).
+
+    Kills: an in-place op that skips (or half-does) a write it must refuse."""
+    machine, t = _operand(device, spec, "expanded")
+    machine._apply(t, op, mode, choice, None)
+    machine.agrees_with_model()
+
+
+def _each_dtype(**kwargs):
+    """Explicit examples: one per dtype, a contiguous (3,) tensor of small
+    exact values (see :func:`_simple_values`) with ``kwargs`` - so every dtype
+    is met whatever the derandomized draws are (a dtype is drawn about seven
+    times in a hundred examples, some of them holding only Inf or NaN, which
+    arithmetic keeps)."""
+
+    def add(test):
+        for d in DTYPES:
+            test = example(spec=Fresh(d, (3,), _simple_values(d, 3)), **kwargs)(test)
+        return test
+
+    return add
+
+
+@pytest.mark.claim("sequences.inplace-arithmetic")
+@pytest.mark.oracle("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
+@pytest.mark.parametrize("op", ["add_", "mul_", "fill_", "zero_"])
+@given(
+    spec=fresh_specs(inference=True), layout=_LAYOUTS, value=st.sampled_from(SCALARS), mode=MODES
+)
+@_each_dtype(layout="contiguous", value=2, mode="grad")
+@_each_dtype(layout="stepped", value=-1.5, mode="no_grad")
+def test_inplace_arithmetic_every_dtype(device, op, spec, layout, value, mode):
+    """``op`` with a Python scalar on a tensor of every dtype (each one also
+    in explicit examples), layout and mode: computed in the tensor's dtype,
+    bit for bit, or refused (as the model predicts).
+
+    Kills: an in-place op that computes wrongly for one dtype."""
+    machine, t = _operand(device, spec, layout)
+    machine.inplace(t, op, value, mode)
+    machine.agrees_with_model()
+
+
+@pytest.mark.claim("sequences.no-grad-untracked")
+@pytest.mark.oracle("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
+@given(
+    spec=fresh_specs(requires_grad=True),
+    layout=_LAYOUTS,
+    op=st.sampled_from(
+        ["clone", "copy_", "copy_element_", "fill_", "add_", "mul_", "zero_", "setitem"]
+    ),
+    choice=st.integers(0, 15),
+)
+@example(spec=Fresh("float32", (2,), (0.5, 1.0), True), layout="contiguous", op="clone", choice=0)
+def test_no_grad_ops_on_tensor_requiring_grad(device, spec, layout, op, choice):
+    """Under ``no_grad``, copies and in-place writes of a tensor that
+    requires grad (a leaf or a view of one) record nothing and run no leaf
+    check, while writes still bump version counters (as the model predicts).
+
+    Kills: an operation that records history under no_grad."""
+    machine, t = _operand(device, spec, layout)
+    machine._apply(t, op, "no_grad", choice, None)
+    machine.agrees_with_model()
+
+
+@pytest.mark.claim("sequences.inplace-records-history")
+@pytest.mark.oracle("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
+@given(
+    spec=fresh_specs(),
+    non_leaf=st.booleans(),
+    layout=_VIEW_LAYOUTS,
+    src=fresh_specs(requires_grad=True),
+    op=st.sampled_from(["copy_", "copy_element_", "copy_element_", "add_", "mul_", "fill_"]),
+)
+@example(
+    spec=Fresh("float32", (3,), (0.0,) * 3), non_leaf=False, layout="stepped",
+    src=Fresh("float32", (2,), (1.0, 1.0), True), op="copy_",
+)  # fmt: skip
+def test_grad_mode_write_into_view(device, spec, non_leaf, layout, src, op):
+    """In grad mode, a write into a view - of a leaf, or of a non-leaf
+    ``t * t`` when ``non_leaf`` and t requires grad - from a source that
+    requires grad (copy_) or of a scalar: the view's root base gets the new
+    history and requires grad, the view's grad_fn is rebuilt from it; a view
+    of a leaf that requires grad refuses the write (as the model predicts).
+
+    Kills: a write into a view that records nothing (or skips the leaf check)."""
+    machine = CopySequences(device)
+    t = machine._fresh(spec)
+    if non_leaf and machine.model.requires_grad(t):
+        t = machine.square(t)
+    dst = machine._view_in(t, layout)
+    s = machine._fresh(src)
+    assert dst is not None and isinstance(s, TensorModel), "test bug: the operands raised"
+    machine.agrees_with_model()
+    if op == "copy_":
+        machine.copy_(dst, s, "grad")
+    elif op == "copy_element_":
+        machine.copy_element_(dst, s, "grad")
+    else:
+        machine.inplace(dst, op, 2, "grad")
+    machine.agrees_with_model()
