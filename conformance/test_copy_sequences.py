@@ -1,5 +1,5 @@
 """Sequences of copy operations checked against the executable reference model
-(claims in ``claims/sequences.toml``, model in ``conformance/model.py``).
+(claims in ``claims/sequences.toml``, model in ``conformance/model/``).
 
 :class:`CopySequences` is a Hypothesis ``RuleBasedStateMachine`` that drives
 real torch and :class:`conformance.model.Model` side by side: one rule per
@@ -38,7 +38,7 @@ from functools import cache
 import numpy as np
 import pytest
 import torch
-from hypothesis import HealthCheck, given, reject, settings
+from hypothesis import HealthCheck, example, given, reject, settings
 from hypothesis import strategies as st
 from hypothesis.errors import Unsatisfiable
 from hypothesis.stateful import (
@@ -58,20 +58,38 @@ from conformance.model import (
     CLAIM_IDS,
     DIFFERENTIABLE,
     DTYPES,
+    MSG,
+    UNSIGNED,
     ArrayModel,
     Model,
     Raises,
     TensorModel,
+    bf16_bits,  # noqa: F401 - the printed programs use it
+    contiguous_strides,
+    infer_dense_strides,
     is_contiguous,
     is_non_overlapping_and_dense,
+    storage_values,
 )
+from conformance.model.values import storage_dtype
 
 #: Claims the machine checks (the documented-but-deviating ones have their own tests).
 DOCS_ONLY = ("sequences.clone-non-dense-contiguous", "sequences.detach-is-view")
 MACHINE_CLAIMS = tuple(c for c in CLAIM_IDS if c not in DOCS_ONLY)
 
+#: The claims about the history an operation records. A tensor whose
+#: requires_grad, grad_fn or is_leaf differs from the model's after a step that
+#: cites one of them fails that claim first: a failure is attributed to every
+#: claim its step cites, but a re-run with failed claims muted ends a program
+#: at a step whose *first* claim is muted - so an unrecorded copy_ into a view
+#: (first claim sequences.copy-in-place, muted after an earlier copy_ failure)
+#: would never fail sequences.inplace-records-history.
+HISTORY_CLAIMS = ("sequences.inplace-records-history", "sequences.no-grad-untracked")
+
 MAX_TENSORS = 16  # live tensor objects per program (keeps every step cheap)
-MAX_ARRAYS = 4
+MAX_ARRAYS = 8
+#: Focus rules may exceed MAX_TENSORS by this many tensors they make.
+FOCUS_EXTRA = 4
 MAX_NUMEL = 12
 
 FORMATS = {
@@ -89,7 +107,9 @@ SHAPES_BY_NDIM = {
     n: [s for s in itertools.product(range(1, 4), repeat=n) if math.prod(s) <= MAX_NUMEL]
     for n in range(5)
 }
-shapes = st.sampled_from([0, 1, 2, 2, 3, 3, 3, 4]).flatmap(
+#: Zero-size shapes (one or more dims of size 0), drawn one time in nine.
+SHAPES_BY_NDIM["zero-size"] = [(0,), (0, 2), (3, 0), (2, 0, 3), (1, 0, 2, 2)]
+shapes = st.sampled_from([0, 1, 2, 2, 3, 3, 3, 4, "zero-size"]).flatmap(
     lambda n: st.sampled_from(SHAPES_BY_NDIM[n])
 )
 #: Special values (exact in float32, float64 and each complex64 part) that
@@ -109,15 +129,43 @@ _SPECIAL_HALVES = {
     -5: -_F32.max,
     5: _F32.max,
 }
-_halves = st.integers(-8, 8).map(lambda k: _SPECIAL_HALVES.get(k, k / 2))
-_INT64 = torch.iinfo(torch.int64)
+
+
+def _halves_of(dtype: torch.dtype):
+    """Halves in [-4, 4] and the special values of ``dtype`` (its smallest
+    subnormal and largest finite value; exact in it)."""
+    info = torch.finfo(dtype)
+    special = dict(_SPECIAL_HALVES)
+    special[6] = info.smallest_normal * info.eps  # the smallest subnormal
+    special[5], special[-5] = info.max, -info.max
+    return st.integers(-8, 8).map(lambda k: special.get(k, k / 2))
+
+
+def _integers_of(dtype: str):
+    """Small integers and the extremes of ``dtype``."""
+    info = torch.iinfo(getattr(torch, dtype))
+    low = max(info.min, -4)
+    return st.integers(low - 1, 5).map(
+        lambda k: info.min if k == low - 1 else info.max if k == 5 else k
+    )
+
+
+_halves = _halves_of(torch.float32)
 ELEMENTS = {
+    "bool": st.booleans(),
+    **{d: _integers_of(d) for d in ("int8", "int16", "int32", "int64")},
+    **{d: _integers_of(d) for d in ("uint8", "uint16", "uint32", "uint64")},
+    "float16": _halves_of(torch.float16),
+    "bfloat16": _halves_of(torch.bfloat16),
     "float32": _halves,
     "float64": _halves,
     "complex64": st.builds(complex, _halves, _halves),
-    "int64": st.integers(-4, 4).map(lambda k: {-4: _INT64.min, 4: _INT64.max}.get(k, k)),
-    "bool": st.booleans(),
+    "complex128": st.builds(complex, _halves, _halves),
 }
+#: bool and the integral dtypes.
+NON_DIFFERENTIABLE = tuple(d for d in DTYPES if d not in DIFFERENTIABLE)
+#: dtypes NumPy has (arrays are drawn from these).
+NUMPY_DTYPES = tuple(d for d in DTYPES if d != "bfloat16")
 
 
 def _values_repr(values) -> str:
@@ -130,40 +178,74 @@ def _values_repr(values) -> str:
 
 @dataclass(frozen=True)
 class Fresh:
-    """A fresh tensor or array: ``np.array(values, dtype).reshape(shape)``."""
+    """A fresh tensor or array: ``np.array(values, dtype).reshape(shape)``
+    (bfloat16: built from its bits), made inside inference_mode when
+    ``inference``."""
 
     dtype: str
     shape: tuple[int, ...]
     values: tuple
     requires_grad: bool = False
+    inference: bool = False
 
     def __repr__(self) -> str:
         return (
             f"Fresh(dtype={self.dtype!r}, shape={self.shape!r}, values={_values_repr(self.values)}, "
-            f"requires_grad={self.requires_grad!r})"
+            f"requires_grad={self.requires_grad!r}, inference={self.inference!r})"
         )
 
     def array(self) -> np.ndarray:
-        return np.array(self.values, dtype=np.dtype(self.dtype)).reshape(self.shape)
+        return storage_values(self.dtype, self.values).reshape(self.shape)
+
+    def tensor(self, device: str) -> torch.Tensor:
+        """The tensor, bit for bit (NaN signs and payloads included); a
+        zero-size one by ``torch.empty`` (``torch.tensor`` would keep the
+        all-zero strides NumPy 2 gives empty arrays)."""
+        if 0 in self.shape:
+            return torch.empty(self.shape, dtype=getattr(torch, self.dtype), device=device)
+        if self.dtype == "bfloat16":
+            bits = torch.from_numpy(self.array().view(np.int16).copy())
+            return bits.view(torch.bfloat16).clone().to(device)
+        return torch.tensor(self.array(), device=device)
+
+    def code(self) -> str:
+        """The torch call that builds it (for the printed program)."""
+        if 0 in self.shape:
+            return f"torch.empty({self.shape!r}, dtype=torch.{self.dtype})"
+        if self.dtype == "bfloat16":
+            return (
+                f"torch.from_numpy(bf16_bits(np.array({_values_repr(self.values)}, dtype='float32'))"
+                f".view(np.int16)).view(torch.bfloat16).reshape({self.shape!r}).clone()"
+            )
+        return (
+            f"torch.tensor(np.array({_values_repr(self.values)}, dtype={self.dtype!r})"
+            f".reshape({self.shape!r}))"
+        )
 
 
 @st.composite
 def fresh_specs(
-    draw, *, arrays: bool = False, requires_grad: bool | None = None, shape=None
-) -> Fresh:
+    draw, *, arrays: bool = False, requires_grad: bool | None = None, shape=None,
+    inference: bool = False, dtypes: tuple[str, ...] | None = None,
+) -> Fresh:  # fmt: skip
     """Fresh tensors of every dtype (``requires_grad=True``: differentiable
     leaves that require grad; ``None``: either, for differentiable dtypes),
-    of a drawn shape or the given ``shape``."""
-    pool = sorted(DIFFERENTIABLE & set(DTYPES)) if requires_grad else DTYPES
+    of a drawn shape or the given ``shape``; arrays of every NumPy dtype;
+    ``dtypes`` narrows the pool; ``inference``: maybe made inside
+    inference_mode (then never requiring grad)."""
+    pool = sorted(DIFFERENTIABLE) if requires_grad else NUMPY_DTYPES if arrays else DTYPES
+    if dtypes is not None:
+        pool = [d for d in pool if d in dtypes]
     dtype = draw(st.sampled_from(pool))
     shape = draw(shapes) if shape is None else shape
     n = math.prod(shape)
     values = tuple(draw(st.lists(ELEMENTS[dtype], min_size=n, max_size=n)))
+    inf = inference and draw(st.sampled_from([False, False, False, True]))
     if requires_grad is None:
-        rg = not arrays and dtype in DIFFERENTIABLE and draw(st.booleans())
+        rg = not arrays and not inf and dtype in DIFFERENTIABLE and draw(st.booleans())
     else:
         rg = requires_grad
-    return Fresh(dtype, tuple(shape), values, rg)
+    return Fresh(dtype, tuple(shape), values, rg, inf)
 
 
 @cache
@@ -180,6 +262,8 @@ def factorizations(numel: int) -> tuple[tuple[int, ...], ...]:
                 for rest in split(n // d, dims - 1):
                     yield (d, *rest)
 
+    if numel == 0:
+        return ((0,), (0, 1), (1, 0), (0, 2), (2, 0), (0, 3), (3, 0), (2, 0, 3), (0, 0))
     return tuple(s for dims in range(5) for s in split(numel, dims))
 
 
@@ -196,8 +280,21 @@ def _quiet():
         yield
 
 
-def _grad_mode(no_grad: bool):
-    return torch.no_grad() if no_grad else contextlib.nullcontext()
+#: The grad modes an operation runs in.
+MODES = st.sampled_from(["grad", "grad", "no_grad", "inference"])
+_MODE_CODE = {
+    "grad": "",
+    "no_grad": "with torch.no_grad(): ",
+    "inference": "with torch.inference_mode(): ",
+}
+
+
+def _mode(mode: str):
+    if mode == "no_grad":
+        return torch.no_grad()
+    if mode == "inference":
+        return torch.inference_mode()
+    return contextlib.nullcontext()
 
 
 # --------------------------------------------------------------------------
@@ -221,20 +318,29 @@ class CopySequences(RuleBasedStateMachine):
         self.trace: list[str] = []
         #: Claims whose steps this program checked and found agreeing with the model.
         self.checked: set[str] = set()
+        #: The torch ``.grad`` objects, by the model's gradient id.
+        self.real_grads: dict[int, torch.Tensor] = {}
+        #: Operations run since the state was last checked.
+        self._ops_in_step = 0
 
     def teardown(self) -> None:
         """Credit the claims this program checked (one example each)."""
         evidence.credit(self.checked)
+        evidence.tally("state-machine programs")
 
     # ---- plumbing ---------------------------------------------------------
 
-    def _fail(self, message: str):
-        claims = self.claims
-        if any(evidence.muted(c) for c in claims):
-            # A claim of this step already failed earlier in the run (the test
-            # is being re-run with it muted): the model and torch disagree
-            # from here on, so this program ends; what it checked before
-            # this step still counts for the other claims.
+    def _fail(self, message: str, claim: str | None = None):
+        """Fail the step, citing ``claim`` (the check's own claim) first and
+        then the claims the step cites."""
+        claims = list(dict.fromkeys(([claim] if claim else []) + self.claims))
+        if evidence.muted(claims[0]):
+            # The claim this step checks first already failed earlier in the
+            # run (the test is being re-run with it muted): the model and
+            # torch disagree from here on, so this program ends; what it
+            # checked before this step still counts for the other claims. A
+            # step whose first claim is not muted still fails, so a claim
+            # that only shares a step with a failed one is not masked.
             evidence.tally("programs ended at a muted claim")
             reject()
         raise AssertionError(
@@ -248,7 +354,14 @@ class CopySequences(RuleBasedStateMachine):
 
     def _run(self, model_call, torch_call, code):
         """One operation on both sides. Returns ``(prediction, actual)``, or
-        ``None`` when both raised alike. ``code(out_name)`` is the torch call."""
+        ``None`` when both raised alike. ``code(out_name)`` is the torch call.
+
+        In a rule of several operations (a focus rule, copy_element_) the
+        state is checked after each, so a failure is attributed to the
+        operation that caused it."""
+        if self._ops_in_step:
+            self.agrees_with_model()
+        self._ops_in_step += 1
         try:
             predicted, expected_error = model_call(), None
         except Raises as r:
@@ -278,6 +391,7 @@ class CopySequences(RuleBasedStateMachine):
                     f"torch raised {type(error).__name__}: {_first_line(error)!r}; the model "
                     f"predicts {expected_error.exc} ({' | '.join(expected_error.match)})"
                 )
+            self._resync()  # an op that raises after writing (inference tensors)
             return None
         return predicted, actual
 
@@ -303,10 +417,16 @@ class CopySequences(RuleBasedStateMachine):
 
     def _resync(self) -> None:
         for owner, _ in self.model.unspecified:
-            self.model.resync(owner, self._values(self.real[owner.id]))
+            if owner.id in self.real:
+                self.model.resync(owner, self._values(self.real[owner.id]))
 
     def _values(self, t: torch.Tensor) -> np.ndarray:
-        return t.detach().cpu().numpy()
+        """``t``'s values in the model's storage representation (bfloat16 as
+        bits), read from its storage (no torch operation involved)."""
+        dtype = str(t.dtype).removeprefix("torch.")
+        rows = element_bytes(t)
+        flat = np.ascontiguousarray(rows).reshape(-1).view(storage_dtype(dtype))
+        return flat.reshape(tuple(t.shape))
 
     def _op(self, model_call, torch_call, code):
         """Run an op with a tensor result; returns the model handle or ``multiple()``."""
@@ -323,58 +443,161 @@ class CopySequences(RuleBasedStateMachine):
 
     def _fresh(self, spec: Fresh):
         def real():
-            t = torch.tensor(spec.array(), device=self.device)
+            with _mode("inference" if spec.inference else "grad"):
+                t = spec.tensor(self.device)
             return t.requires_grad_(spec.requires_grad) if spec.requires_grad else t
 
+        ctx = _MODE_CODE["inference" if spec.inference else "grad"]
         code = lambda o: (  # noqa: E731
-            f"{o} = torch.tensor(np.array({_values_repr(spec.values)}, dtype={spec.dtype!r})"
-            f".reshape({spec.shape!r}))" + (".requires_grad_()" if spec.requires_grad else "")
+            f"{ctx}{o} = {spec.code()}" + (".requires_grad_()" if spec.requires_grad else "")
         )
         return self._op(
-            lambda: self.model.fresh(spec.dtype, spec.shape, spec.values, spec.requires_grad),
+            lambda: self.model.fresh(
+                spec.dtype, spec.shape, spec.values, spec.requires_grad, spec.inference
+            ),
             real,
             code,
         )
 
-    @initialize(target=tensors, spec=fresh_specs())
+    @initialize(target=tensors, spec=fresh_specs(dtypes=NON_DIFFERENTIABLE, inference=True))
     def init_tensor(self, spec):
+        """Every program starts with a bool or integral tensor (maybe made
+        inside inference_mode) ..."""
         return self._fresh(spec)
 
     @initialize(target=tensors, spec=fresh_specs(requires_grad=True))
     def init_leaf(self, spec):
-        """Every program starts with a leaf that requires grad, too."""
+        """... and a floating or complex leaf that requires grad, so that
+        every program has tensors of two dtype families (each op meets every
+        dtype often); ``fresh`` adds tensors of any dtype."""
         return self._fresh(spec)
 
+    # ---- probes -------------------------------------------------------------
+    # Hypothesis enables a random subset of the rules in each program (swarm
+    # testing), so a rule meets a given kind of input in few programs. Every
+    # program also runs the probes below once each (initialize rules are
+    # never disabled): one operation, drawn from all of them, on a fresh
+    # tensor of any dtype, in a drawn layout and grad mode - so that each
+    # operation meets each kind of input in many programs of every run.
+
+    def _probe(self, spec: Fresh, layout: str, op: str, mode: str, choice: int, other):
+        t = self._laid_out(spec, layout)
+        if t is None:
+            return multiple()
+        out = self._apply(t, op, mode, choice, other)
+        return out if isinstance(out, TensorModel) and out is not t else multiple()
+
+    def _laid_out(self, spec: Fresh, layout: str) -> TensorModel | None:
+        """A fresh tensor of ``spec``, or a view of it in ``layout`` (None
+        when either step raised alike on both sides)."""
+        t = self._fresh(spec)
+        return self._view_in(t, layout) if isinstance(t, TensorModel) else None
+
+    def _view_in(self, t: TensorModel, layout: str) -> TensorModel | None:
+        """``t`` itself (``contiguous``) or a view of it in ``layout`` (a
+        fresh (3, 4) tensor's for ``non-dense``)."""
+        if layout == "transposed" and t.ndim >= 2:
+            t = self.transpose(t, 0, t.ndim - 1)
+        elif layout == "stepped" and t.ndim:
+            t = self.slice(t, t.ndim - 1, 0, 2)
+        elif layout == "expanded":
+            t = self.expand(t, (2,), 2, False, None)
+        elif layout == "element":
+            t = self.select(t, 0, 0) if t.ndim and t.shape[0] else t
+        elif layout == "non-dense":
+            t = self._make_non_dense(t)
+        return t if isinstance(t, TensorModel) else None
+
+    def _apply(self, t: TensorModel, op: str, mode: str, choice: int, other):
+        """Run ``op`` on ``t`` (the probes' operations)."""
+        m = self.model
+        dt = other or DTYPES[choice % len(DTYPES)]
+        if op == "clone":
+            return self.clone(t, ("preserve", "contiguous", "channels_last")[choice % 3], mode)
+        if op in ("to", "to-copy"):
+            return self.to(t, other, op == "to-copy")
+        if op == "as_tensor":
+            return self.convert_as_tensor(t, dt)
+        if op in ("asarray", "asarray-copy"):
+            return self.convert_asarray(t, True if op == "asarray-copy" else None, other)
+        if op == "new_tensor":
+            return self.new_tensor(m.tensors[choice % len(m.tensors)], t)
+        if op == "tensor":
+            return self.tensor_of(t)
+        if op == "contiguous":
+            return self.contiguous(t)
+        if op == "detach":
+            return self.detach(t)
+        if op == "data":
+            return self.data(t)
+        if op == "square":
+            return self.square(t)
+        if op in ("view", "reshape"):
+            return getattr(self, op)(t, choice)
+        if op == "numpy":
+            return self.numpy(t) if self._array_room() else None
+        if op in ("fill_", "add_", "mul_", "zero_"):
+            return self.inplace(t, op, SCALARS[choice % len(SCALARS)], mode)
+        if op == "setitem":
+            return self.setitem(t, choice, SCALARS[choice % len(SCALARS)], mode)
+        if op == "copy_":
+            return self.copy_(t, m.tensors[choice % len(m.tensors)], mode)
+        if op == "copy_element_":
+            return self.copy_element_(m.tensors[choice % len(m.tensors)], t, mode)
+        if op == "backward":
+            self.backward_graph(choice, None, choice % 2 == 1, False)
+            return self.autograd(t, "sum().backward()")
+        return self.autograd(t, op)
+
+    _PROBE_ARGS = dict(
+        spec=fresh_specs(),
+        layout=st.sampled_from(
+            ["contiguous", "contiguous", "transposed", "stepped", "expanded", "element", "non-dense"]
+        ),
+        op=st.sampled_from(
+            ["clone", "clone", "to", "to-copy", "as_tensor", "asarray", "asarray-copy",
+             "new_tensor", "tensor", "contiguous", "detach", "data", "square", "view",
+             "reshape", "numpy", "fill_", "add_", "mul_", "zero_", "setitem", "copy_",
+             "copy_element_", "backward", "retain_grad()", "requires_grad_(False)",
+             "requires_grad_(True)", "detach_()"]
+        ),
+        mode=MODES,
+        choice=st.integers(0, 15),
+        other=st.sampled_from((None, None, *DTYPES)),
+    )  # fmt: skip
+
+    @initialize(target=tensors, **_PROBE_ARGS)
+    def probe_a(self, spec, layout, op, mode, choice, other):
+        return self._probe(spec, layout, op, mode, choice, other)
+
+    @initialize(target=tensors, **_PROBE_ARGS)
+    def probe_b(self, spec, layout, op, mode, choice, other):
+        return self._probe(spec, layout, op, mode, choice, other)
+
     @precondition(_room)
-    @rule(target=tensors, spec=fresh_specs())
+    @rule(target=tensors, spec=fresh_specs(inference=True))
     def fresh(self, spec):
+        """A fresh tensor, sometimes made inside inference_mode."""
         return self._fresh(spec)
 
     # ---- copies -----------------------------------------------------------
 
-    @precondition(_room)
-    @rule(
-        target=tensors,
-        t=tensors,
-        memory_format=st.sampled_from(["preserve", "contiguous", "channels_last"]),
-        no_grad=st.booleans(),
-    )
-    def clone(self, t, memory_format, no_grad):
+    def clone(self, t, memory_format, mode):
         r = self.real[t.id]
 
         def real():
-            with _grad_mode(no_grad):
+            with _mode(mode):
                 return r.clone(memory_format=FORMATS[memory_format])
 
-        ctx = "with torch.no_grad(): " if no_grad else ""
+        grad, inference = mode == "grad", mode == "inference"
         return self._op(
-            lambda: self.model.clone(t, memory_format, grad=not no_grad),
+            lambda: self.model.clone(t, memory_format, grad=grad, inference=inference),
             real,
-            lambda o: f"{ctx}{o} = {self._n(t)}.clone(memory_format={FORMATS[memory_format]})",
+            lambda o: (
+                f"{_MODE_CODE[mode]}{o} = {self._n(t)}.clone(memory_format={FORMATS[memory_format]})"
+            ),
         )
 
-    @precondition(_room)
-    @rule(target=tensors, t=tensors, dtype=st.sampled_from((None, *DTYPES)), copy=st.booleans())
     def to(self, t, dtype, copy):
         target = t.dtype if dtype is None else dtype
         return self._op(
@@ -383,8 +606,6 @@ class CopySequences(RuleBasedStateMachine):
             lambda o: f"{o} = {self._n(t)}.to(torch.{target}, copy={copy})",
         )
 
-    @precondition(_room)
-    @rule(target=tensors, t=tensors)
     def contiguous(self, t):
         return self._op(
             lambda: self.model.contiguous(t),
@@ -392,8 +613,6 @@ class CopySequences(RuleBasedStateMachine):
             lambda o: f"{o} = {self._n(t)}.contiguous()",
         )
 
-    @precondition(_room)
-    @rule(target=tensors, t=tensors)
     def tensor_of(self, t):
         return self._op(
             lambda: self.model.tensor_of(t),
@@ -401,8 +620,6 @@ class CopySequences(RuleBasedStateMachine):
             lambda o: f"{o} = torch.tensor({self._n(t)})",
         )
 
-    @precondition(_room)
-    @rule(target=tensors, x=tensors, t=tensors)
     def new_tensor(self, x, t):
         return self._op(
             lambda: self.model.new_tensor(x, t),
@@ -410,8 +627,6 @@ class CopySequences(RuleBasedStateMachine):
             lambda o: f"{o} = {self._n(x)}.new_tensor({self._n(t)})",
         )
 
-    @precondition(_room)
-    @rule(target=tensors, t=tensors, dtype=st.sampled_from((None, *DTYPES)))
     def convert_as_tensor(self, t, dtype):
         """``torch.as_tensor(t, dtype=dtype)``."""
         tdt = None if dtype is None else getattr(torch, dtype)
@@ -421,13 +636,6 @@ class CopySequences(RuleBasedStateMachine):
             lambda o: f"{o} = torch.as_tensor({self._n(t)}, dtype={tdt})",
         )
 
-    @precondition(_room)
-    @rule(
-        target=tensors,
-        t=tensors,
-        copy=st.sampled_from([None, True, False]),
-        dtype=st.sampled_from((None, *DTYPES)),
-    )
     def convert_asarray(self, t, copy, dtype):
         """``torch.asarray(t, dtype=dtype, copy=copy)``."""
         tdt = None if dtype is None else getattr(torch, dtype)
@@ -439,8 +647,6 @@ class CopySequences(RuleBasedStateMachine):
 
     # ---- aliases ----------------------------------------------------------
 
-    @precondition(_room)
-    @rule(target=tensors, t=tensors)
     def detach(self, t):
         return self._op(
             lambda: self.model.detach(t),
@@ -448,8 +654,6 @@ class CopySequences(RuleBasedStateMachine):
             lambda o: f"{o} = {self._n(t)}.detach()",
         )
 
-    @precondition(_room)
-    @rule(target=tensors, t=tensors)
     def data(self, t):
         return self._op(
             lambda: self.model.data(t),
@@ -467,7 +671,7 @@ class CopySequences(RuleBasedStateMachine):
     )
     def slice(self, t, dim, start, step):
         d = dim % t.ndim if t.ndim else 0
-        s = min(start, t.shape[d] - 1) if t.ndim else start
+        s = min(start, max(t.shape[d] - 1, 0)) if t.ndim else start
         index = (slice(None),) * d + (slice(s, None, step),)
         text = ", ".join([":"] * d + [f"{s}::{step}"])
         return self._op(
@@ -563,7 +767,9 @@ class CopySequences(RuleBasedStateMachine):
     @rule(target=tensors, t=tensors, choice=st.integers(0, 40))
     def reshape(self, t, choice):
         options = factorizations(t.numel)
-        shape = options[choice % len(options)]
+        return self._reshape_to(t, options[choice % len(options)])
+
+    def _reshape_to(self, t, shape):
         return self._op(
             lambda: self.model.reshape(t, shape),
             lambda: self.real[t.id].reshape(shape),
@@ -572,24 +778,26 @@ class CopySequences(RuleBasedStateMachine):
 
     # ---- writes -----------------------------------------------------------
 
-    @rule(dst=tensors, src=tensors, no_grad=st.booleans())
-    def copy_(self, dst, src, no_grad):
+    @rule(dst=tensors, src=tensors, mode=MODES)
+    def copy_(self, dst, src, mode):
         def real():
-            with _grad_mode(no_grad):
+            with _mode(mode):
                 return self.real[dst.id].copy_(self.real[src.id])
 
-        ctx = "with torch.no_grad(): " if no_grad else ""
+        grad, inference = mode == "grad", mode == "inference"
         self._op(
-            lambda: self.model.copy_(dst, src, grad=not no_grad),
+            lambda: self.model.copy_(dst, src, grad=grad, inference=inference),
             real,
-            lambda o: f"{ctx}{self._n(dst)}.copy_({self._n(src)})",
+            lambda o: f"{_MODE_CODE[mode]}{self._n(dst)}.copy_({self._n(src)})",
         )
 
     @precondition(_room)
-    @rule(dst=tensors, src=tensors, no_grad=st.booleans())
-    def copy_element_(self, dst, src, no_grad):
+    @rule(dst=tensors, src=tensors, mode=MODES)
+    def copy_element_(self, dst, src, mode):
         """``e = src.reshape(-1)[0]; dst.copy_(e)``: a 0-d source broadcasts to
         any destination, so the copy (and its autograd) is reached often."""
+        if src.numel == 0:
+            return self.copy_(dst, src, mode)
         flat = self._op(
             lambda: self.model.reshape(src, (src.numel,)),
             lambda: self.real[src.id].reshape(-1),
@@ -600,43 +808,44 @@ class CopySequences(RuleBasedStateMachine):
             lambda: self.real[flat.id][0],
             lambda o: f"{o} = {self._n(flat)}[0]",
         )
-        self.copy_(dst, element, no_grad)
+        if isinstance(element, TensorModel):
+            self.copy_(dst, element, mode)
 
     @rule(
         t=tensors,
         op=st.sampled_from(["add_", "mul_", "fill_", "zero_"]),
         value=st.sampled_from(SCALARS),
-        no_grad=st.booleans(),
+        mode=MODES,
     )
-    def inplace(self, t, op, value, no_grad):
+    def inplace(self, t, op, value, mode):
         args = () if op == "zero_" else (value,)
 
         def real():
-            with _grad_mode(no_grad):
+            with _mode(mode):
                 return getattr(self.real[t.id], op)(*args)
 
-        ctx = "with torch.no_grad(): " if no_grad else ""
+        grad, inference = mode == "grad", mode == "inference"
         self._op(
-            lambda: self.model.inplace(t, op, value, grad=not no_grad),
+            lambda: self.model.inplace(t, op, value, grad=grad, inference=inference),
             real,
-            lambda o: f"{ctx}{self._n(t)}.{op}({', '.join(map(repr, args))})",
+            lambda o: f"{_MODE_CODE[mode]}{self._n(t)}.{op}({', '.join(map(repr, args))})",
         )
 
-    @rule(t=tensors, index=st.integers(0, 3), value=st.sampled_from(SCALARS), no_grad=st.booleans())
-    def setitem(self, t, index, value, no_grad):
-        i = index % t.shape[0] if t.ndim else None
+    @rule(t=tensors, index=st.integers(0, 3), value=st.sampled_from(SCALARS), mode=MODES)
+    def setitem(self, t, index, value, mode):
+        i = index % t.shape[0] if t.ndim and t.shape[0] else None
         key = Ellipsis if i is None else i
 
         def real():
-            with _grad_mode(no_grad):
+            with _mode(mode):
                 self.real[t.id][key] = value
             return self.real[t.id]
 
-        ctx = "with torch.no_grad(): " if no_grad else ""
+        grad, inference = mode == "grad", mode == "inference"
         self._op(
-            lambda: self.model.setitem(t, i, value, grad=not no_grad),
+            lambda: self.model.setitem(t, i, value, grad=grad, inference=inference),
             real,
-            lambda o: f"{ctx}{self._n(t)}[{'...' if i is None else i}] = {value!r}",
+            lambda o: f"{_MODE_CODE[mode]}{self._n(t)}[{'...' if i is None else i}] = {value!r}",
         )
 
     # ---- autograd ---------------------------------------------------------
@@ -644,12 +853,19 @@ class CopySequences(RuleBasedStateMachine):
     @rule(
         t=tensors,
         action=st.sampled_from(
-            ["requires_grad_(True)", "requires_grad_(False)", "detach_()", "sum().backward()"]
+            [
+                "requires_grad_(True)",
+                "requires_grad_(False)",
+                "detach_()",
+                "sum().backward()",
+                "sum().backward()",
+                "retain_grad()",
+            ]
         ),
     )
     def autograd(self, t, action):
-        """``t.requires_grad_(flag)``, ``t.detach_()`` or ``t.sum().backward()``
-        (``.real`` of the sum when complex)."""
+        """``t.requires_grad_(flag)``, ``t.detach_()``, ``t.retain_grad()`` or
+        ``t.sum().backward()`` (``.real`` of the sum when complex)."""
         r = self.real[t.id]
         n = self._n(t)
         if action == "sum().backward()":
@@ -659,6 +875,10 @@ class CopySequences(RuleBasedStateMachine):
                 (s.real if s.is_complex() else s).backward()
 
             self._run(lambda: self.model.backward(t), real, lambda o: f"{n}.sum().backward()")
+        elif action == "retain_grad()":
+            self._run(
+                lambda: self.model.retain_grad(t), r.retain_grad, lambda o: f"{n}.retain_grad()"
+            )
         elif action == "detach_()":
             self._op(lambda: self.model.detach_(t), r.detach_, lambda o: f"{n}.detach_()")
         else:
@@ -669,8 +889,300 @@ class CopySequences(RuleBasedStateMachine):
                 lambda o: f"{n}.{action}",
             )
 
-    @precondition(_room)
-    @rule(target=tensors, t=tensors)
+    # ---- focus rules ------------------------------------------------------
+    # Each drives one family of rules that needs a particular kind of tensor
+    # (a non-leaf, an inference tensor, a non-dense view, a dtype torch
+    # supports partially): it picks one among the live tensors, or first makes
+    # one from a live tensor, so that every program reaches these rules
+    # whichever of its rules Hypothesis enabled.
+
+    def _pick(self, choice: int, wanted, make) -> TensorModel | None:
+        """A live tensor satisfying ``wanted`` (the ``choice``-th), else the
+        result of ``make(t)`` on a live tensor when it satisfies ``wanted``."""
+        m = self.model
+        pool = [t for t in m.tensors if wanted(t)]
+        if pool:
+            return pool[choice % len(pool)]
+        if len(m.tensors) >= MAX_TENSORS + FOCUS_EXTRA or not m.tensors:
+            return None
+        made = make(m.tensors[choice % len(m.tensors)])
+        return made if isinstance(made, TensorModel) and wanted(made) else None
+
+    @rule(
+        choice=st.integers(0, 15),
+        between=st.sampled_from([None, None, "no_grad add_", ".data add_"]),
+        twice=st.booleans(),
+        permuted_leaf=st.booleans(),
+    )
+    def backward_graph(self, choice, between, twice, permuted_leaf):
+        """``s = t * t`` of a tensor ``t`` that requires grad (room allowing;
+        with ``permuted_leaf``, ``t`` is first replaced by a new leaf,
+        ``u.t().detach().requires_grad_()`` of a fresh (3, 4) ``u`` of its
+        dtype: dense, not contiguous), maybe a write to ``t`` between (under no_grad: the saved
+        tensor goes stale; through ``.data``: unnoticed, the gradient uses
+        the new values), then ``s.sum().backward()``, twice when ``twice``:
+        reaches the gradient, layout, saved-tensor and freed-graph rules often."""
+        m = self.model
+        t = self._pick(choice, m.requires_grad, lambda t: None)
+        if t is None:
+            return
+        if permuted_leaf and len(m.tensors) < MAX_TENSORS + FOCUS_EXTRA - 3:
+            u = self._fresh(Fresh(t.dtype, (3, 4), _simple_values(t.dtype, 12)))
+            v = self.transpose(u, 0, 1) if isinstance(u, TensorModel) else None
+            d = self.detach(v) if isinstance(v, TensorModel) else None
+            if isinstance(d, TensorModel):
+                self.autograd(d, "requires_grad_(True)")
+                t = d
+        if len(m.tensors) < MAX_TENSORS + FOCUS_EXTRA:
+            s = self.square(t)
+            if between == "no_grad add_":
+                self.inplace(t, "add_", 1, "no_grad")
+            elif between == ".data add_":
+                d = self.data(t)
+                if isinstance(d, TensorModel):
+                    self.inplace(d, "add_", 1, "grad")
+            t = s if isinstance(s, TensorModel) else t
+        for _ in range(1 + twice):
+            self.autograd(t, "sum().backward()")
+
+    @rule(
+        choice=st.integers(0, 15),
+        op=st.sampled_from(
+            ["transpose", "select", "slice", "unsqueeze", "expand", "view", "permute",
+             "clone", "fill_", "setitem", "copy_"]
+        ),
+        mode=MODES,
+        a=st.integers(-3, 3),
+        b=st.integers(0, 3),
+    )  # fmt: skip
+    def grad_edge(self, choice, op, mode, a, b):
+        """A view (in grad mode) or a clone / write (in ``mode``) of a tensor
+        that requires grad: the history, grad_fn and grad-mode rules meet
+        tensors that require grad often."""
+        m = self.model
+        t = self._pick(choice, m.requires_grad, lambda t: None)
+        if t is None or len(m.tensors) >= MAX_TENSORS + FOCUS_EXTRA:
+            return
+        n = max(t.ndim, 1)
+        if op == "transpose":  # often of one dim with itself (an identity view)
+            self.transpose(t, b, b if a % 2 == 0 else abs(a))
+        elif op == "select":
+            self.select(t, b, a)
+        elif op == "slice":
+            self.slice(t, b, abs(a), 1 + b % 3)
+        elif op == "unsqueeze":
+            self.unsqueeze(t, b)
+        elif op == "expand":
+            self.expand(t, (2,) if a > 0 else (), 2, a < 0, None)
+        elif op == "view":
+            self.view(t, choice + b)
+        elif op == "permute":
+            k = min(n, 4)
+            self.permute(t, list(range(k))[::-1] + list(range(k, 4)))
+        elif op == "clone":
+            self.clone(t, "preserve", mode)
+        elif op == "fill_":
+            self.inplace(t, "fill_", 1, mode)
+        elif op == "setitem":
+            self.setitem(t, b, 1, mode)
+        else:
+            self.copy_(t, m.tensors[choice % len(m.tensors)], mode)
+
+    @rule(
+        choice=st.integers(0, 15),
+        op=st.sampled_from(
+            ["add_", "mul_", "copy_", "setitem", "retain_grad", "requires_grad_(False)"]
+        ),
+    )
+    def recorded_inplace(self, choice, op):
+        """A recorded in-place op in grad mode (or retain_grad) on a non-leaf
+        that requires grad (a clone of a tensor that requires grad when there
+        is none): the history rules (CopySlices, rebuilt views, the new
+        grad_fn, retained gradients) are reached often."""
+        m = self.model
+        t = self._pick(
+            choice,
+            lambda t: m.requires_grad(t) and not m.is_leaf(t),
+            lambda t: self.clone(t, "preserve", "grad") if m.requires_grad(t) else None,
+        )
+        if t is None:
+            return
+        if op == "copy_":
+            self.copy_(t, m.tensors[choice % len(m.tensors)], "grad")
+        elif op == "setitem":
+            self.setitem(t, choice, 2, "grad")
+        elif op == "retain_grad":
+            self.autograd(t, "retain_grad()")
+        elif op == "requires_grad_(False)":
+            self.autograd(t, op)
+        else:
+            self.inplace(t, op, 2, "grad")
+
+    @rule(
+        choice=st.integers(0, 15),
+        action=st.sampled_from(["fill_", "zero_", "setitem", "add_", "detach", "data", "clone"]),
+        mode=MODES,
+    )
+    def inference_edge(self, choice, action, mode):
+        """On an inference tensor (a clone made inside inference_mode when
+        there is none): an in-place op in ``mode``, ``detach()``, ``.data``,
+        or a clone outside the mode, then an in-place op on what it made:
+        the rules for inference tensors outside and inside inference_mode
+        are reached often."""
+        m = self.model
+        t = self._pick(
+            choice,
+            lambda t: t.inference and (t.counter is None or action in ("detach", "data")),
+            lambda t: self.clone(t, "preserve", "inference"),
+        )
+        if t is None:
+            return
+        if action in ("detach", "data", "clone"):
+            if len(m.tensors) >= MAX_TENSORS + FOCUS_EXTRA:
+                return
+            made = {"detach": self.detach, "data": self.data}.get(action)
+            a = made(t) if made else self.clone(t, "preserve", "grad")
+            if isinstance(a, TensorModel):
+                self.inplace(a, "fill_", 1, mode)
+        elif action == "setitem":
+            self.setitem(t, choice, 1, mode)
+        else:
+            self.inplace(t, action, 1, mode)
+
+    @rule(
+        target=tensors,
+        choice=st.integers(0, 15),
+        dtype=st.sampled_from(DTYPES),
+        how=st.sampled_from(
+            ["clone", "clone", "to", "to-copy", "as_tensor", "asarray", "asarray-copy",
+             "new_tensor", "tensor", "contiguous", "detach", "data", "square"]
+        ),
+        other=st.sampled_from((None, None, None, *DTYPES)),
+        mode=MODES,
+    )  # fmt: skip
+    def convert_edge(self, choice, dtype, how, other, mode):
+        """A copy, conversion or alias of a tensor of ``dtype`` (a conversion
+        of a live tensor to ``dtype`` when there is none): ``clone`` (in
+        ``mode``, one of the memory formats), ``to`` / ``as_tensor`` /
+        ``asarray`` (to ``other``), ``new_tensor``, ``torch.tensor``,
+        ``contiguous``, ``detach``, ``.data`` or the square ``t * t``: every
+        copy rule meets every dtype often."""
+        m = self.model
+        t = self._pick(choice, lambda t: t.dtype == dtype, lambda t: self.to(t, dtype, False))
+        if t is None or len(m.tensors) >= MAX_TENSORS + FOCUS_EXTRA:
+            return multiple()
+        if how == "clone":
+            fmt = ("preserve", "contiguous", "preserve", "channels_last")[choice % 4]
+            out = self.clone(t, fmt, mode)
+        elif how in ("to", "to-copy"):
+            out = self.to(t, other, how == "to-copy")
+        elif how == "as_tensor":
+            out = self.convert_as_tensor(t, DTYPES[choice % len(DTYPES)])
+        elif how == "asarray":
+            out = self.convert_asarray(t, None, other)
+        elif how == "asarray-copy":
+            out = self.convert_asarray(t, True, None)
+        elif how == "new_tensor":
+            out = self.new_tensor(m.tensors[choice % len(m.tensors)], t)
+        elif how == "tensor":
+            out = self.tensor_of(t)
+        elif how == "contiguous":
+            out = self.contiguous(t)
+        elif how in ("detach", "data"):
+            out = self.detach(t) if how == "detach" else self.data(t)
+        else:
+            out = self.square(t)
+        return out if isinstance(out, TensorModel) and out is not t else multiple()
+
+    @rule(choice=st.integers(0, 15), dtype=st.sampled_from(sorted(UNSIGNED) + ["bfloat16"]))
+    def dtype_edge(self, choice, dtype):
+        """What some dtypes lack, on a tensor of such a dtype (a conversion
+        to ``dtype`` when there is none): ``add_`` of a wide unsigned tensor,
+        ``fill_(-1.5)`` of an unsigned one, ``numpy()`` of a bfloat16 one."""
+        t = self._pick(choice, lambda t: t.dtype == dtype, lambda t: self.to(t, dtype, False))
+        if t is None:
+            return
+        if t.dtype == "bfloat16":
+            if self._array_room():
+                self.numpy(t)
+        elif t.dtype == "uint8" or choice % 2:
+            self.inplace(t, "fill_", -1.5, "grad")
+        else:
+            self.inplace(t, "add_", 1, "grad")
+
+    @rule(
+        choice=st.integers(0, 15),
+        how=st.sampled_from(
+            [
+                "clone",
+                "clone",
+                "to",
+                "tensor",
+                "contiguous",
+                "reshape",
+                "view",
+                "view",
+                "fill_",
+                "detach_",
+                "copy_",
+                "add_",
+            ]
+        ),
+        memory_format=st.sampled_from(["preserve", "preserve", "contiguous", "channels_last"]),
+        dtype=st.sampled_from(DTYPES),
+    )
+    def copy_non_dense(self, choice, how, memory_format, dtype):
+        """A copy of a non-dense tensor (a stepped, expanded or permuted-and-
+        stepped view whose dense stride order is not row-major; when there is
+        none, ``u.t()[::2]`` of a fresh (3, 4) tensor ``u``), or a copy_
+        or add_ into an expanded one (``t.expand(2, ...)`` when there is
+        none): the stride rules of preserve_format copies
+        (infer_dense_strides), of contiguous/reshape copies, and the overlap
+        errors of writes."""
+        m = self.model
+        if how in ("copy_", "add_"):
+            t = self._pick(
+                choice,
+                lambda t: any(st == 0 and n > 1 for n, st in zip(t.shape, t.strides, strict=True)),
+                lambda t: self.expand(t, (2,), 1, False, None),
+            )
+        else:
+            t = self._pick(choice, _reorders_when_copied, self._make_non_dense)
+        if t is None or len(m.tensors) >= MAX_TENSORS + FOCUS_EXTRA:
+            return
+        if how == "clone":
+            self.clone(t, memory_format if choice % 2 else "preserve", "grad")
+        elif how == "to":
+            self.to(t, dtype, False)
+        elif how == "tensor":
+            self.tensor_of(t)
+        elif how == "contiguous":
+            self.contiguous(t)
+        elif how == "copy_":
+            self.copy_(t, m.tensors[choice % len(m.tensors)], "no_grad")
+        elif how == "add_":
+            self.inplace(t, "add_", 1, "no_grad")
+        elif how == "fill_":
+            self.inplace(t, "fill_", 2, "no_grad")
+        elif how == "view":  # to one dim (of a non-dense tensor: impossible)
+            self.view(t, 0)
+        elif how == "detach_":
+            self.autograd(t, "detach_()")
+        else:
+            self.reshape(t, choice)
+
+    def _make_non_dense(self, t: TensorModel):
+        """``u.t()[::2]`` of a fresh (3, 4) tensor ``u`` of ``t``'s dtype (a
+        transposed view stepped over its rows: non-dense, its stride order
+        not row-major)."""
+        u = self._fresh(Fresh(t.dtype, (3, 4), _simple_values(t.dtype, 12)))
+        if not isinstance(u, TensorModel):
+            return None
+        tr = self.transpose(u, 0, 1)
+        if not isinstance(tr, TensorModel):
+            return None
+        return self.slice(tr, 0, 0, 2)
+
     def square(self, t):
         """``t * t`` (saves t for backward), cloned row-major (the layout of an
         element-wise result is not part of the model)."""
@@ -694,6 +1206,10 @@ class CopySequences(RuleBasedStateMachine):
         if not isinstance(actual, np.ndarray):
             self._fail(f"returned {type(actual).__name__}, not an ndarray")
         self.real_arrays[predicted.id] = actual
+        if actual.size == 0:
+            self.model.take_array_strides(
+                predicted, tuple(s // actual.itemsize for s in actual.strides)
+            )
         return predicted
 
     def _array_op(self, model_call, np_call, code):
@@ -723,8 +1239,6 @@ class CopySequences(RuleBasedStateMachine):
             lambda o: f"{o} = {self._n(t)}.numpy()",
         )
 
-    @precondition(_array_room)
-    @rule(target=arrays, a=arrays)
     def np_flip(self, a):
         return self._array_op(
             lambda: self.model.np_flip(a),
@@ -732,8 +1246,6 @@ class CopySequences(RuleBasedStateMachine):
             lambda o: f"{o} = {self._n(a)}[::-1]",
         )
 
-    @precondition(_array_room)
-    @rule(target=arrays, a=arrays)
     def np_transpose(self, a):
         return self._array_op(
             lambda: self.model.np_transpose(a),
@@ -744,8 +1256,12 @@ class CopySequences(RuleBasedStateMachine):
     @precondition(_cpu)
     @rule(a=arrays, index=st.integers(0, 3), value=st.sampled_from(SCALARS))
     def np_write(self, a, index, value):
-        i = index % a.shape[0] if a.ndim else None
+        """``a[i] = value`` (NumPy's own conversion; unsigned arrays get
+        non-negative values, which NumPy accepts)."""
+        i = index % a.shape[0] if a.ndim and a.shape[0] else None
         arr = self.real_arrays[a.id]
+        if a.dtype in UNSIGNED:
+            value = abs(value)
 
         def real():
             arr[... if i is None else i] = value
@@ -758,6 +1274,50 @@ class CopySequences(RuleBasedStateMachine):
 
     def _cpu_room(self) -> bool:
         return self.device == "cpu" and self._room()
+
+    @precondition(lambda self: self._cpu() and len(self.model.tensors) < MAX_TENSORS + FOCUS_EXTRA)
+    @rule(
+        target=tensors,
+        choice=st.integers(0, 15),
+        layout=st.sampled_from([None, "T", "flip", "flip"]),
+        how=st.sampled_from(
+            ["asarray", "asarray-no-copy", "asarray-copy", "from_numpy", "as_tensor", "tensor"]
+        ),
+    )
+    def numpy_round_trip(self, choice, layout, how):
+        """``a = t.numpy()`` (``a.T`` or ``a[::-1]`` per ``layout``) of a
+        tensor that numpy() accepts, if any, then a tensor from ``a`` (``how``
+        as in :meth:`from_array`): the NumPy round trip (a 0-d ``t`` gives a
+        0-d ndarray, which torch.asarray copies; a transposed one is not
+        C-contiguous; a flipped one has a negative stride)."""
+        m = self.model
+        pool = [t for t in m.tensors if not m.requires_grad(t) and t.dtype != "bfloat16"]
+        if not pool or len(m.arrays) >= MAX_ARRAYS + FOCUS_EXTRA:
+            return multiple()
+        a = self.numpy(pool[choice % len(pool)])
+        if layout == "T" and isinstance(a, ArrayModel):
+            a = self.np_transpose(a)
+        elif layout == "flip" and isinstance(a, ArrayModel):
+            a = self.np_flip(a)
+        if not isinstance(a, ArrayModel):
+            return multiple()
+        return self.from_array(a, how)
+
+    @precondition(lambda self: self._array_room() and self._room())
+    @rule(
+        target=tensors,
+        spec=fresh_specs(arrays=True, shape=()),
+        copy=st.sampled_from([None, False, True]),
+    )
+    def scalar_asarray(self, spec, copy):
+        """``torch.asarray(np.array(v), copy=copy)`` of a 0-d ndarray."""
+        a = self.make_array(spec)
+        m = self.model
+        return self._op(
+            lambda: m.asarray_array(a, copy),
+            lambda: torch.asarray(self.real_arrays[a.id], copy=copy),
+            lambda o: f"{o} = torch.asarray({self._n(a)}, copy={copy})",
+        )
 
     @precondition(_cpu_room)
     @rule(
@@ -800,30 +1360,63 @@ class CopySequences(RuleBasedStateMachine):
     @invariant()
     def agrees_with_model(self):
         """Every live tensor and ndarray agrees with the model (module docstring)."""
-        with _quiet():
-            self._check_versions()
-            addresses: dict[int, int] = {}
-            self._check_tensors(addresses)
-            self._check_arrays(addresses)
+        try:
+            with _quiet():
+                self._check_versions()
+                addresses: dict[int, int] = {}
+                self._check_tensors(addresses)
+                self._check_grads()
+                self._check_arrays(addresses)
+                self._check_disjoint(addresses)
+                # last: a bump rebuilds views' grad_fn, whose names (and all
+                # else) were checked as the step left them
+                self._probe_counters()
+        except Exception as e:  # noqa: BLE001 - a torch observation that raised
+            if isinstance(e, AssertionError) or type(e).__module__.startswith("hypothesis"):
+                raise
+            self._fail(f"observing the state raised {type(e).__name__}: {_first_line(e)!r}")
         self.checked.update(self.claims)
+        self._ops_in_step = 0
 
     def _check_versions(self) -> None:
-        """Exact ``_version`` of every tensor, then the partition by counter:
-        bump the counter of the newest tensor (sharing is fixed when a tensor
-        is made, so checking each new tensor's class checks the partition)
-        and, round-robin, one more, and observe who moves."""
+        """Exact ``_version`` of every tensor (an inference tensor without a
+        counter must refuse to tell), then the partition by counter: bump the
+        counter of the newest tensor (sharing is fixed when a tensor is made,
+        so checking each new tensor's class checks the partition) and,
+        round-robin, one more, and observe who moves."""
         m = self.model
         # Every step's version checks also check the version-counter claim.
         self.claims = list(dict.fromkeys([*self.claims, "sequences.version-counter"]))
         live = [(t, self.real[t.id]) for t in m.tensors]
         for t, r in live:
+            if t.counter is None:
+                try:
+                    v = r._version
+                except RuntimeError as e:
+                    if MSG["inference_version"] not in str(e):
+                        self._fail(f"t{t.id}._version raised {e!r}", "sequences.inference-tensors")
+                    self.checked.add("sequences.inference-tensors")
+                    continue
+                self._fail(
+                    f"t{t.id}._version is {v}; the model says an inference tensor has no counter",
+                    "sequences.inference-tensors",
+                )
             if r._version != t.counter.version:
                 self._fail(f"t{t.id}._version is {r._version}; the model says {t.counter.version}")
+
+    def _probe_counters(self) -> None:
+        """The partition by version counter (see :meth:`_check_versions`)."""
+        m = self.model
+        # increment_version does not move inference tensors' counters
+        live = [(t, self.real[t.id]) for t in m.tensors if not t.inference]
         if not live:
             return
         pinned = m.pinned_counters()
-        self._probe = (getattr(self, "_probe", -1) + 1) % len(live)
-        for t, r in {live[-1][0].id: live[-1], live[self._probe][0].id: live[self._probe]}.values():
+        self._probe_index = (getattr(self, "_probe_index", -1) + 1) % len(live)
+        for t, r in {
+            live[-1][0].id: live[-1],
+            live[self._probe_index][0].id: live[self._probe_index],
+        }.values():
             c = t.counter
             if c.id in pinned:
                 continue  # a tensor saved for backward at this version: leave it
@@ -842,6 +1435,7 @@ class CopySequences(RuleBasedStateMachine):
         m = self.model
         ptr_of: dict[tuple, int] = {}
         key_of: dict[int, tuple] = {}
+        history = next((c for c in HISTORY_CLAIMS if c in self.claims), None)
         for t in m.tensors:
             r = self.real[t.id]
             n = f"t{t.id}"
@@ -853,23 +1447,41 @@ class CopySequences(RuleBasedStateMachine):
                     f"{n} has shape/strides/offset {geometry}; the model says "
                     f"{(t.shape, t.strides, t.offset)}"
                 )
-            ptr = r.untyped_storage().data_ptr()
-            key = t.storage.key
-            if ptr_of.setdefault(key, ptr) != ptr or key_of.setdefault(ptr, key) != key:
-                self._fail(f"{n}: the partition of tensors by storage differs from the model's")
-            addr = r.data_ptr() - t.start * r.element_size()
-            if addresses.setdefault(t.buffer.id, addr) != addr:
-                self._fail(f"{n} addresses memory other than the model's shared buffer")
+            if r.is_inference() != t.inference:
+                self._fail(
+                    f"{n}.is_inference() is {r.is_inference()}; the model says {t.inference}",
+                    "sequences.inference-tensors",
+                )
+            if t.inference:
+                self.checked.add("sequences.inference-tensors")
+            if t.buffer.values.size:  # empty memory has no address (data_ptr 0)
+                ptr = r.untyped_storage().data_ptr()
+                key = t.storage.key
+                if ptr_of.setdefault(key, ptr) != ptr or key_of.setdefault(ptr, key) != key:
+                    self._fail(f"{n}: the partition of tensors by storage differs from the model's")
+                if t.numel:
+                    addr = r.data_ptr() - t.start * r.element_size()
+                    if addresses.setdefault(t.buffer.id, addr) != addr:
+                        self._fail(f"{n} addresses memory other than the model's shared buffer")
             rg = m.requires_grad(t)
             if r.requires_grad != rg:
-                self._fail(f"{n}.requires_grad is {r.requires_grad}; the model says {rg}")
-            none = m.grad_fn_is_none(t)
-            if (r.grad_fn is None) != none:
+                self._fail(f"{n}.requires_grad is {r.requires_grad}; the model says {rg}", history)
+            names = m.grad_fn_names(t)
+            if (r.grad_fn is None) != (not names):
                 self._fail(
-                    f"{n}.grad_fn is {r.grad_fn}; the model says {'None' if none else 'set'}"
+                    f"{n}.grad_fn is {r.grad_fn}; the model says {'set' if names else 'None'}",
+                    history,
                 )
+            if names:
+                actual = type(r.grad_fn).__name__
+                if not any(_same_op(actual, name) for name in names):
+                    self._fail(
+                        f"{n}.grad_fn is a {actual}; the model says {' or '.join(names)}",
+                        "sequences.grad-fn-type",
+                    )
+                self.checked.add("sequences.grad-fn-type")
             if r.is_leaf != m.is_leaf(t):
-                self._fail(f"{n}.is_leaf is {r.is_leaf}; the model says {m.is_leaf(t)}")
+                self._fail(f"{n}.is_leaf is {r.is_leaf}; the model says {m.is_leaf(t)}", history)
             if r._is_view() != m.is_view(t):
                 self._fail(f"{n}._is_view() is {r._is_view()}; the model says {m.is_view(t)}")
             base = self.real[t.base.id] if t.base is not None else None
@@ -885,6 +1497,104 @@ class CopySequences(RuleBasedStateMachine):
                     " (compared bit for bit)"
                 )
 
+    def _check_grads(self) -> None:
+        """``.grad`` and ``retains_grad`` of every live tensor: None where the
+        model has none; else the very object the model says (a leaf keeps
+        accumulating into one), its dtype, shape, documented layout, and values
+        bit for bit (except where the model leaves them to torch)."""
+        m = self.model
+        for t in m.tensors:
+            r = self.real[t.id]
+            n = f"t{t.id}"
+            if r.retains_grad != (t.retains_grad and not m.is_leaf(t)):
+                self._fail(
+                    f"{n}.retains_grad is {r.retains_grad}; the model says {t.retains_grad}",
+                    "sequences.retain-grad",
+                )
+            g = r.grad
+            known = self.real_grads.get(t.grad.id) if t.grad is not None else None
+            if t in m.grad_unspecified or (t.grad is not None and t.grad.unspecified.any()):
+                m.resync_grad(
+                    t, None if g is None else self._values(g), g is known and g is not None
+                )
+                if t.grad is not None and t.grad.id not in self.real_grads:
+                    self.real_grads[t.grad.id] = g
+                known = self.real_grads.get(t.grad.id) if t.grad is not None else None
+            claim = "sequences.retain-grad" if t.retains_grad else "sequences.grad-accumulates"
+            if t.grad is None:
+                if g is not None:
+                    self._fail(f"{n}.grad is set; the model says None", claim)
+                continue
+            if g is None:
+                self._fail(f"{n}.grad is None; the model says it holds a gradient", claim)
+            if known is None:
+                for other in self.real_grads.values():
+                    if g is other:
+                        self._fail(
+                            f"{n}.grad is an earlier gradient object; the model says a new one",
+                            claim,
+                        )
+                self.real_grads[t.grad.id] = g
+            elif g is not known:
+                self._fail(
+                    f"{n}.grad is a new tensor object; the model says the gradient accumulated "
+                    "in place into the previous one",
+                    claim,
+                )
+            if str(g.dtype) != f"torch.{t.grad.dtype}" or tuple(g.shape) != t.grad.shape:
+                self._fail(
+                    f"{n}.grad has dtype/shape {g.dtype}/{tuple(g.shape)}; the model says "
+                    f"{t.grad.dtype}/{t.grad.shape}",
+                    claim,
+                )
+            layout = t.grad.layout
+            if layout is not None:
+                strides = g.stride()
+                if layout[0] == "strides":
+                    ok = all(
+                        st == want if size != 1 else st != 0 or st == want
+                        for size, st, want in zip(g.shape, strides, layout[1], strict=True)
+                    )
+                else:
+                    ok = is_contiguous(tuple(g.shape), strides)
+                if not ok:
+                    self._fail(
+                        f"{n}.grad has strides {strides}; the documented layout is {layout}",
+                        "sequences.grad-layout",
+                    )
+                self.checked.add("sequences.grad-layout")
+            if not _same_bytes(element_bytes(g), t.grad.values):
+                self._fail(
+                    f"{n}.grad holds {self._values(g).tolist()}; the model says "
+                    f"{t.grad.values.tolist()} (compared bit for bit)",
+                    claim,
+                )
+            self.checked.add(claim)
+
+    def _check_disjoint(self, addresses: dict[int, int]) -> None:
+        """Memory the model keeps apart is apart: the address ranges of
+        distinct buffers (all alive) do not overlap, so a copy that shares
+        memory with an ndarray or a tensor is seen at once."""
+        m = self.model
+        owners = {}
+        for h in [*m.tensors, *m.arrays]:
+            owners.setdefault(h.buffer.id, (h, h.buffer))
+        spans = []
+        for bid, addr in addresses.items():
+            h, buf = owners[bid]
+            if buf.values.size:
+                spans.append((addr, addr + buf.values.size * buf.values.itemsize, h))
+        spans.sort(key=lambda x: x[0])
+        end, h0 = -1, None
+        for b0, b1, h1 in spans:
+            if b0 < end:
+                self._fail(
+                    f"{self._n(h0)} and {self._n(h1)} share memory; the model says "
+                    "they are in separate memory"
+                )
+            if b1 > end:
+                end, h0 = b1, h1
+
     def _check_arrays(self, addresses: dict[int, int]) -> None:
         m = self.model
         for a in m.arrays:
@@ -895,12 +1605,39 @@ class CopySequences(RuleBasedStateMachine):
                 self._fail(
                     f"{n} has shape/strides {(arr.shape, strides)}; the model says {(a.shape, a.strides)}"
                 )
-            addr = arr.__array_interface__["data"][0] - a.start * arr.itemsize
-            if addresses.setdefault(a.buffer.id, addr) != addr:
-                self._fail(f"{n} addresses memory other than the model's shared buffer")
+            if arr.size:
+                addr = arr.__array_interface__["data"][0] - a.start * arr.itemsize
+                if addresses.setdefault(a.buffer.id, addr) != addr:
+                    self._fail(f"{n} addresses memory other than the model's shared buffer")
             expected = m.values(a)
             if not _equal(arr, expected):
                 self._fail(f"{n} holds {arr.tolist()}; the model's memory says {expected.tolist()}")
+
+
+def _simple_values(dtype: str, n: int) -> tuple:
+    """``n`` small exact values of ``dtype`` (0, 1, 2, ... wrapped)."""
+    if dtype == "bool":
+        return tuple(bool(k % 2) for k in range(n))
+    if dtype in NON_DIFFERENTIABLE:
+        return tuple(k % 5 for k in range(n))
+    if dtype.startswith("complex"):
+        return tuple(complex(k % 5, -(k % 3)) for k in range(n))
+    return tuple(float(k % 5) - 1.5 for k in range(n))
+
+
+def _reorders_when_copied(t: TensorModel) -> bool:
+    """``t`` is not dense, and a preserve_format copy keeps a stride order
+    that is not row-major (where the observed and documented rules differ)."""
+    if not t.numel or is_non_overlapping_and_dense(t.shape, t.strides):
+        return False
+    return infer_dense_strides(t.shape, t.strides) != contiguous_strides(t.shape)
+
+
+def _same_op(actual: str, name: str) -> bool:
+    """``actual`` (a grad_fn class name) is op ``name`` whatever its overload
+    number: ``CloneBackward0`` and ``FillBackward3`` match ``CloneBackward``
+    and ``FillBackward``."""
+    return actual.startswith(name) and actual[len(name) :].isdigit() or actual == name
 
 
 def _same_bytes(rows: np.ndarray, expected: np.ndarray) -> bool:
@@ -1112,12 +1849,13 @@ def test_detach_of_view_chain_is_a_view(device, spec, steps):
 
 @pytest.mark.claim("sequences.asarray-ndarray-shares")
 @pytest.mark.oracle("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
-@given(spec=fresh_specs(arrays=True), via_numpy=st.booleans())
+@given(spec=fresh_specs(arrays=True).filter(lambda s: 0 not in s.shape), via_numpy=st.booleans())
 def test_asarray_copy_false_of_ndarray_shares(device, spec, via_numpy):
     """The documented promise, in sequences: ``torch.asarray(a, copy=False)``
     of an ndarray - fresh, or ``t.numpy()`` of a tensor - shares its memory
     (or raises). Torch silently copies 0-d ndarrays (recorded deviation; the
     machine encodes the observed rule, sequences.asarray-0d-ndarray-copies).
+    Empty arrays are left out: their memory has no address to compare.
 
     Kills: an asarray that copies an ndarray it was told to alias."""
     if device != "cpu":
@@ -1139,3 +1877,231 @@ def test_asarray_copy_false_of_ndarray_shares(device, spec, via_numpy):
     assert got.data_ptr() == expected, (
         "asarray(ndarray, copy=False) does not share the array's memory"
     )
+
+
+# --------------------------------------------------------------------------
+# One operation on every kind of input
+# --------------------------------------------------------------------------
+# The machine's programs meet each (operation, dtype, layout, mode) only by
+# chance: with the ci profile's 100 programs some combinations are never
+# drawn (a torch.tensor of an integral tensor, an as_tensor of a one-element
+# one, an add_ of a float16 one). The tests below run one operation of a
+# claim on a fresh tensor (or a view of it) of every dtype, layout and mode,
+# through the machine - the model predicts, torch runs, and the whole state
+# is compared as after any step (bit for bit) - so each claim's operations
+# meet each kind of input in every run.
+
+#: Layouts of the operand (see :meth:`CopySequences._view_in`).
+_LAYOUTS = st.sampled_from(
+    ["contiguous", "contiguous", "transposed", "stepped", "expanded", "element", "non-dense"]
+)
+#: Views a write can go through (a 0-d or 1-d tensor may stay itself).
+_VIEW_LAYOUTS = st.sampled_from(["transposed", "stepped", "element", "non-dense"])
+
+
+def _operand(device: str, spec: Fresh, layout: str) -> tuple[CopySequences, TensorModel]:
+    """A machine holding ``spec`` in ``layout`` (checked against the model)."""
+    machine = CopySequences(device)
+    t = machine._laid_out(spec, layout)
+    assert t is not None, f"test bug: {spec!r} in layout {layout!r} raised"
+    machine.agrees_with_model()
+    return machine, t
+
+
+@pytest.mark.claim("sequences.tensor-copies")
+@pytest.mark.oracle("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
+@given(spec=fresh_specs(inference=True), layout=_LAYOUTS)
+@example(spec=Fresh("int32", (2,), (1, -2)), layout="contiguous")
+def test_tensor_of_every_dtype_copies(device, spec, layout):
+    """``torch.tensor(t)`` of a tensor of every dtype and layout is a new
+    leaf in new memory holding t's values (as the model predicts).
+
+    Kills: a torch.tensor that aliases (or keeps the history of) some dtypes."""
+    machine, t = _operand(device, spec, layout)
+    machine.tensor_of(t)
+    machine.agrees_with_model()
+
+
+@pytest.mark.claim("sequences.as-tensor")
+@pytest.mark.oracle("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
+@given(spec=fresh_specs(inference=True), layout=_LAYOUTS, dtype=st.sampled_from(DTYPES))
+@example(spec=Fresh("float32", (1,), (1.5,)), layout="contiguous", dtype="float64")
+def test_as_tensor_of_every_dtype(device, spec, layout, dtype):
+    """``torch.as_tensor(t, dtype=d)`` of a tensor of every dtype, size
+    (one-element ones included) and layout: t itself for t's dtype, else a
+    copy converted to ``d`` (as the model predicts).
+
+    Kills: an as_tensor that ignores the requested dtype for some inputs."""
+    machine, t = _operand(device, spec, layout)
+    machine.convert_as_tensor(t, dtype)
+    machine.agrees_with_model()
+
+
+@pytest.mark.claim("sequences.asarray")
+@pytest.mark.oracle("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
+@given(
+    spec=fresh_specs(inference=True),
+    layout=_LAYOUTS,
+    copy=st.sampled_from([None, False, True]),
+    dtype=st.one_of(st.none(), st.sampled_from(DTYPES)),
+)
+@example(spec=Fresh("int32", (2,), (1, -2)), layout="contiguous", copy=True, dtype=None)
+def test_asarray_of_every_dtype(device, spec, layout, copy, dtype):
+    """``torch.asarray(t, dtype=d, copy=c)`` of a tensor of every dtype and
+    layout, for every ``copy`` (as the model predicts: t itself, a copy, or
+    an error).
+
+    Kills: an asarray that aliases when told to copy for some dtypes."""
+    machine, t = _operand(device, spec, layout)
+    machine.convert_asarray(t, copy, dtype)
+    machine.agrees_with_model()
+
+
+@pytest.mark.claim("sequences.asarray-ndarray-shares")
+@pytest.mark.oracle("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
+@given(
+    spec=fresh_specs(arrays=True).filter(lambda s: s.shape and 0 not in s.shape),
+    via_numpy=st.booleans(),
+    layout=st.sampled_from([None, "T", "flip"]),
+    copy=st.sampled_from([None, False]),
+)
+@example(
+    spec=Fresh("float64", (2, 3), (0.5,) * 6), via_numpy=False, layout=None, copy=None
+)  # fmt: skip
+def test_asarray_of_ndarray_shares(device, spec, via_numpy, layout, copy):
+    """``torch.asarray(a)`` and ``torch.asarray(a, copy=False)`` of an
+    ndarray of 1 or more dimensions (fresh or ``t.numpy()``, C-ordered,
+    transposed or flipped) share a's memory, or raise for copy=False where
+    torch cannot (as the model predicts; 0-d ndarrays are the recorded
+    deviation of :func:`test_asarray_copy_false_of_ndarray_shares`).
+
+    Kills: an asarray that copies ndarrays of some ranks or layouts."""
+    if device != "cpu":
+        pytest.skip("NumPy interop is CPU-only")
+    machine = CopySequences(device)
+    if via_numpy:
+        a = machine.numpy(t=machine.init_tensor(spec))
+    else:
+        a = machine.make_array(spec=spec)
+    if layout == "T":
+        a = machine.np_transpose(a)
+    elif layout == "flip":
+        a = machine.np_flip(a)
+    machine.agrees_with_model()
+    machine.from_array(a, "asarray" if copy is None else "asarray-no-copy")
+    machine.agrees_with_model()
+
+
+@pytest.mark.claim("sequences.write-overlap-raises")
+@pytest.mark.oracle("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
+@given(
+    spec=fresh_specs(inference=True),
+    op=st.sampled_from(["add_", "mul_", "copy_", "setitem", "fill_", "zero_"]),
+    mode=MODES,
+    choice=st.integers(0, 15),
+)
+@example(spec=Fresh("float32", (1, 3), (0.5,) * 3), op="add_", mode="grad", choice=1)
+def test_write_to_expanded_tensor(device, spec, op, mode, choice):
+    """A write to ``t.expand(2, ...)`` (a stride-0 dimension of size 2) of
+    a tensor of every dtype, in every mode: add_, mul_, copy_ and index
+    assignment raise, changing nothing; fill_ and zero_ write (as the model
+    predicts).
+
+    Kills: an in-place op that skips (or half-does) a write it must refuse."""
+    machine, t = _operand(device, spec, "expanded")
+    machine._apply(t, op, mode, choice, None)
+    machine.agrees_with_model()
+
+
+def _each_dtype(**kwargs):
+    """Explicit examples: one per dtype, a contiguous (3,) tensor of small
+    exact values (see :func:`_simple_values`) with ``kwargs`` - so every dtype
+    is met whatever the derandomized draws are (a dtype is drawn about seven
+    times in a hundred examples, some of them holding only Inf or NaN, which
+    arithmetic keeps)."""
+
+    def add(test):
+        for d in DTYPES:
+            test = example(spec=Fresh(d, (3,), _simple_values(d, 3)), **kwargs)(test)
+        return test
+
+    return add
+
+
+@pytest.mark.claim("sequences.inplace-arithmetic")
+@pytest.mark.oracle("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
+@pytest.mark.parametrize("op", ["add_", "mul_", "fill_", "zero_"])
+@given(
+    spec=fresh_specs(inference=True), layout=_LAYOUTS, value=st.sampled_from(SCALARS), mode=MODES
+)
+@_each_dtype(layout="contiguous", value=2, mode="grad")
+@_each_dtype(layout="stepped", value=-1.5, mode="no_grad")
+def test_inplace_arithmetic_every_dtype(device, op, spec, layout, value, mode):
+    """``op`` with a Python scalar on a tensor of every dtype (each one also
+    in explicit examples), layout and mode: computed in the tensor's dtype,
+    bit for bit, or refused (as the model predicts).
+
+    Kills: an in-place op that computes wrongly for one dtype."""
+    machine, t = _operand(device, spec, layout)
+    machine.inplace(t, op, value, mode)
+    machine.agrees_with_model()
+
+
+@pytest.mark.claim("sequences.no-grad-untracked")
+@pytest.mark.oracle("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
+@given(
+    spec=fresh_specs(requires_grad=True),
+    layout=_LAYOUTS,
+    op=st.sampled_from(
+        ["clone", "copy_", "copy_element_", "fill_", "add_", "mul_", "zero_", "setitem"]
+    ),
+    choice=st.integers(0, 15),
+)
+@example(spec=Fresh("float32", (2,), (0.5, 1.0), True), layout="contiguous", op="clone", choice=0)
+def test_no_grad_ops_on_tensor_requiring_grad(device, spec, layout, op, choice):
+    """Under ``no_grad``, copies and in-place writes of a tensor that
+    requires grad (a leaf or a view of one) record nothing and run no leaf
+    check, while writes still bump version counters (as the model predicts).
+
+    Kills: an operation that records history under no_grad."""
+    machine, t = _operand(device, spec, layout)
+    machine._apply(t, op, "no_grad", choice, None)
+    machine.agrees_with_model()
+
+
+@pytest.mark.claim("sequences.inplace-records-history")
+@pytest.mark.oracle("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
+@given(
+    spec=fresh_specs(),
+    non_leaf=st.booleans(),
+    layout=_VIEW_LAYOUTS,
+    src=fresh_specs(requires_grad=True),
+    op=st.sampled_from(["copy_", "copy_element_", "copy_element_", "add_", "mul_", "fill_"]),
+)
+@example(
+    spec=Fresh("float32", (3,), (0.0,) * 3), non_leaf=False, layout="stepped",
+    src=Fresh("float32", (2,), (1.0, 1.0), True), op="copy_",
+)  # fmt: skip
+def test_grad_mode_write_into_view(device, spec, non_leaf, layout, src, op):
+    """In grad mode, a write into a view - of a leaf, or of a non-leaf
+    ``t * t`` when ``non_leaf`` and t requires grad - from a source that
+    requires grad (copy_) or of a scalar: the view's root base gets the new
+    history and requires grad, the view's grad_fn is rebuilt from it; a view
+    of a leaf that requires grad refuses the write (as the model predicts).
+
+    Kills: a write into a view that records nothing (or skips the leaf check)."""
+    machine = CopySequences(device)
+    t = machine._fresh(spec)
+    if non_leaf and machine.model.requires_grad(t):
+        t = machine.square(t)
+    dst = machine._view_in(t, layout)
+    s = machine._fresh(src)
+    assert dst is not None and isinstance(s, TensorModel), "test bug: the operands raised"
+    machine.agrees_with_model()
+    if op == "copy_":
+        machine.copy_(dst, s, "grad")
+    elif op == "copy_element_":
+        machine.copy_element_(dst, s, "grad")
+    else:
+        machine.inplace(dst, op, 2, "grad")
+    machine.agrees_with_model()

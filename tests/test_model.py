@@ -1,4 +1,4 @@
-"""Unit tests of the reference model (``conformance/model.py``) on its own.
+"""Unit tests of the reference model (``conformance/model/``) on its own.
 
 No torch here: the geometry helpers are checked against hand-computed and
 documented examples and against their defining properties, and the model's
@@ -371,3 +371,161 @@ def test_numpy_interop():
     assert m.asarray_array(zero_d, copy=False).buffer is zero_d.buffer  # documented
     with pytest.raises(Raises, match="requires grad"):
         m.numpy(_fresh(m, rg=True))
+
+
+# --------------------------------------------------------------------------
+# Gradients, grad_fn types, inference tensors, zero-size tensors, dtypes
+# --------------------------------------------------------------------------
+
+
+def test_grad_populated_then_accumulated_in_place():
+    m = Model()
+    x = m.fresh("float32", (2,), [1.0, 2.0], requires_grad=True)
+    y = m.clone(x)
+    assert x.grad is None and y.grad is None
+    m.backward(y)
+    g = x.grad
+    assert g.values.tolist() == [1.0, 1.0] and g.layout == ("strides", (1,))
+    m.backward(m.square(x))  # d(x*x) = 2x, added in place into the same tensor
+    assert x.grad is g and g.values.tolist() == [3.0, 5.0]
+    assert y.grad is None  # a non-leaf that does not retain grad
+
+
+def test_grad_of_non_dense_leaf_is_row_major_and_of_detached_leaf_is_none():
+    m = Model()
+    base = _fresh(m, (2, 4))
+    leaf = m.requires_grad_(m.detach(m.slice(base, 1, 0, 2)), True)
+    m.backward(m.clone(leaf))
+    assert leaf.grad.layout == ("contiguous",) and base.grad is None
+
+
+def test_retain_grad_new_tensor_each_backward_and_leaf_noop():
+    m = Model()
+    x = m.fresh("float64", (3,), [1.0, 2.0, 3.0], requires_grad=True)
+    m.retain_grad(x)
+    assert not x.retains_grad
+    y = m.clone(x)
+    m.retain_grad(y)
+    m.backward(y)
+    first = y.grad
+    m.backward(y)
+    assert y.grad is not first and y.grad.values.tolist() == [2.0, 2.0, 2.0]
+    with pytest.raises(Raises, match=MSG["retain_rg"]):
+        m.retain_grad(_fresh(m))
+
+
+def test_saved_tensor_is_read_when_backward_runs():
+    m = Model()
+    x = m.fresh("float32", (1,), [3.0], requires_grad=True)
+    s = m.square(x)
+    m.inplace(m.data(x), "add_", 1)  # unnoticed: .data has its own counter
+    m.backward(s)
+    assert x.grad.values.tolist() == [8.0]
+
+
+def test_grad_fn_names():
+    m = Model()
+    x = _fresh(m, rg=True)
+    assert m.grad_fn_names(x) == ()
+    assert m.grad_fn_names(m.clone(x)) == ("CloneBackward",)
+    assert m.grad_fn_names(m.to(x, "float64")) == ("ToCopyBackward",)
+    assert m.grad_fn_names(m.slice(x, 1, 1, 1)) == ("SliceBackward",)
+    assert m.grad_fn_names(m.slice(x, 1, 0, 1)) == ("AliasBackward",)  # keeps everything
+    y = m.clone(x)
+    v = m.select(y, 0, 1)
+    m.inplace(v, "add_", 1)
+    assert m.grad_fn_names(y) == ("CopySlices",)
+    assert m.grad_fn_names(v) == ("AsStridedBackward", "SelectBackward")
+
+
+def test_copy_slices_is_released_by_a_backward():
+    m = Model()
+    y = m.clone(_fresh(m, rg=True))
+    m.setitem(y, 0, 1.0)
+    m.backward(y)
+    with pytest.raises(Raises, match="a second time"):
+        m.backward(y)
+
+
+def test_backward_to_a_leaf_moved_into_the_graph_raises():
+    m = Model()
+    leaf = _fresh(m, rg=True)
+    y = m.clone(leaf)
+    m.requires_grad_(leaf, False)
+    m.copy_(leaf, _fresh(m, rg=True))  # now a non-leaf with CopyBackwards
+    with pytest.raises(Raises, match=MSG["moved"]):
+        m.backward(y)
+
+
+def test_inference_tensors():
+    m = Model()
+    t = m.fresh("float32", (2,), [1.0, 2.0], inference=True)
+    assert t.inference and t.counter is None
+    v = m.slice(t, 0, 1, 1)
+    assert v.inference and v.counter is None and not m.is_view(v)
+    with pytest.raises(Raises, match=MSG["inference_inplace"]):
+        m.inplace(t, "fill_", 5.0)
+    assert m.values(t).tolist() == [5.0, 5.0]  # written before the error
+    m.inplace(t, "fill_", 6.0, grad=False, inference=True)  # allowed inside the mode
+    d = m.detach(t)
+    assert d.inference and d.counter is not None and d.counter.version == 0
+    m.inplace(d, "add_", 1)
+    assert d.counter.version == 1
+    c = m.clone(t)
+    assert not c.inference and c.counter.version == 1
+    with pytest.raises(Raises, match=MSG["inference_rg"]):
+        m.requires_grad_(t, True)
+    n = _fresh(m)
+    m.inplace(n, "add_", 1, grad=False, inference=True)  # a normal tensor is bumped
+    assert n.counter.version == 1
+    assert m.clone(n, inference=True).inference
+
+
+def test_zero_size_geometry():
+    assert view_strides((0, 3), (3, 1), (3, 0)) == (1, 1)
+    assert view_strides((0, 3), (3, 1), (0, 3)) == (3, 1)
+    assert is_non_overlapping_and_dense((2, 0), (0, 1))
+    m = Model()
+    t = _fresh(m, (3,))
+    s = m.slice(t, 0, 5, 1)
+    assert (s.shape, s.offset) == ((0,), 3)
+    assert m.clone(m.expand(m.fresh("float32", (0,), []), (2, 0))).strides == (0, 1)
+
+
+def test_bfloat16_values_and_conversions():
+    from conformance.model.values import conversion_unspecified, decode
+
+    bits = convert(np.array([1.5, -0.0, np.nan], dtype=np.float32), "bfloat16")
+    assert bits.tolist() == [0x3FC0, 0x8000, 0x7FC0]
+    assert decode(bits, "bfloat16")[:2].tolist() == [1.5, -0.0]
+    assert convert(bits, "float32", "bfloat16")[:2].tolist() == [1.5, -0.0]
+    assert convert(bits, "bfloat16", "bfloat16") is not bits
+    assert conversion_unspecified(np.array([np.nan, 1.0]), "bfloat16").tolist() == [True, False]
+    assert conversion_unspecified(np.array([300.0, 3.0, np.inf]), "int8").tolist() == [
+        True,
+        False,
+        True,
+    ]
+
+
+def test_sums_of_gradients_start_from_plus_zero():
+    from conformance.model.graph import sum_to
+
+    g = np.array([[-0.0, -0.0]])
+    assert np.signbit(sum_to(g, (1, 1))).tolist() == [[False]]
+    assert np.signbit(sum_to(np.array(-0.0), ())).tolist() is False
+    assert np.signbit(sum_to(g, (1, 2))).tolist() == [[True, True]]  # nothing to sum
+
+
+def test_dtype_support_errors():
+    m = Model()
+    u = m.fresh("uint16", (2,), [1, 2])
+    with pytest.raises(Raises, match=MSG["no_kernel"]) as e:
+        m.inplace(u, "add_", 1)
+    assert e.value.exc == "NotImplementedError"
+    m.inplace(u, "mul_", 2)
+    with pytest.raises(Raises, match=MSG["overflow"]):
+        m.inplace(m.fresh("uint8", (1,), [1]), "fill_", -1.5)
+    m.inplace(m.fresh("uint8", (1,), [1]), "fill_", -1)  # an int wraps
+    with pytest.raises(Raises, match=MSG["numpy_bf16"]):
+        m.numpy(m.fresh("bfloat16", (1,), [1.0]))

@@ -104,3 +104,32 @@ def test_one_failing_machine_claim_masks_no_other(cli, tmp_path, read_results):
             reasons = " ".join(cv[c]["cpu"]["reasons"])
             assert "no example of this test exercised" in reasons, (c, reasons)
     assert len(held) >= len(others) - 4, {c: (verdicts[c], examples[c]) for c in others}
+
+
+def test_every_machine_claim_counts_the_programs_that_checked_it(cli, tmp_path, read_results):
+    """The state machine runs as one pytest example, but each of its
+    programs credits the claims its steps checked (``evidence.credit`` on
+    teardown): on real torch every claim the machine checks is held over a
+    non-zero number of programs, at most the number of programs that ran,
+    and the report's per-claim example count is that number."""
+    out = tmp_path / "out"
+    proc = cli(
+        "run", "--no-measure", "-n", "0", "--devices", "cpu", "--out", str(out),
+        "--claims", ",".join(MACHINE_ONLY),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    doc = read_results(out)
+    (machine,) = [t for t in doc["tests"] if t["name"] == "test_copy_sequences"
+                  and t["verdict"] != "skipped"]  # fmt: skip
+    examples = machine["claim_examples"]
+    programs = examples["sequences.version-counter"]  # checked by every program
+    assert programs >= 50
+    from reports.results import claim_verdicts
+
+    cv = claim_verdicts(doc)
+    for c in MACHINE_ONLY:
+        assert 0 < examples.get(c, 0) <= programs, (c, examples.get(c))
+        cell = cv[c]["cpu"]
+        assert cell["verdict"] == "held" and cell["examples"] == examples[c], (c, cell)
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert f"({examples['sequences.grad-fn-type']} checked this claim)" in html

@@ -1,6 +1,11 @@
 """Mutants of the ``sequences`` area (Copy-operation sequences (reference model)); claims in ``conformance/claims/sequences.toml``,
 tests in ``conformance/test_copy_sequences.py``.
 
+Every claim of the area is checked by the state machine, so each mutant here
+is caught (or not) by the sequences of operations the machine generates:
+most are wrong for one dtype, one layout, one autograd state or one mode
+only, and the machine must reach a program that exposes them.
+
 See :mod:`conformance.mutants` for what a mutant is and how it is run.
 """
 
@@ -86,7 +91,11 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         name="seq-copy-into-view-loses-graph",
         description="copy_ runs without autograd (no graph, no leaf check) when the destination is a view",
-        claims=("sequences.leaf-inplace-raises", "sequences.copy-in-place"),
+        claims=(
+            "sequences.leaf-inplace-raises",
+            "sequences.copy-in-place",
+            "sequences.inplace-records-history",
+        ),
         region="destinations that are views",
         family="autograd",
         source="""
@@ -105,6 +114,1001 @@ MUTANTS: tuple[Mutant, ...] = (
         src = torch.ones(2, requires_grad=True)
         base[:2].copy_(src)
         assert base.requires_grad and base.grad_fn is not None
+        """,
+    ),
+    # ---- copies -----------------------------------------------------------
+    Mutant(
+        name="seq-clone-aliases-complex",
+        description="clone() of a complex tensor returns an alias of its memory (a view) instead of a copy",
+        claims=("sequences.clone-copies",),
+        region="complex inputs",
+        family="dtype",
+        source="""
+        import torch
+        _clone = torch.Tensor.clone
+        def _clone_complex(self, *args, **kwargs):
+            if self.is_complex():
+                return self.view_as(self)
+            return _clone(self, *args, **kwargs)
+        torch.Tensor.clone = _clone_complex
+        torch.clone = _clone_complex
+        """,
+        witness="""
+        import torch
+        x = torch.zeros(3, dtype=torch.complex128)
+        assert x.clone().data_ptr() != x.data_ptr()
+        assert torch.clone(x).data_ptr() != x.data_ptr()
+        """,
+    ),
+    Mutant(
+        name="seq-clone-contiguous-keeps-permuted-strides",
+        description="clone(memory_format=torch.contiguous_format) of a permuted (dense, non-contiguous) tensor keeps its strides",
+        claims=("sequences.clone-memory-format",),
+        region="non-contiguous dense inputs with contiguous_format",
+        family="layout",
+        source="""
+        import torch
+        _clone = torch.Tensor.clone
+        def _clone_fmt(self, *args, memory_format=torch.preserve_format):
+            if memory_format == torch.contiguous_format and not self.is_contiguous():
+                memory_format = torch.preserve_format
+            return _clone(self, *args, memory_format=memory_format)
+        torch.Tensor.clone = _clone_fmt
+        torch.clone = _clone_fmt
+        """,
+        witness="""
+        import torch
+        x = torch.zeros(2, 3).t()
+        assert x.clone(memory_format=torch.contiguous_format).is_contiguous()
+        """,
+    ),
+    Mutant(
+        name="seq-clone-non-dense-row-major",
+        description="a preserve_format clone of a non-dense tensor is row-major (the documented promise) instead of keeping the stride order",
+        claims=(
+            "sequences.clone-non-dense-keeps-stride-order",
+            "sequences.clone-non-dense-contiguous",
+        ),
+        region="non-dense inputs",
+        family="layout",
+        source="""
+        import torch
+        _clone = torch.Tensor.clone
+        def _dense(t):
+            dims = sorted((d for d in range(t.dim()) if t.shape[d] >= 2), key=lambda d: t.stride(d))
+            need = 1
+            for d in dims:
+                if t.stride(d) != need:
+                    return False
+                need *= t.shape[d]
+            return True
+        def _clone_rm(self, *args, memory_format=torch.preserve_format):
+            if memory_format == torch.preserve_format and self.numel() and not _dense(self):
+                memory_format = torch.contiguous_format
+            return _clone(self, *args, memory_format=memory_format)
+        torch.Tensor.clone = _clone_rm
+        torch.clone = _clone_rm
+        """,
+        witness="""
+        import torch
+        x = torch.zeros(4, 6).t()[::2]
+        assert x.clone().stride() == (1, 3)
+        """,
+    ),
+    Mutant(
+        name="seq-tensor-of-integral-tensor-aliases",
+        description="torch.tensor(t) of a bool or integral tensor returns t.detach() (shared memory) instead of a copy",
+        claims=("sequences.tensor-copies",),
+        region="bool and integral tensor arguments",
+        family="dtype",
+        source="""
+        import torch
+        _tensor = torch.tensor
+        def _tensor_int(data, *args, **kwargs):
+            if (isinstance(data, torch.Tensor) and not data.dtype.is_floating_point
+                    and not data.dtype.is_complex and not args and not kwargs):
+                return data.detach()
+            return _tensor(data, *args, **kwargs)
+        torch.tensor = _tensor_int
+        """,
+        witness="""
+        import torch, warnings
+        warnings.simplefilter("ignore")
+        x = torch.tensor([1, 2])
+        assert torch.tensor(x).data_ptr() != x.data_ptr()
+        """,
+    ),
+    Mutant(
+        name="seq-new-tensor-keeps-floating-dtype",
+        description="x.new_tensor(t) keeps t's dtype when t is floating instead of taking x's dtype",
+        claims=("sequences.new-tensor-copies",),
+        region="floating data",
+        family="dtype",
+        source="""
+        import torch
+        _new_tensor = torch.Tensor.new_tensor
+        def _new_tensor_float(self, data, *args, **kwargs):
+            if isinstance(data, torch.Tensor) and data.dtype.is_floating_point and "dtype" not in kwargs:
+                kwargs["dtype"] = data.dtype
+            return _new_tensor(self, data, *args, **kwargs)
+        torch.Tensor.new_tensor = _new_tensor_float
+        """,
+        witness="""
+        import torch, warnings
+        warnings.simplefilter("ignore")
+        x = torch.zeros(2)
+        assert x.new_tensor(torch.ones(2, dtype=torch.float16)).dtype == torch.float32
+        """,
+    ),
+    Mutant(
+        name="seq-as-tensor-ignores-dtype-one-element",
+        description="torch.as_tensor(t, dtype=d) returns a one-element t itself, ignoring the requested dtype",
+        claims=("sequences.as-tensor",),
+        region="one-element tensor arguments",
+        family="layout",
+        source="""
+        import torch
+        _as_tensor = torch.as_tensor
+        def _as_tensor_one(data, dtype=None, device=None):
+            if isinstance(data, torch.Tensor) and data.numel() == 1:
+                return data
+            return _as_tensor(data, dtype=dtype, device=device)
+        torch.as_tensor = _as_tensor_one
+        """,
+        witness="""
+        import torch
+        assert torch.as_tensor(torch.tensor([1.5]), dtype=torch.float64).dtype == torch.float64
+        """,
+    ),
+    Mutant(
+        name="seq-asarray-copy-true-aliases-integral",
+        description="torch.asarray(t, copy=True) of a bool or integral tensor returns t itself",
+        claims=("sequences.asarray",),
+        region="bool and integral tensors with copy=True",
+        family="dtype",
+        source="""
+        import torch
+        _asarray = torch.asarray
+        def _asarray_int(obj, *args, **kwargs):
+            if (isinstance(obj, torch.Tensor) and not obj.dtype.is_floating_point
+                    and not obj.dtype.is_complex and kwargs.get("copy") is True
+                    and kwargs.get("dtype") in (None, obj.dtype)):
+                return obj
+            return _asarray(obj, *args, **kwargs)
+        torch.asarray = _asarray_int
+        """,
+        witness="""
+        import torch
+        x = torch.zeros(3, dtype=torch.int32)
+        assert torch.asarray(x, copy=True) is not x
+        """,
+    ),
+    Mutant(
+        name="seq-asarray-copies-2d-ndarray",
+        description="torch.asarray(a) (copy left to its default) of an ndarray with two or more dimensions copies it instead of sharing its memory",
+        claims=("sequences.asarray-ndarray-shares",),
+        region="ndarrays of 2 or more dimensions",
+        family="layout",
+        source="""
+        import numpy as np
+        import torch
+        _asarray = torch.asarray
+        def _asarray_nd(obj, *args, **kwargs):
+            if (isinstance(obj, np.ndarray) and obj.ndim >= 2 and kwargs.get("copy") is None
+                    and min(obj.strides, default=0) >= 0):
+                return _asarray(obj.copy(), *args, **kwargs)
+            return _asarray(obj, *args, **kwargs)
+        torch.asarray = _asarray_nd
+        """,
+        witness="""
+        import numpy as np, torch
+        a = np.zeros((2, 3))
+        assert torch.asarray(a).data_ptr() == a.__array_interface__["data"][0]
+        """,
+    ),
+    Mutant(
+        name="seq-asarray-shares-0d-ndarray",
+        description="torch.asarray(a) of a 0-d ndarray shares its memory (as documented) instead of copying it as torch does",
+        claims=("sequences.asarray-0d-ndarray-copies",),
+        region="0-d ndarrays",
+        family="layout",
+        source="""
+        import numpy as np
+        import torch
+        _asarray = torch.asarray
+        def _asarray_0d(obj, *args, **kwargs):
+            if isinstance(obj, np.ndarray) and obj.ndim == 0 and kwargs.get("copy") is not True and not args:
+                return torch.from_numpy(obj)
+            return _asarray(obj, *args, **kwargs)
+        torch.asarray = _asarray_0d
+        """,
+        witness="""
+        import numpy as np, torch
+        a = np.array(1.5)
+        assert torch.asarray(a).data_ptr() != a.__array_interface__["data"][0]
+        """,
+    ),
+    # ---- NumPy --------------------------------------------------------------
+    Mutant(
+        name="seq-from-numpy-copies-transposed",
+        description="torch.from_numpy(a) and torch.as_tensor(a) copy a non-contiguous (transposed) ndarray instead of sharing it",
+        claims=("sequences.from-numpy-shares",),
+        region="non-C-contiguous ndarrays",
+        family="layout",
+        source="""
+        import numpy as np
+        import torch
+        _from_numpy = torch.from_numpy
+        _as_tensor = torch.as_tensor
+        def _nc(a):
+            return isinstance(a, np.ndarray) and a.ndim >= 2 and a.size and not a.flags.c_contiguous
+        def _from_numpy_nc(a):
+            return _from_numpy(np.ascontiguousarray(a) if _nc(a) else a)
+        def _as_tensor_nc(data, *args, **kwargs):
+            return _as_tensor(np.ascontiguousarray(data) if _nc(data) else data, *args, **kwargs)
+        torch.from_numpy = _from_numpy_nc
+        torch.as_tensor = _as_tensor_nc
+        """,
+        witness="""
+        import numpy as np, torch
+        a = np.zeros((2, 3)).T
+        assert torch.from_numpy(a).data_ptr() == a.__array_interface__["data"][0]
+        assert torch.as_tensor(a).data_ptr() == a.__array_interface__["data"][0]
+        """,
+    ),
+    Mutant(
+        name="seq-numpy-constructors-accept-negative-strides",
+        description="from_numpy, as_tensor, asarray and torch.tensor of an ndarray with negative strides copy it instead of raising ValueError",
+        claims=("sequences.numpy-negative-strides-raise",),
+        region="ndarrays with a negative stride",
+        family="layout",
+        source="""
+        import numpy as np
+        import torch
+        def _fixing(f):
+            def g(data, *args, **kwargs):
+                if isinstance(data, np.ndarray) and any(s < 0 for s in data.strides):
+                    data = data.copy()
+                return f(data, *args, **kwargs)
+            return g
+        torch.from_numpy = _fixing(torch.from_numpy)
+        torch.as_tensor = _fixing(torch.as_tensor)
+        torch.asarray = _fixing(torch.asarray)
+        torch.tensor = _fixing(torch.tensor)
+        """,
+        witness="""
+        import numpy as np, torch
+        try:
+            torch.from_numpy(np.zeros(3)[::-1])
+        except ValueError:
+            pass
+        else:
+            raise AssertionError("from_numpy accepted a negative stride")
+        """,
+    ),
+    Mutant(
+        name="seq-numpy-copies-floating",
+        description="t.numpy() of a floating tensor returns a copy of its values instead of an array over its memory",
+        claims=("sequences.numpy-shares",),
+        region="floating tensors",
+        family="dtype",
+        source="""
+        import torch
+        _numpy = torch.Tensor.numpy
+        def _numpy_float(self, *args, **kwargs):
+            out = _numpy(self, *args, **kwargs)
+            return out.copy() if self.dtype.is_floating_point else out
+        torch.Tensor.numpy = _numpy_float
+        """,
+        witness="""
+        import torch
+        x = torch.zeros(3, dtype=torch.float64)
+        assert x.numpy().__array_interface__["data"][0] == x.data_ptr()
+        """,
+    ),
+    Mutant(
+        name="seq-view-falls-back-to-reshape",
+        description="view() of a tensor whose strides do not allow the view returns a reshape copy instead of raising",
+        claims=("sequences.view-compatibility",),
+        region="inputs whose strides forbid the view",
+        family="layout",
+        source="""
+        import torch
+        _view = torch.Tensor.view
+        def _view_lenient(self, *shape):
+            try:
+                return _view(self, *shape)
+            except RuntimeError as e:
+                if "view size is not compatible" not in str(e):
+                    raise
+                return self.reshape(*shape)
+        torch.Tensor.view = _view_lenient
+        """,
+        witness="""
+        import torch
+        try:
+            torch.zeros(2, 3).t().view(6)
+        except RuntimeError:
+            pass
+        else:
+            raise AssertionError("view() of a transposed tensor did not raise")
+        """,
+    ),
+    Mutant(
+        name="seq-reshape-copies-float32",
+        description="reshape() of a float32 tensor always copies, even when a view is possible",
+        claims=("sequences.reshape-view-or-copy",),
+        region="float32 inputs",
+        family="dtype",
+        source="""
+        import torch
+        _reshape = torch.Tensor.reshape
+        def _reshape_f32(self, *shape):
+            out = _reshape(self, *shape)
+            return out.clone() if self.dtype == torch.float32 else out
+        torch.Tensor.reshape = _reshape_f32
+        torch.reshape = _reshape_f32
+        """,
+        witness="""
+        import torch
+        x = torch.zeros(2, 3)
+        assert x.reshape(6).data_ptr() == x.data_ptr()
+        assert torch.reshape(x, (6,)).data_ptr() == x.data_ptr()
+        """,
+    ),
+    Mutant(
+        name="seq-select-wraps-out-of-range",
+        description="select() with an index outside the dimension wraps around (index % size) instead of raising IndexError",
+        claims=("sequences.view-index-errors",),
+        region="out-of-range indices",
+        family="value",
+        source="""
+        import torch
+        _select = torch.Tensor.select
+        def _select_wrap(self, dim, index):
+            if self.dim() and self.shape[dim] and not -self.shape[dim] <= index < self.shape[dim]:
+                index %= self.shape[dim]
+            return _select(self, dim, index)
+        torch.Tensor.select = _select_wrap
+        torch.select = _select_wrap
+        """,
+        witness="""
+        import torch
+        try:
+            torch.zeros(2).select(0, 2)
+        except IndexError:
+            pass
+        else:
+            raise AssertionError("select(0, 2) of a size-2 dim did not raise")
+        """,
+    ),
+    Mutant(
+        name="seq-transpose-same-dim-aliases",
+        description="transpose(d, d) returns an identity alias (AliasBackward0) instead of a transpose view (TransposeBackward0)",
+        claims=("sequences.grad-fn-type",),
+        region="transpose with dim0 == dim1",
+        family="relation",
+        source="""
+        import torch
+        _transpose = torch.Tensor.transpose
+        def _transpose_same(self, dim0, dim1):
+            if dim0 == dim1:
+                return torch.ops.aten.alias(self)
+            return _transpose(self, dim0, dim1)
+        torch.Tensor.transpose = _transpose_same
+        torch.transpose = _transpose_same
+        """,
+        witness="""
+        import torch
+        x = torch.zeros(2, 2, requires_grad=True)
+        assert type(x.transpose(0, 0).grad_fn).__name__.startswith("TransposeBackward")
+        """,
+    ),
+    Mutant(
+        name="seq-unsqueeze-detaches-grad",
+        description="unsqueeze() of a tensor that requires grad returns a view of its detached alias (no history, not a view of the root)",
+        claims=("sequences.view-autograd-follows-base", "sequences.views-alias-base"),
+        region="inputs that require grad",
+        family="autograd",
+        source="""
+        import torch
+        _unsqueeze = torch.Tensor.unsqueeze
+        def _unsqueeze_rg(self, dim):
+            if self.requires_grad:
+                return _unsqueeze(self.detach(), dim)
+            return _unsqueeze(self, dim)
+        torch.Tensor.unsqueeze = _unsqueeze_rg
+        torch.unsqueeze = _unsqueeze_rg
+        """,
+        witness="""
+        import torch
+        x = torch.zeros(3, requires_grad=True)
+        u = x.unsqueeze(0)
+        assert u.requires_grad and u._base is x
+        """,
+    ),
+    # ---- aliases ----------------------------------------------------------
+    Mutant(
+        name="seq-detach-copies-requiring-grad",
+        description="detach() of a tensor that requires grad returns a copy instead of an alias",
+        claims=("sequences.detach-shares",),
+        region="inputs that require grad",
+        family="autograd",
+        source="""
+        import torch
+        _detach = torch.Tensor.detach
+        def _detach_rg(self):
+            out = _detach(self)
+            return out.clone() if self.requires_grad else out
+        torch.Tensor.detach = _detach_rg
+        torch.detach = _detach_rg
+        """,
+        witness="""
+        import torch
+        x = torch.zeros(3, requires_grad=True)
+        assert x.detach().data_ptr() == x.data_ptr()
+        """,
+    ),
+    Mutant(
+        name="seq-detach-tracked-as-view",
+        description="detach() of a view returns a tracked view of the root base (_is_view True, as the views page lists it) instead of an untracked alias",
+        claims=("sequences.detach-untracked-alias", "sequences.detach-is-view"),
+        region="inputs that are views",
+        family="layout",
+        source="""
+        import torch
+        _detach = torch.Tensor.detach
+        def _detach_view(self):
+            if self._is_view():
+                with torch.no_grad():
+                    out = self._base.as_strided(self.shape, self.stride(), self.storage_offset())
+                if out.requires_grad and out.is_leaf:
+                    out.requires_grad_(False)
+                return out
+            return _detach(self)
+        torch.Tensor.detach = _detach_view
+        torch.detach = _detach_view
+        """,
+        witness="""
+        import torch
+        x = torch.zeros(2, 3)
+        assert not x[0].detach()._is_view()
+        """,
+    ),
+    Mutant(
+        name="seq-detach-inplace-ignores-views",
+        description="detach_() of a view returns it unchanged instead of raising",
+        claims=("sequences.detach-inplace",),
+        region="views",
+        family="layout",
+        source="""
+        import torch
+        _detach_ = torch.Tensor.detach_
+        def _detach_view_(self):
+            if self._is_view():
+                return self
+            return _detach_(self)
+        torch.Tensor.detach_ = _detach_view_
+        torch.detach_ = _detach_view_
+        """,
+        witness="""
+        import torch
+        try:
+            torch.zeros(2, 3)[0].detach_()
+        except RuntimeError:
+            pass
+        else:
+            raise AssertionError("detach_() of a view did not raise")
+        """,
+    ),
+    Mutant(
+        name="seq-data-shares-counter-floating",
+        description=".data of a floating tensor shares the tensor's version counter (it is detach()) instead of a new one",
+        claims=("sequences.data-untracked-alias",),
+        region="floating tensors",
+        family="dtype",
+        source="""
+        import torch
+        _data = torch.Tensor.data
+        def _get(self):
+            return self.detach() if self.dtype.is_floating_point else _data.__get__(self)
+        torch.Tensor.data = property(_get, _data.__set__)
+        """,
+        witness="""
+        import torch
+        x = torch.zeros(3)
+        x.data.add_(1)
+        assert x._version == 0
+        """,
+    ),
+    Mutant(
+        name="seq-fill-noncontiguous-writes-a-copy",
+        description="fill_() of a non-contiguous tensor fills a temporary copy: the tensor's memory is left unchanged",
+        claims=("sequences.writes-visible",),
+        region="non-contiguous tensors",
+        family="layout",
+        source="""
+        import torch
+        _fill_ = torch.Tensor.fill_
+        def _fill_nc(self, value):
+            if not self.is_contiguous():
+                _fill_(self.clone(), value)
+                return self
+            return _fill_(self, value)
+        torch.Tensor.fill_ = _fill_nc
+        torch.fill_ = _fill_nc
+        """,
+        witness="""
+        import torch
+        x = torch.zeros(2, 3)
+        x.t().fill_(1.0)
+        assert bool((x == 1).all())
+        """,
+    ),
+    Mutant(
+        name="seq-copy-drops-leading-source-dims",
+        description="copy_ from a source with more dimensions than the destination copies its first slice instead of raising",
+        claims=("sequences.copy-broadcast-raises",),
+        region="sources with more dimensions than the destination",
+        family="relation",
+        source="""
+        import torch
+        _copy_ = torch.Tensor.copy_
+        def _copy_lead(self, src, non_blocking=False):
+            if src.dim() > self.dim() and all(s > 0 for s in src.shape[: src.dim() - self.dim()]):
+                src = src[(0,) * (src.dim() - self.dim())]
+            return _copy_(self, src, non_blocking)
+        torch.Tensor.copy_ = _copy_lead
+        """,
+        witness="""
+        import torch
+        try:
+            torch.zeros(3).copy_(torch.ones(2, 3))
+        except RuntimeError:
+            pass
+        else:
+            raise AssertionError("copy_ of a (2, 3) source into a (3,) destination did not raise")
+        """,
+    ),
+    Mutant(
+        name="seq-add-skips-overlapping",
+        description="add_() of an expanded (self-overlapping) tensor silently does nothing instead of raising",
+        claims=("sequences.write-overlap-raises",),
+        region="expanded tensors",
+        family="layout",
+        source="""
+        import torch
+        _add_ = torch.Tensor.add_
+        def _add_overlap(self, other, *args, **kwargs):
+            if any(st == 0 and sz > 1 for sz, st in zip(self.shape, self.stride())):
+                return self
+            return _add_(self, other, *args, **kwargs)
+        torch.Tensor.add_ = _add_overlap
+        """,
+        witness="""
+        import torch
+        try:
+            torch.zeros(1, 3).expand(2, 3).add_(1)
+        except RuntimeError:
+            pass
+        else:
+            raise AssertionError("add_ of an expanded tensor did not raise")
+        """,
+    ),
+    Mutant(
+        name="seq-setitem-writes-next-row",
+        description="t[i] = v on a tensor of 2 or more dimensions writes row i + 1 (mod size) instead of row i",
+        claims=("sequences.index-assignment-in-place",),
+        region="integer-index assignment into tensors of 2 or more dimensions",
+        family="layout",
+        source="""
+        import torch
+        _setitem = torch.Tensor.__setitem__
+        def _setitem_next(self, key, value):
+            if isinstance(key, int) and self.dim() >= 2 and self.shape[0] > 1:
+                key = (key + 1) % self.shape[0]
+            return _setitem(self, key, value)
+        torch.Tensor.__setitem__ = _setitem_next
+        """,
+        witness="""
+        import torch
+        x = torch.zeros(2, 2)
+        x[0] = 1.0
+        assert x[0, 0].item() == 1.0 and x[1, 0].item() == 0.0
+        """,
+    ),
+    Mutant(
+        name="seq-add-half-doubles",
+        description="add_(v) of a float16 tensor adds 2 * v",
+        claims=("sequences.inplace-arithmetic",),
+        region="float16 tensors",
+        family="dtype",
+        source="""
+        import torch
+        _add_ = torch.Tensor.add_
+        def _add_half(self, other, *args, **kwargs):
+            if self.dtype == torch.float16 and not args and not kwargs:
+                return _add_(self, other, alpha=2)
+            return _add_(self, other, *args, **kwargs)
+        torch.Tensor.add_ = _add_half
+        """,
+        witness="""
+        import torch
+        x = torch.zeros(2, dtype=torch.float16)
+        x.add_(1)
+        assert x[0].item() == 1.0
+        """,
+    ),
+    Mutant(
+        name="seq-fill-one-element-skips-version-bump",
+        description="fill_() of a one-element tensor writes through .data, so its version counter does not move",
+        claims=("sequences.version-counter",),
+        region="one-element tensors not requiring grad",
+        family="layout",
+        source="""
+        import torch
+        _fill_ = torch.Tensor.fill_
+        def _fill_one(self, value):
+            if self.numel() == 1 and not self.requires_grad and not self.is_inference():
+                _fill_(self.data, value)
+                return self
+            return _fill_(self, value)
+        torch.Tensor.fill_ = _fill_one
+        torch.fill_ = _fill_one
+        """,
+        witness="""
+        import torch
+        x = torch.tensor([0.0])
+        x.fill_(1.0)
+        assert x._version == 1
+        """,
+    ),
+    Mutant(
+        name="seq-no-grad-clone-records",
+        description="under no_grad, clone() of a tensor that requires grad records history (as if grad mode were on)",
+        claims=("sequences.no-grad-untracked",),
+        region="no_grad mode",
+        family="mode",
+        source="""
+        import torch
+        _clone = torch.Tensor.clone
+        def _clone_ng(self, *args, **kwargs):
+            if self.requires_grad and not torch.is_grad_enabled() and not torch.is_inference_mode_enabled():
+                with torch.enable_grad():
+                    return _clone(self, *args, **kwargs)
+            return _clone(self, *args, **kwargs)
+        torch.Tensor.clone = _clone_ng
+        torch.clone = _clone_ng
+        """,
+        witness="""
+        import torch
+        x = torch.zeros(2, requires_grad=True)
+        with torch.no_grad():
+            assert not x.clone().requires_grad
+        """,
+    ),
+    # ---- autograd ---------------------------------------------------------
+    Mutant(
+        name="seq-requires-grad-false-nonleaf-ignored",
+        description="requires_grad_(False) on a non-leaf returns it unchanged instead of raising",
+        claims=("sequences.requires-grad-flag",),
+        region="non-leaf tensors",
+        family="autograd",
+        source="""
+        import torch
+        _rg_ = torch.Tensor.requires_grad_
+        def _rg_nonleaf(self, requires_grad=True):
+            if not requires_grad and not self.is_leaf:
+                return self
+            return _rg_(self, requires_grad)
+        torch.Tensor.requires_grad_ = _rg_nonleaf
+        """,
+        witness="""
+        import torch
+        y = torch.zeros(2, requires_grad=True) * 2
+        try:
+            y.requires_grad_(False)
+        except RuntimeError:
+            pass
+        else:
+            raise AssertionError("requires_grad_(False) on a non-leaf did not raise")
+        """,
+    ),
+    Mutant(
+        name="seq-mul-float64-no-history",
+        description="t * t of a float64 tensor that requires grad is computed without history (no grad_fn, nothing saved)",
+        claims=("sequences.leaf-and-grad-fn",),
+        region="float64 inputs",
+        family="dtype",
+        source="""
+        import torch
+        _mul = torch.Tensor.__mul__
+        def _mul_f64(self, other):
+            if self.dtype == torch.float64 and self.requires_grad:
+                with torch.no_grad():
+                    return _mul(self, other)
+            return _mul(self, other)
+        torch.Tensor.__mul__ = _mul_f64
+        """,
+        witness="""
+        import torch
+        x = torch.ones(2, dtype=torch.float64, requires_grad=True)
+        assert (x * x).grad_fn is not None
+        """,
+    ),
+    Mutant(
+        name="seq-backward-float-no-graph-silent",
+        description="backward() of a floating tensor that does not require grad returns silently instead of raising",
+        claims=("sequences.backward-needs-grad",),
+        region="floating outputs without a graph",
+        family="dtype",
+        source="""
+        import torch
+        _backward = torch.Tensor.backward
+        def _backward_silent(self, *args, **kwargs):
+            if not self.requires_grad and self.dtype.is_floating_point:
+                return None
+            return _backward(self, *args, **kwargs)
+        torch.Tensor.backward = _backward_silent
+        """,
+        witness="""
+        import torch
+        try:
+            torch.zeros(2).sum().backward()
+        except RuntimeError:
+            pass
+        else:
+            raise AssertionError("backward() without a graph did not raise")
+        """,
+    ),
+    Mutant(
+        name="seq-mul-saves-floating-copy",
+        description="t * t of a real floating tensor saves a private copy of t, so a later in-place change of t goes unnoticed by backward",
+        claims=("sequences.saved-tensor-check",),
+        region="real floating inputs",
+        family="dtype",
+        source="""
+        import torch
+        _mul = torch.Tensor.__mul__
+        def _mul_copy(self, other):
+            if self.dtype.is_floating_point and self.requires_grad and other is self:
+                c = self.clone()
+                return _mul(c, c)
+            return _mul(self, other)
+        torch.Tensor.__mul__ = _mul_copy
+        """,
+        witness="""
+        import torch
+        x = torch.ones(2, requires_grad=True)
+        y = x.clone()
+        s = y * y
+        with torch.no_grad():
+            y.add_(1)
+        try:
+            s.sum().backward()
+        except RuntimeError:
+            pass
+        else:
+            raise AssertionError("backward through a modified saved tensor did not raise")
+        """,
+    ),
+    Mutant(
+        name="seq-backward-retains-float64-graph",
+        description="backward() through a float64 output keeps the graph (retain_graph=True), so a second backward does not raise",
+        claims=("sequences.backward-frees-saved",),
+        region="float64 outputs",
+        family="dtype",
+        source="""
+        import torch
+        _backward = torch.Tensor.backward
+        def _backward_keep(self, gradient=None, retain_graph=None, *args, **kwargs):
+            if self.dtype == torch.float64:
+                retain_graph = True
+            return _backward(self, gradient, retain_graph, *args, **kwargs)
+        torch.Tensor.backward = _backward_keep
+        """,
+        witness="""
+        import torch
+        x = torch.ones(2, dtype=torch.float64, requires_grad=True)
+        s = (x * x).sum()
+        s.backward()
+        try:
+            s.backward()
+        except RuntimeError:
+            pass
+        else:
+            raise AssertionError("a second backward through a freed graph did not raise")
+        """,
+    ),
+    Mutant(
+        name="seq-grad-replaced-3d-leaves",
+        description="backward gives a leaf of 3 or more dimensions a new .grad tensor each time instead of accumulating into the existing one",
+        claims=("sequences.grad-accumulates",),
+        region="leaves of 3 or more dimensions",
+        family="layout",
+        source="""
+        import torch
+        _rg_ = torch.Tensor.requires_grad_
+        def _hook(p):
+            p.grad = p.grad.clone()
+        def _rg_3d(self, requires_grad=True):
+            out = _rg_(self, requires_grad)
+            if (requires_grad and self.is_leaf and self.dim() >= 3
+                    and not getattr(self, "_seq_hooked", False)):
+                self.register_post_accumulate_grad_hook(_hook)
+                self._seq_hooked = True
+            return out
+        torch.Tensor.requires_grad_ = _rg_3d
+        """,
+        witness="""
+        import torch
+        x = torch.zeros(1, 1, 2).requires_grad_()
+        x.sum().backward()
+        g = x.grad
+        x.sum().backward()
+        assert x.grad is g
+        """,
+    ),
+    Mutant(
+        name="seq-grad-always-row-major",
+        description="backward gives a non-contiguous dense leaf a row-major .grad instead of one with the leaf's strides",
+        claims=("sequences.grad-layout",),
+        region="non-contiguous dense leaves",
+        family="layout",
+        source="""
+        import torch
+        _rg_ = torch.Tensor.requires_grad_
+        def _hook(p):
+            if not p.grad.is_contiguous():
+                p.grad = p.grad.contiguous()
+        def _rg_rm(self, requires_grad=True):
+            out = _rg_(self, requires_grad)
+            if (requires_grad and self.is_leaf and not self.is_contiguous()
+                    and not getattr(self, "_seq_hooked", False)):
+                self.register_post_accumulate_grad_hook(_hook)
+                self._seq_hooked = True
+            return out
+        torch.Tensor.requires_grad_ = _rg_rm
+        """,
+        witness="""
+        import torch
+        x = torch.zeros(2, 3).t().requires_grad_()
+        x.sum().backward()
+        assert x.grad.stride() == x.stride()
+        """,
+    ),
+    Mutant(
+        name="seq-retain-grad-ignores-views",
+        description="retain_grad() on a non-leaf view does nothing",
+        claims=("sequences.retain-grad",),
+        region="views",
+        family="layout",
+        source="""
+        import torch
+        _retain = torch.Tensor.retain_grad
+        def _retain_view(self):
+            if self._is_view():
+                return None
+            return _retain(self)
+        torch.Tensor.retain_grad = _retain_view
+        """,
+        witness="""
+        import torch
+        v = (torch.zeros(2, 3, requires_grad=True) * 1)[0]
+        v.retain_grad()
+        assert v.retains_grad
+        """,
+    ),
+    # ---- inference mode -----------------------------------------------------
+    Mutant(
+        name="seq-inference-clone-is-normal",
+        description="clone() inside inference_mode returns a normal tensor (with a version counter) instead of an inference tensor",
+        claims=("sequences.inference-tensors",),
+        region="inference_mode",
+        family="mode",
+        source="""
+        import torch
+        _clone = torch.Tensor.clone
+        def _clone_im(self, *args, **kwargs):
+            if torch.is_inference_mode_enabled() and not self.is_inference():
+                with torch.inference_mode(False):
+                    return _clone(self, *args, **kwargs)
+            return _clone(self, *args, **kwargs)
+        torch.Tensor.clone = _clone_im
+        torch.clone = _clone_im
+        """,
+        witness="""
+        import torch
+        x = torch.zeros(2)
+        with torch.inference_mode():
+            y = x.clone()
+        assert y.is_inference()
+        """,
+    ),
+    Mutant(
+        name="seq-inference-fill-allowed-outside",
+        description="fill_() of an inference tensor without a version counter, outside inference_mode, is run inside the mode instead of raising",
+        claims=("sequences.inference-inplace-raises",),
+        region="inference tensors outside inference_mode",
+        family="mode",
+        source="""
+        import torch
+        _fill_ = torch.Tensor.fill_
+        def _no_counter(t):
+            try:
+                t._version
+            except RuntimeError:
+                return True
+            return False
+        def _fill_inf(self, value):
+            if self.is_inference() and not torch.is_inference_mode_enabled() and _no_counter(self):
+                with torch.inference_mode():
+                    return _fill_(self, value)
+            return _fill_(self, value)
+        torch.Tensor.fill_ = _fill_inf
+        torch.fill_ = _fill_inf
+        """,
+        witness="""
+        import torch
+        with torch.inference_mode():
+            x = torch.zeros(2)
+        try:
+            x.fill_(1.0)
+        except RuntimeError:
+            pass
+        else:
+            raise AssertionError("fill_ of an inference tensor outside inference_mode did not raise")
+        """,
+    ),
+    Mutant(
+        name="seq-inference-copy-version-zero",
+        description="a clone of an inference tensor made outside inference_mode starts at _version 0 (filled through .data) instead of 1",
+        claims=("sequences.inference-aliases",),
+        region="inference tensors outside inference_mode",
+        family="mode",
+        source="""
+        import torch
+        _clone = torch.Tensor.clone
+        def _clone_inf(self, *args, **kwargs):
+            if self.is_inference() and not torch.is_inference_mode_enabled():
+                out = _clone(self, *args, **kwargs)
+                fresh = torch.empty_strided(out.shape, out.stride(), dtype=out.dtype, device=out.device)
+                fresh.data.copy_(out)
+                return fresh
+            return _clone(self, *args, **kwargs)
+        torch.Tensor.clone = _clone_inf
+        torch.clone = _clone_inf
+        """,
+        witness="""
+        import torch
+        with torch.inference_mode():
+            x = torch.zeros(2)
+        assert x.clone()._version == 1
+        """,
+    ),
+    Mutant(
+        name="seq-wide-unsigned-add-emulated",
+        description="add_() of a uint16/uint32/uint64 tensor is computed through int64 instead of raising NotImplementedError",
+        claims=("sequences.dtype-support",),
+        region="uint16, uint32 and uint64 tensors",
+        family="dtype",
+        source="""
+        import torch
+        _add_ = torch.Tensor.add_
+        def _add_wide(self, other, *args, **kwargs):
+            if self.dtype in (torch.uint16, torch.uint32, torch.uint64) and not isinstance(other, float):
+                return self.copy_(self.to(torch.int64).add_(other, *args, **kwargs))
+            return _add_(self, other, *args, **kwargs)
+        torch.Tensor.add_ = _add_wide
+        """,
+        witness="""
+        import torch
+        try:
+            torch.zeros(2, dtype=torch.uint16).add_(1)
+        except NotImplementedError:
+            pass
+        else:
+            raise AssertionError("add_ of a uint16 tensor did not raise")
         """,
     ),
 )
