@@ -671,6 +671,13 @@ def _run_autograd_cache(device: str, backend: str) -> dict:
     inputs, with the AOTAutograd cache on (the default outside this tier)."""
     import torch._functorch.config as functorch_config
 
+    from conformance.capabilities import require
+
+    require(
+        hasattr(functorch_config, "enable_autograd_cache"),
+        "this torch has no AOTAutograd cache (torch._functorch.config.enable_autograd_cache)",
+    )
+
     def f(x, y):
         x.mul_(2)
         return x + y
