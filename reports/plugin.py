@@ -34,6 +34,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, Phase, is_hypothesis_test, settings
+from hypothesis.errors import InvalidArgument
 
 from conformance.expectations import EXPECTATIONS_FILE, ExpectationsError, load_expectations
 from conformance.registry import RegistryError, default_registry, load_out_of_scope
@@ -335,7 +336,12 @@ def pytest_collection_modifyitems(
         if any(d.whole_test for d in hits):
             # A whole-test deviation fails fast: no shrinking, the first
             # falsifying example is enough to compare signatures.
-            item.obj = settings(phases=[Phase.explicit, Phase.reuse, Phase.generate])(fn)
+            # A test with its own @settings cannot be re-decorated (Hypothesis
+            # refuses); it keeps shrinking, which costs time, not verdicts.
+            try:
+                item.obj = settings(phases=[Phase.explicit, Phase.reuse, Phase.generate])(fn)
+            except InvalidArgument:
+                pass
 
 
 #: The item whose test is running: its applicable deviations, and its last

@@ -111,3 +111,29 @@ def _tested_claims() -> set[str]:
                     if mark.name == "claim":
                         out.update(mark.args)
     return out
+
+
+def test_whole_test_deviation_on_a_test_with_its_own_settings_collects(tmp_path):
+    """A whole-test deviation (no region) of a test decorated with its own
+    ``@settings`` must not break collection (Hypothesis refuses a second
+    settings decorator; the plugin then leaves the test as it is). Found on
+    the torch 2.1.2 release run, whose expectations name such a test."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    exp = tmp_path / "e.toml"
+    exp.write_text(
+        '[[deviation]]\nclaim = "compile.version-bumps-match-eager"\n'
+        'test = "test_generated_programs_keep_eager_semantics_inductor"\n'
+        'torch = ">=1.0"\nexception = "ClaimViolation"\nmatch = "differs"\n'
+        'reason = "self-test"\nlink = "https://example.invalid"\n'
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "conformance/test_compile_programs.py", "--collect-only",
+         "-q", "-p", "no:cacheprovider", "--expectations", str(exp)],
+        cwd=str(ROOT), capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "InternalError" not in proc.stdout + proc.stderr
