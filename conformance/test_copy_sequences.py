@@ -154,7 +154,7 @@ _halves = _halves_of(torch.float32)
 ELEMENTS = {
     "bool": st.booleans(),
     **{d: _integers_of(d) for d in ("int8", "int16", "int32", "int64")},
-    **{d: _integers_of(d) for d in ("uint8", "uint16", "uint32", "uint64")},
+    **{d: _integers_of(d) for d in ("uint8", "uint16", "uint32", "uint64") if hasattr(torch, d)},
     "float16": _halves_of(torch.float16),
     "bfloat16": _halves_of(torch.bfloat16),
     "float32": _halves,

@@ -136,6 +136,7 @@ def backend_unavailable(backend: str) -> str | None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    _LAST_CONFIG["config"] = config
     config.addinivalue_line("markers", "claim(*ids): registered claim ids this test checks")
     config.addinivalue_line(
         "markers",
@@ -939,6 +940,40 @@ def build_results(config: pytest.Config) -> dict:
 
     doc["causes"] = cause_groups(doc)
     return doc
+
+
+def pytest_collectreport(report) -> None:
+    """A module that fails to import (e.g. it uses a dtype this torch lacks)
+    would otherwise leave its claims silently "not run": record it as a
+    suite error, which fails the gate. (xdist forwards failed collection
+    reports to the controller.)"""
+    if not report.failed:
+        return
+    config = _LAST_CONFIG.get("config")
+    if config is None or _is_worker(config) or not hasattr(config, "_conformance"):
+        return
+    text = str(report.longrepr)
+    last = next((ln for ln in reversed(text.splitlines()) if ln.startswith("E ")), text[-300:])
+    _state(config)["results"].append(
+        {
+            "verdict": "suite-error",
+            "outcome": "error",
+            "nodeid": report.nodeid,
+            "name": report.nodeid.rsplit("/", 1)[-1],
+            "claims": [],
+            "device": "any",
+            "failure": {
+                "exception": "CollectionError",
+                "message": f"collecting {report.nodeid} failed: {last.removeprefix('E ').strip()}",
+                "signature": f"CollectionError: {last.removeprefix('E ').strip()}",
+                "falsifying_example": None,
+                "all_signatures": [],
+            },
+        }
+    )
+
+
+_LAST_CONFIG: dict = {}
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
