@@ -163,6 +163,9 @@ ELEMENTS = {
     "complex128": st.builds(complex, _halves, _halves),
 }
 #: bool and the integral dtypes.
+#: The model knows every dtype; the machine draws those this torch has
+#: (uint16/uint32/uint64 exist from torch 2.3 on).
+DTYPES = tuple(d for d in DTYPES if hasattr(torch, d))
 NON_DIFFERENTIABLE = tuple(d for d in DTYPES if d not in DIFFERENTIABLE)
 #: dtypes NumPy has (arrays are drawn from these).
 NUMPY_DTYPES = tuple(d for d in DTYPES if d != "bfloat16")

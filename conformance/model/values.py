@@ -10,7 +10,6 @@ same-dtype conversion copies the bits unchanged, as torch's copy kernels do.
 from __future__ import annotations
 
 import numpy as np
-import torch
 
 __all__ = [
     "DTYPES",
@@ -29,14 +28,9 @@ __all__ = [
 ]
 
 #: dtypes the model knows (the torch attribute names; all of ``strategies.ALL_DTYPES``).
-#: uint16/uint32/uint64 exist from torch 2.3 on: only the dtypes this torch has.
-DTYPES: tuple[str, ...] = tuple(
-    d
-    for d in (
-        "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-        "float16", "bfloat16", "float32", "float64", "complex64", "complex128",
-    )
-    if hasattr(torch, d)
+DTYPES: tuple[str, ...] = (
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "bfloat16", "float32", "float64", "complex64", "complex128",
 )  # fmt: skip
 #: dtypes that can require gradients.
 DIFFERENTIABLE = frozenset({"float16", "bfloat16", "float32", "float64", "complex64", "complex128"})
