@@ -676,7 +676,9 @@ class CopySequences(RuleBasedStateMachine):
         d = dim % t.ndim if t.ndim else 0
         s = min(start, max(t.shape[d] - 1, 0)) if t.ndim else start
         index = (slice(None),) * d + (slice(s, None, step),)
-        text = ", ".join([":"] * d + [f"{s}::{step}"])
+        # a trailing comma keeps the index a tuple, as run: t[0::1,] (an
+        # alias on recent torch) and t[0::1] (a SliceBackward0 view) differ
+        text = ", ".join([":"] * d + [f"{s}::{step}"]) + ("," if d == 0 else "")
         return self._op(
             lambda: self.model.slice(t, d, s, step),
             lambda: self.real[t.id][index],
@@ -1097,7 +1099,10 @@ class CopySequences(RuleBasedStateMachine):
             out = self.square(t)
         return out if isinstance(out, TensorModel) and out is not t else multiple()
 
-    @rule(choice=st.integers(0, 15), dtype=st.sampled_from(sorted(UNSIGNED) + ["bfloat16"]))
+    @rule(
+        choice=st.integers(0, 15),
+        dtype=st.sampled_from([d for d in (*sorted(UNSIGNED), "bfloat16") if d in DTYPES]),
+    )
     def dtype_edge(self, choice, dtype):
         """What some dtypes lack, on a tensor of such a dtype (a conversion
         to ``dtype`` when there is none): ``add_`` of a wide unsigned tensor,
@@ -1727,7 +1732,13 @@ _VIEW_STEPS = st.one_of(
 
 def _run_chain(device, spec, steps):
     """Build ``spec`` and apply the view ``steps`` through the state machine
-    (so every step is checked against the model); returns (machine, handle)."""
+    (so every step is checked against the model); returns (machine, handle).
+    Reports the feature ``full_slice``: a step slices a whole dimension
+    (start 0, step 1), which indexing returns as an alias (AliasBackward0)
+    on recent torch."""
+    evidence.features(
+        full_slice=any(n == "slice" and a["start"] == 0 and a["step"] == 1 for n, a in steps)
+    )
     machine = CopySequences(device)
     h = machine.init_tensor(spec)
     for name, kwargs in steps:
@@ -1955,6 +1966,13 @@ def test_asarray_of_every_dtype(device, spec, layout, copy, dtype):
     an error).
 
     Kills: an asarray that aliases when told to copy for some dtypes."""
+    target = dtype or spec.dtype
+    evidence.features(
+        # the result requires grad: t itself, or a copy to a differentiable dtype
+        grad_result=spec.requires_grad
+        and target in DIFFERENTIABLE
+        and not (copy is False and target != spec.dtype)
+    )
     machine, t = _operand(device, spec, layout)
     machine.convert_asarray(t, copy, dtype)
     machine.agrees_with_model()
@@ -2012,6 +2030,9 @@ def test_write_to_expanded_tensor(device, spec, op, mode, choice):
 
     Kills: an in-place op that skips (or half-does) a write it must refuse."""
     machine, t = _operand(device, spec, "expanded")
+    # index assignment t[i] = v writes the row t[i]: do its elements overlap?
+    row = list(zip(t.shape[1:], t.strides[1:], strict=True))
+    evidence.features(overlapping_row=any(n > 1 and s == 0 for n, s in row))
     machine._apply(t, op, mode, choice, None)
     machine.agrees_with_model()
 

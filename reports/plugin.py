@@ -428,9 +428,15 @@ def _run_example(fn, args: tuple, kwargs: dict):
             if led is not None:
                 led.finish_example(ex, passed=True)
             return None
-        try:
-            inside = [d for d in regional if d.in_region(ex.features)]
-        except KeyError as k:
+        inside, missing = [], None
+        for d in regional:
+            try:
+                if d.in_region(ex.features):
+                    inside.append(d)
+            except KeyError as k:
+                missing = missing or k
+        if missing is not None and (error is None or not inside):
+            k = missing
             if error is not None:
                 # The example failed before it reported its features: the
                 # failure is not in a known region, so it stands as it is.
@@ -507,6 +513,60 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 _ledger_key = pytest.StashKey[dict]()
 
 
+def _per_claim_deviations(report, record: dict, whole: list, failures: dict) -> dict:
+    """The verdict of a test of several claims that has whole-test deviations.
+
+    Each deviation covers its own claim only: a claim whose failure has the
+    recorded signature is an expected deviation (``claim_expectations``), a
+    deviating claim that never failed is an unexpected pass
+    (``unexpected_claims``), and any other claim's failure is a regression.
+    The test's verdict is the worst of these; its other claims keep the
+    verdicts their own examples earned (the test was re-run with the failed
+    claims muted).
+    """
+    expected: dict[str, object] = {}
+    stale: dict[str, object] = {}
+    for d in whole:
+        f = failures.get(d.claim)
+        if f is None:
+            stale.setdefault(d.claim, d)
+        elif d.claim not in expected and d.matches_failure(f["exception"], f["message"]):
+            expected[d.claim] = d
+    for c, f in failures.items():
+        # A failure that named no claim was attributed to every claim still
+        # unmuted: where its deviation matched, it is explained for all of them.
+        shared = next((d for e, d in expected.items() if failures[e] is f), None)
+        if c not in expected and shared is not None:
+            expected[c] = shared
+    stale = {c: d for c, d in stale.items() if c not in expected}
+    unexplained = [c for c in failures if c not in expected]
+    out = {k: v for k, v in record.items() if k not in ("expectation", "changed_failure")}
+    if expected:
+        out["claim_expectations"] = {c: d.to_dict() for c, d in expected.items()}
+    if stale:
+        out["unexpected_claims"] = {c: d.to_dict() for c, d in stale.items()}
+    if unexplained:
+        out["verdict"] = "regression"
+        report.outcome = "failed"
+    elif stale:
+        d = next(iter(stale.values()))
+        out["verdict"] = "unexpected-pass"
+        out["expectation"] = d.to_dict()
+        report.outcome = "failed"
+        report.longrepr = (
+            f"UNEXPECTED PASS: claim {d.claim} held, but expectation {d.key} says it fails "
+            f"with {d.exception}: {d.match!r} ({d.reason}). The entry is stale: remove it "
+            "from the expectations file if the fix is intended."
+        )
+    elif expected:
+        d = next(iter(expected.values()))
+        out["verdict"] = "expected-deviation"
+        out["expectation"] = d.to_dict()
+        report.outcome = "skipped"
+        report.wasxfail = "expected deviation " + ", ".join(x.key for x in expected.values())
+    return out
+
+
 def _cited_claims(e: BaseException, claims: tuple[str, ...]) -> list[str]:
     """The claims a failure names: a :class:`ClaimViolation`'s claim, or the
     claim ids cited in its message (the state machine's steps cite theirs)."""
@@ -518,6 +578,12 @@ def _cited_claims(e: BaseException, claims: tuple[str, ...]) -> list[str]:
             out.append(x.claim)
             continue
         text = str(x)
+        lead = re.match(r"\[([\w.-]+)\] ", text)
+        if lead and lead.group(1) in claims:
+            # "[claim-id] ..." names the claim the check was for (the state
+            # machine's steps then list the claims they cite as context).
+            out.append(lead.group(1))
+            continue
         out.extend(c for c in claims if re.search(rf"(?<![\w.-]){re.escape(c)}(?![\w-])", text))
     return list(dict.fromkeys(out))
 
@@ -797,9 +863,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
                 if led_.get(key):
                     record["failure"][key] = led_[key]
     led = item.stash.get(_ledger_key, {}) if call.when == "call" else {}
+    if led and len(claims) > 1 and record["verdict"] != "suite-error":
+        whole = [d for d in item.stash.get(_expect_key, []) if d.whole_test]
+        if whole:
+            record = _per_claim_deviations(report, record, whole, led.get("failures", {}))
     if led:
         failures = led.get("failures", {})
-        if len(claims) > 1 and failures and record["verdict"] in ("regression", "suite-error"):
+        if len(claims) > 1 and failures and record["verdict"] != "held":
             # Each failure is attributed to the claims it names; the test was
             # re-run with those muted, so the others have verdicts of their own.
             record["failed_claims"] = [c for c in claims if c in failures]

@@ -1,0 +1,27 @@
+"""torch.asarray(t) of a leaf that requires grad, where asarray returns t
+itself (copy=None/False, dtype None or t's own): does t keep requires_grad?
+(torch 2.1 resets the flag on t itself; later releases keep it.)"""
+
+import torch
+
+for dt in (torch.float16, torch.float32):
+    for copy in (None, False, True):
+        for same in (None, "same"):
+            for layout in ("contiguous", "transposed"):
+                t = torch.zeros(2, 3, dtype=dt).requires_grad_()
+                if layout == "transposed":
+                    t = t.detach().t().requires_grad_()
+                a = torch.asarray(t, copy=copy, dtype=dt if same else None)
+                print(
+                    torch.__version__,
+                    dt,
+                    f"copy={copy!s:5}",
+                    f"dtype={same!s:4}",
+                    f"{layout:10}",
+                    "same object:",
+                    a is t,
+                    "t.requires_grad:",
+                    t.requires_grad,
+                    "a.requires_grad:",
+                    a.requires_grad,
+                )
