@@ -1733,11 +1733,12 @@ _VIEW_STEPS = st.one_of(
 def _run_chain(device, spec, steps):
     """Build ``spec`` and apply the view ``steps`` through the state machine
     (so every step is checked against the model); returns (machine, handle).
-    Reports the feature ``full_slice``: a step slices a whole dimension
-    (start 0, step 1), which indexing returns as an alias (AliasBackward0)
-    on recent torch."""
+    Reports the feature ``full_slice``: ``spec`` requires grad and a step
+    slices a whole dimension (start 0, step 1), which indexing returns as an
+    alias (grad_fn AliasBackward0) on recent torch."""
     evidence.features(
-        full_slice=any(n == "slice" and a["start"] == 0 and a["step"] == 1 for n, a in steps)
+        full_slice=spec.requires_grad
+        and any(n == "slice" and a["start"] == 0 and a["step"] == 1 for n, a in steps)
     )
     machine = CopySequences(device)
     h = machine.init_tensor(spec)
@@ -1967,11 +1968,13 @@ def test_asarray_of_every_dtype(device, spec, layout, copy, dtype):
 
     Kills: an asarray that aliases when told to copy for some dtypes."""
     target = dtype or spec.dtype
+    from_grad = spec.requires_grad and not (copy is False and target != spec.dtype)
     evidence.features(
-        # the result requires grad: t itself, or a copy to a differentiable dtype
-        grad_result=spec.requires_grad
-        and target in DIFFERENTIABLE
-        and not (copy is False and target != spec.dtype)
+        # t requires grad and asarray returns t or a copy (not an error) ...
+        # ... that requires grad (t itself, or a copy to a differentiable dtype)
+        grad_result=from_grad and target in DIFFERENTIABLE,
+        # ... to a dtype that cannot require grad (the model predicts an error)
+        grad_to_integral=from_grad and target not in DIFFERENTIABLE,
     )
     machine, t = _operand(device, spec, layout)
     machine.convert_asarray(t, copy, dtype)
@@ -2032,7 +2035,11 @@ def test_write_to_expanded_tensor(device, spec, op, mode, choice):
     machine, t = _operand(device, spec, "expanded")
     # index assignment t[i] = v writes the row t[i]: do its elements overlap?
     row = list(zip(t.shape[1:], t.strides[1:], strict=True))
-    evidence.features(overlapping_row=any(n > 1 and s == 0 for n, s in row))
+    evidence.features(
+        overlapping_row=any(n > 1 and s == 0 for n, s in row),
+        # an inference tensor written outside inference mode (an error of its own)
+        inference_outside=spec.inference and mode != "inference",
+    )
     machine._apply(t, op, mode, choice, None)
     machine.agrees_with_model()
 

@@ -25,3 +25,11 @@ for dt in (torch.float16, torch.float32):
                     "a.requires_grad:",
                     a.requires_grad,
                 )
+
+# to a dtype that cannot require grad: 2.13 raises, 2.1 returns a plain copy
+t = torch.zeros(2, dtype=torch.float16).requires_grad_()
+try:
+    a = torch.asarray(t, dtype=torch.bool)
+    print(torch.__version__, "asarray(t, dtype=bool): no error; requires_grad:", a.requires_grad)
+except RuntimeError as err:
+    print(torch.__version__, "asarray(t, dtype=bool): RuntimeError:", str(err)[:80])
