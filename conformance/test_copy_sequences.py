@@ -1967,8 +1967,9 @@ def test_asarray_of_every_dtype(device, spec, layout, copy, dtype):
     an error).
 
     Kills: an asarray that aliases when told to copy for some dtypes."""
+    machine, t = _operand(device, spec, layout)
     target = dtype or spec.dtype
-    from_grad = spec.requires_grad and not (copy is False and target != spec.dtype)
+    from_grad = machine.real[t.id].requires_grad and not (copy is False and target != spec.dtype)
     evidence.features(
         # t requires grad and asarray returns t or a copy (not an error) ...
         # ... that requires grad (t itself, or a copy to a differentiable dtype)
@@ -1976,7 +1977,6 @@ def test_asarray_of_every_dtype(device, spec, layout, copy, dtype):
         # ... to a dtype that cannot require grad (the model predicts an error)
         grad_to_integral=from_grad and target not in DIFFERENTIABLE,
     )
-    machine, t = _operand(device, spec, layout)
     machine.convert_asarray(t, copy, dtype)
     machine.agrees_with_model()
 
