@@ -1969,8 +1969,11 @@ def test_asarray_of_every_dtype(device, spec, layout, copy, dtype):
     Kills: an asarray that aliases when told to copy for some dtypes."""
     machine, t = _operand(device, spec, layout)
     target = dtype or spec.dtype
-    from_grad = machine.real[t.id].requires_grad and not (copy is False and target != spec.dtype)
+    real = machine.real[t.id]
+    from_grad = real.requires_grad and not (copy is False and target != spec.dtype)
     evidence.features(
+        operand_leaf=real.is_leaf,
+        returns_input=copy is not True and target == spec.dtype,
         # t requires grad and asarray returns t or a copy (not an error) ...
         # ... that requires grad (t itself, or a copy to a differentiable dtype)
         grad_result=from_grad and target in DIFFERENTIABLE,

@@ -33,3 +33,15 @@ try:
     print(torch.__version__, "asarray(t, dtype=bool): no error; requires_grad:", a.requires_grad)
 except RuntimeError as err:
     print(torch.__version__, "asarray(t, dtype=bool): RuntimeError:", str(err)[:80])
+
+# a non-leaf that requires grad: 2.13 returns it as itself, 2.1 a detached alias
+leaf = torch.zeros(4, 2).requires_grad_()
+v = leaf[::2]
+a = torch.asarray(v)
+print(
+    torch.__version__,
+    "asarray(non-leaf view): same object:",
+    a is v,
+    "requires_grad:",
+    a.requires_grad,
+)
