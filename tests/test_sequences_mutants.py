@@ -133,3 +133,39 @@ def test_every_machine_claim_counts_the_programs_that_checked_it(cli, tmp_path, 
         assert cell["verdict"] == "held" and cell["examples"] == examples[c], (c, cell)
     html = (out / "report.html").read_text(encoding="utf-8")
     assert f"({examples['sequences.grad-fn-type']} checked this claim)" in html
+
+
+def test_a_deviation_of_one_machine_claim_covers_that_claim_only(cli, tmp_path, read_results):
+    """A whole-test deviation of a test of several claims covers its own
+    claim: with ``contiguous()`` always copying recorded as a known deviation
+    of ``sequences.contiguous-self-or-copy`` in the state machine, the gate
+    passes, that claim is an expected deviation, and every other claim the
+    machine checks keeps a verdict of its own (held over its own programs).
+    Recording it under another claim of the machine does not excuse it."""
+    env = mutant_env("seq-contiguous-always-copies", tmp_path / "mutant")
+    entry = (
+        '[[deviation]]\nclaim = "{claim}"\ntest = "test_copy_sequences"\n'
+        'exception = "AssertionError"\nmatch = "[sequences.contiguous-self-or-copy] "\n'
+        'reason = "self-test"\nlink = "https://example.invalid"\n'
+    )
+    from reports.results import claim_verdicts
+
+    for claim, rc in (("sequences.contiguous-self-or-copy", 0), ("sequences.to-self-or-copy", 1)):
+        exp = tmp_path / f"{claim}.toml"
+        exp.write_text(entry.format(claim=claim))
+        out = tmp_path / f"out-{claim}"
+        proc = cli(
+            "run", "--no-measure", "-n", "0", "--devices", "cpu", "--out", str(out),
+            "--claims", ",".join(MACHINE_ONLY), "--expectations", str(exp), env=env,
+        )  # fmt: skip
+        assert proc.returncode == rc, proc.stdout[-3000:] + proc.stderr[-2000:]
+        cv = claim_verdicts(read_results(out))
+        verdict = cv["sequences.contiguous-self-or-copy"]["cpu"]["verdict"]
+        assert verdict == ("expected deviation" if rc == 0 else "FAILED"), verdict
+        if rc == 0:
+            others = [c for c in MACHINE_ONLY if c != "sequences.contiguous-self-or-copy"]
+            held = [c for c in others if cv[c]["cpu"]["verdict"] == "held"
+                    and cv[c]["cpu"]["examples"] > 0]  # fmt: skip
+            assert len(held) >= len(others) - 4, {c: cv[c]["cpu"]["verdict"] for c in others}
+        else:  # the entry names a claim that held: it is stale, not an excuse
+            assert cv["sequences.to-self-or-copy"]["cpu"]["verdict"] == "unexpected pass"
