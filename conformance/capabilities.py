@@ -30,6 +30,7 @@ from strategies.dtypes import dtype_name
 
 __all__ = [
     "storage_identity_observable",
+    "save_supports",
     "has_api",
     "has_kwarg",
     "kernel_available",
@@ -142,6 +143,25 @@ KERNEL_PROBES: dict[str, Callable[[torch.dtype, str], object]] = {
     "stack": lambda d, dev: torch.stack([torch.zeros(2, dtype=d, device=dev)] * 2),
     "cat": lambda d, dev: torch.cat([torch.zeros(2, dtype=d, device=dev)] * 2),
 }
+
+
+@functools.cache
+def save_supports(dtype: torch.dtype) -> bool:
+    """Whether ``torch.save`` can save (and ``torch.load`` load) a tensor of
+    ``dtype``: torch 2.3 to 2.5 have uint16/uint32/uint64 tensors but raise
+    ``KeyError: 'dtype torch.uint16 is not recognized'`` when saving them.
+    Probed with a 1-element CPU tensor in the zip format."""
+    import io
+    import pickle
+
+    buf = io.BytesIO()
+    try:
+        torch.save(torch.zeros(1, dtype=dtype), buf)
+        buf.seek(0)
+        torch.load(buf, weights_only=False)
+    except (KeyError, RuntimeError, TypeError, ValueError, pickle.UnpicklingError):
+        return False
+    return True
 
 
 @functools.cache

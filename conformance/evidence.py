@@ -263,11 +263,14 @@ def tally(name: str, n: int = 1) -> None:
 def auto_features(kwargs: dict) -> dict:
     """Features derived from a test's generated arguments.
 
-    - a :class:`~strategies.TensorSpec` argument ``x`` gives ``x.dtype`` (name),
+    - a :class:`~strategies.TensorSpec` argument ``x`` (or a tuple ``x`` whose
+      first item is one: ``x[0].dtype`` and so on) gives ``x.dtype`` (name),
       ``x.layout`` (the set of :func:`~strategies.layout_kinds` of the built
       tensor, computed on the meta device), ``x.ndim``, ``x.numel``, ``x.view``
       (bool) and ``x.channels_last``; the first such argument also gives the
       unprefixed ``dtype``, ``layout``, ``ndim`` and ``numel``;
+    - a recipe whose ``dtype`` is a str (the sequences machine's ``Fresh``) gives
+      ``x.dtype`` (and the unprefixed ``dtype`` when it comes first);
     - a ``torch.dtype`` or ``numpy.dtype`` argument gives its name, ``None`` gives ``"none"``;
     - str, bool and int arguments are taken as they are;
     - ``everywhere`` is always ``True``: a region ``{ everywhere = true }``
@@ -282,6 +285,8 @@ def auto_features(kwargs: dict) -> dict:
     out: dict = {"everywhere": True}
     first = True
     for name, value in kwargs.items():
+        if isinstance(value, tuple) and value and isinstance(value[0], TensorSpec):
+            name, value = f"{name}[0]", value[0]  # a (spec, ...) case drawn together
         if isinstance(value, TensorSpec):
             meta = torch.empty((), device="meta")
             try:
@@ -302,6 +307,12 @@ def auto_features(kwargs: dict) -> dict:
             out.update({f"{name}.{k}": v for k, v in f.items()})
             if first:
                 out.update({k: f[k] for k in ("dtype", "layout", "ndim", "numel")})
+                first = False
+        elif isinstance(getattr(value, "dtype", None), str):
+            # a recipe naming its dtype (the sequences machine's Fresh)
+            out[f"{name}.dtype"] = value.dtype
+            if first:
+                out["dtype"] = value.dtype
                 first = False
         elif isinstance(value, torch.dtype):
             out[name] = dtype_name(value)

@@ -315,6 +315,10 @@ class CopySequences(RuleBasedStateMachine):
         super().__init__()
         self.device = device
         self.model = Model()
+        # region feature: an operation of this example is predicted to meet
+        # a dtype without a kernel (uint16/32/64 add_; the error type of a
+        # missing kernel changed from RuntimeError to NotImplementedError in 2.8)
+        evidence.features(missing_kernel=False)
         self.real: dict[int, torch.Tensor] = {}
         self.real_arrays: dict[int, np.ndarray] = {}
         self.claims: list[str] = ["sequences.tensor-copies"]
@@ -369,6 +373,8 @@ class CopySequences(RuleBasedStateMachine):
             predicted, expected_error = model_call(), None
         except Raises as r:
             predicted, expected_error = None, r
+            if r.exc == "NotImplementedError" and r.claim == "sequences.dtype-support":
+                evidence.features(missing_kernel=True)
         cited = ([expected_error.claim] if expected_error else []) + list(self.model.cited)
         self.claims = list(dict.fromkeys(cited)) or self.claims
         try:

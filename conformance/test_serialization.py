@@ -24,6 +24,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from conformance import evidence
+from conformance.capabilities import save_supports
 from conformance.checks import (
     assert_same_bits,
     capture_warnings,
@@ -42,6 +43,7 @@ from strategies import (
     shapes,
     tensor_specs,
 )
+from strategies.dtypes import dtype_name
 
 #: The new default of ``torch.load``: ``weights_only=True`` from torch 2.6.
 _RELEASE = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2])
@@ -75,7 +77,27 @@ def _needs(ok: bool, what: str) -> None:
 FORMATS = ("zip", "legacy", "mmap")
 
 
+def _tensors_in(obj) -> list[torch.Tensor]:
+    """The tensors of ``obj`` (a tensor, a list/tuple/dict of them, a module)."""
+    if isinstance(obj, torch.Tensor):
+        return [obj]
+    if isinstance(obj, torch.nn.Module):
+        obj = list(obj.parameters()) + list(obj.buffers())
+    if isinstance(obj, dict):
+        obj = list(obj.values())
+    if isinstance(obj, list | tuple):
+        return [t for x in obj for t in _tensors_in(x)]
+    return []
+
+
 def _saved(obj, fmt: str = "zip") -> bytes:
+    """``torch.save(obj)`` in format ``fmt``; not applicable where this torch
+    cannot save one of obj's dtypes at all (:func:`capabilities.save_supports`)."""
+    for dt in dict.fromkeys(t.dtype for t in _tensors_in(obj)):
+        _needs(
+            save_supports(dt),
+            f"torch {torch.__version__} cannot torch.save {dtype_name(dt)} tensors (KeyError)",
+        )
     buf = io.BytesIO()
     torch.save(obj, buf, _use_new_zipfile_serialization=fmt != "legacy")
     return buf.getvalue()
