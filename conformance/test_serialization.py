@@ -90,14 +90,20 @@ def _tensors_in(obj) -> list[torch.Tensor]:
     return []
 
 
-def _saved(obj, fmt: str = "zip") -> bytes:
-    """``torch.save(obj)`` in format ``fmt``; not applicable where this torch
-    cannot save one of obj's dtypes at all (:func:`capabilities.save_supports`)."""
+def _require_saveable(obj) -> None:
+    """Not applicable where this torch cannot save (or pickle) one of obj's
+    dtypes at all (:func:`capabilities.save_supports`: torch 2.3-2.5 and the
+    wide unsigned dtypes)."""
     for dt in dict.fromkeys(t.dtype for t in _tensors_in(obj)):
         _needs(
             save_supports(dt),
-            f"torch {torch.__version__} cannot torch.save {dtype_name(dt)} tensors (KeyError)",
+            f"torch {torch.__version__} cannot save or pickle {dtype_name(dt)} tensors (KeyError)",
         )
+
+
+def _saved(obj, fmt: str = "zip") -> bytes:
+    """``torch.save(obj)`` in format ``fmt`` (see :func:`_require_saveable`)."""
+    _require_saveable(obj)
     buf = io.BytesIO()
     torch.save(obj, buf, _use_new_zipfile_serialization=fmt != "legacy")
     return buf.getvalue()
@@ -119,6 +125,7 @@ def _roundtrip(obj, fmt: str = "zip", *, weights_only: bool = True):
 
 
 def _pickled(obj, protocol: int = pickle.HIGHEST_PROTOCOL):
+    _require_saveable(obj)
     return pickle.loads(pickle.dumps(obj, protocol=protocol))
 
 
@@ -700,6 +707,7 @@ def test_wide_unsigned_legacy_and_pickle_cannot_load(device, spec, how):
         assert_same_bits(_roundtrip(t, "zip"), t, "the zip format keeps a wide unsigned tensor")
         return
     if how == "pickle":
+        _require_saveable(t)
         data = pickle.dumps(t)
         load = lambda: pickle.loads(data)  # noqa: E731
     else:
