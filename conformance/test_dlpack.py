@@ -956,6 +956,7 @@ def test_negative_stride_import_aborts(device, a, form_copy):
 def test_stream_argument_on_cpu(device, spec, stream):
     """Kills: a CPU exporter that accepts a stream other than None/-1 (silently, as if
     synchronized), or that rejects the default -1 or None, or that takes a non-int."""
+    evidence.features(stream_minus_one=type(stream) is int and stream == -1)
     t = spec.build(device)
     _needs_dtype(t.dtype)
     if stream is None or (type(stream) is int and stream == -1):

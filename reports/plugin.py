@@ -517,9 +517,13 @@ def _per_claim_deviations(report, record: dict, whole: list, failures: dict) -> 
     """The verdict of a test of several claims that has whole-test deviations.
 
     Each deviation covers its own claim only: a claim whose failure has the
-    recorded signature is an expected deviation (``claim_expectations``), a
-    deviating claim that never failed is an unexpected pass
-    (``unexpected_claims``), and any other claim's failure is a regression.
+    recorded signature is an expected deviation (``claim_expectations``), and
+    any other claim's failure is a regression. A deviating claim that never
+    failed is "region not reached" (``unreached_claims``): a whole-test entry
+    names no region, so a run whose examples (the state machine's programs)
+    never met the deviating input cannot tell a fix from a miss - the claim's
+    single-step tests, whose entries have regions, report a fix as an
+    unexpected pass.
     The test's verdict is the worst of these; its other claims keep the
     verdicts their own examples earned (the test was re-run with the failed
     claims muted).
@@ -544,26 +548,23 @@ def _per_claim_deviations(report, record: dict, whole: list, failures: dict) -> 
     if expected:
         out["claim_expectations"] = {c: d.to_dict() for c, d in expected.items()}
     if stale:
-        out["unexpected_claims"] = {c: d.to_dict() for c, d in stale.items()}
+        out["unreached_claims"] = {c: d.to_dict() for c, d in stale.items()}
     if unexplained:
         out["verdict"] = "regression"
         report.outcome = "failed"
-    elif stale:
-        d = next(iter(stale.values()))
-        out["verdict"] = "unexpected-pass"
-        out["expectation"] = d.to_dict()
-        report.outcome = "failed"
-        report.longrepr = (
-            f"UNEXPECTED PASS: claim {d.claim} held, but expectation {d.key} says it fails "
-            f"with {d.exception}: {d.match!r} ({d.reason}). The entry is stale: remove it "
-            "from the expectations file if the fix is intended."
-        )
     elif expected:
         d = next(iter(expected.values()))
         out["verdict"] = "expected-deviation"
         out["expectation"] = d.to_dict()
         report.outcome = "skipped"
         report.wasxfail = "expected deviation " + ", ".join(x.key for x in expected.values())
+    elif stale:
+        d = next(iter(stale.values()))
+        out["verdict"] = "region-not-reached"
+        out["expectation"] = d.to_dict()
+        out.pop("failure", None)
+        report.outcome = "passed"
+        report.longrepr = None
     return out
 
 

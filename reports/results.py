@@ -35,8 +35,8 @@ failures name; it was re-run with those muted) and ``claim_examples`` (per
 claim, the examples that checked it and found it held), so each claim's
 verdict rests on its own evidence. A whole-test deviation of such a test
 covers its own claim only: ``claim_expectations`` maps the claims whose
-failure matched their entry, ``unexpected_claims`` the deviating claims that
-never failed (see ``reports.plugin._per_claim_deviations``).
+failure matched their entry, ``unreached_claims`` the deviating claims that
+never failed - "region not reached" (see ``reports.plugin._per_claim_deviations``).
 """
 
 from __future__ import annotations
@@ -193,7 +193,7 @@ def claim_verdicts(doc: dict) -> dict[str, dict[str, dict]]:
             if per_claim is not None and len(t.get("claims", [])) > 1:
                 examples = per_claim.get(cid, 0)
             known = (t.get("claim_expectations") or {}).get(cid)
-            stale = (t.get("unexpected_claims") or {}).get(cid)
+            stale = (t.get("unreached_claims") or {}).get(cid)
             if failed and cid in failed:
                 own = (t.get("claim_failures") or {}).get(cid)
                 if own:
@@ -201,10 +201,11 @@ def claim_verdicts(doc: dict) -> dict[str, dict[str, dict]]:
                 if known:  # this claim's failure is its recorded deviation
                     view = {**view, "verdict": "expected-deviation", "expectation": known}
             elif stale:
-                view = {**t, "verdict": "unexpected-pass", "expectation": stale, "failure": None}
+                view = {**t, "verdict": "region-not-reached", "expectation": stale,
+                        "failure": None}  # fmt: skip
             elif known:
                 view = {**t, "verdict": "expected-deviation", "expectation": known}
-            elif failed or t.get("claim_expectations") or t.get("unexpected_claims") or (
+            elif failed or t.get("claim_expectations") or t.get("unreached_claims") or (
                 per_claim is not None and len(t.get("claims", [])) > 1
                 and t.get("verdict") == "held"
             ):  # fmt: skip
