@@ -609,9 +609,9 @@ class _Scratch:
     - reading a view taken under ``no_grad`` of a tensor that requires grad;
     - writes into storage of an argument that requires grad inside an
       ``enable_grad`` block (the function being called under ``no_grad``);
-    - returning a tensor that shares storage with an argument when it (or a
-      view it was taken from) was made under a grad mode other than the
-      call's, or when two distinct arguments share that storage and the
+    - returning a tensor that shares storage with an argument, or a view of
+      an intermediate, when it (or a view it was taken from) was made under a
+      grad mode other than the call's, or when two distinct arguments share that storage and the
       program wrote into it (pytorch/pytorch#198095), or a copy
       (``clone``, ``contiguous``, ``to``, ``reshape``) of such storage
       (inductor returns an alias of the input);
@@ -770,7 +770,12 @@ class _Scratch:
             elif _no_grad_view(t):
                 self.refused["reads-no-grad-view"] += 1
                 out.add(name)
-            elif _storage(t) in groups and self.modes.get(name, frozenset()) - {ambient}:
+            elif (_storage(t) in groups or t._is_view()) and self.modes.get(name, frozenset()) - {
+                ambient
+            }:
+                # also a view of an intermediate (dev seed 18 on 2.13: t1 =
+                # t0.expand(...) under enable_grad, called under no_grad, comes
+                # back from aot_eager/inductor as a leaf without grad_fn)
                 self.refused["view-output-made-in-other-mode"] += 1
                 out.add(name)
         return out
