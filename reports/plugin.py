@@ -579,12 +579,6 @@ def _cited_claims(e: BaseException, claims: tuple[str, ...]) -> list[str]:
             out.append(x.claim)
             continue
         text = str(x)
-        lead = re.match(r"\[([\w.-]+)\] ", text)
-        if lead and lead.group(1) in claims:
-            # "[claim-id] ..." names the claim the check was for (the state
-            # machine's steps then list the claims they cite as context).
-            out.append(lead.group(1))
-            continue
         out.extend(c for c in claims if re.search(rf"(?<![\w.-]){re.escape(c)}(?![\w-])", text))
     return list(dict.fromkeys(out))
 
