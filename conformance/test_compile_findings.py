@@ -67,6 +67,13 @@ def _view_grad_mode(device, form: str):
             v = x[1:]
         return v
 
+    def view_of_returned_intermediate(x):
+        # dev seed 18 on 2.13: the view is regenerated from the returned base
+        with torch.enable_grad():
+            t0 = x * 1
+            t1 = t0[1:]
+        return t1, t0
+
     def make():
         leaf, x = _grad_input(device)
         return Inputs.of(x, leaf=leaf)
@@ -74,6 +81,11 @@ def _view_grad_mode(device, form: str):
     return {
         "no_grad-view": (no_grad_view, make, "grad"),
         "enable_grad-view": (enable_grad_view, make, "no_grad"),
+        "enable_grad-view-of-returned-intermediate": (
+            view_of_returned_intermediate,
+            make,
+            "no_grad",
+        ),
         "same-mode-view": (no_grad_view, make, "no_grad"),
     }[form]
 
@@ -169,6 +181,29 @@ def _requires_grad_alias(device, form: str):
     return fn, lambda: Inputs.of(torch.arange(1.0, 5.0, device=device)), "grad"
 
 
+def _requires_grad_other_name(device, form: str):
+    def same_object(x):
+        t1 = x.clone()
+        t2 = t1.sub_(x)  # t2 is t1
+        t1.requires_grad_()
+        return t2
+
+    def view_of_it(x):
+        t1 = x.clone()
+        t2 = t1.view(-1)
+        t1.requires_grad_()
+        return t2
+
+    def own_name(x):
+        t1 = x.clone()
+        t1.sub_(x)
+        t1.requires_grad_()
+        return t1
+
+    fn = {"same-object": same_object, "view-of-it": view_of_it, "own-name": own_name}[form]
+    return fn, lambda: Inputs.of(torch.arange(1.0, 5.0, device=device)), "grad"
+
+
 def _mixed_mode(device, form: str):
     def no_grad_then_enable_grad(a):
         a.mul_(2)
@@ -239,6 +274,7 @@ CASES = {
     "data-write": _data_write,
     "detached-alias": _detached_alias,
     "requires-grad-alias": _requires_grad_alias,
+    "requires-grad-other-name": _requires_grad_other_name,
     "mixed-mode": _mixed_mode,
     "clone-aliased": _clone_aliased,
     "misrouted": _misrouted,
@@ -298,15 +334,21 @@ def test_zero_dim_float64_mutation_dropped_pinned(device, backend, dtype, form, 
 
 # --------------------------------------------------------------------------- grad mode of output views
 
-VIEW_FORMS = ["no_grad-view", "enable_grad-view", "same-mode-view"]
+VIEW_FORMS = [
+    "no_grad-view",
+    "enable_grad-view",
+    "enable_grad-view-of-returned-intermediate",
+    "same-mode-view",
+]
 
 
 @pytest.mark.claim("compile.output-autograd-metadata-matches-eager")
 @given(form=st.sampled_from(VIEW_FORMS))
 def test_output_view_made_in_another_grad_mode(device, backend, form):
-    """A view of an input made inside a no_grad (or enable_grad) block and
-    returned keeps eager's autograd metadata. Deviates (aot_eager, inductor)
-    when the block's mode differs from the caller's.
+    """A view of an input (or of an intermediate returned beside it) made
+    inside a no_grad (or enable_grad) block and returned keeps eager's
+    autograd metadata. Deviates (aot_eager, inductor) when the block's mode
+    differs from the caller's.
 
     Kills: a compile path that regenerates output views with the wrong
     autograd metadata."""
@@ -317,7 +359,8 @@ def test_output_view_made_in_another_grad_mode(device, backend, form):
 @given(form=st.sampled_from(VIEW_FORMS))
 def test_output_view_grad_mode_regenerated_pinned(device, backend, form):
     """Pins today's behaviour: under aot_eager/inductor the view's grad_fn
-    follows the caller's grad mode, not the block's."""
+    follows the caller's grad mode, not the block's (the view of a returned
+    intermediate comes back as a leaf)."""
     cmp = _run("view-grad-mode", device, backend, form)
     c, e = cmp.compiled, cmp.eager
     out = c.outputs[0]
@@ -451,6 +494,33 @@ def test_requires_grad_through_alias_dropped_pinned(device, backend, form):
     assert c.watched["a0"]["requires_grad"] is not dropped, c.watched["a0"]
     assert c.outputs[0]["requires_grad"] is not dropped, c.outputs[0]
     assert _val(c, "out0") == [4.0, 6.0, 8.0, 10.0], _val(c, "out0")
+
+
+RGO_FORMS = ["same-object", "view-of-it", "own-name"]
+
+
+@pytest.mark.claim("compile.output-autograd-metadata-matches-eager")
+@given(form=st.sampled_from(RGO_FORMS))
+def test_requires_grad_with_other_names(device, backend, form):
+    """t1 = x.clone(); t2 = t1.sub_(x) (t2 is t1) or t2 = t1.view(-1);
+    t1.requires_grad_(); return t2: in eager t2 requires grad (the same
+    tensor, or a view sharing its autograd meta's requires_grad). Deviates
+    (aot_eager, inductor) for the other names; returning t1 itself holds.
+
+    Kills: a compile path that loses requires_grad of an output."""
+    _expect_same(_run("requires-grad-other-name", device, backend, form), "metadata")
+
+
+@pytest.mark.claim("compile.requires-grad-through-alias-dropped")
+@given(form=st.sampled_from(RGO_FORMS))
+def test_requires_grad_with_other_names_pinned(device, backend, form):
+    """Pins today's behaviour: under aot_eager/inductor the other name comes
+    back without requires_grad; values are eager's."""
+    c = _run("requires-grad-other-name", device, backend, form).compiled
+    dropped = form != "own-name" and backend in COMPILED
+    assert c.outputs[0]["requires_grad"] is not dropped, c.outputs[0]
+    want = [1.0, 2.0, 3.0, 4.0] if form == "view-of-it" else [0.0, 0.0, 0.0, 0.0]
+    assert _val(c, "out0") == want, _val(c, "out0")
 
 
 def _requires_grad_then_write(device, form: str):

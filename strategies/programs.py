@@ -660,7 +660,8 @@ class _Scratch:
             if any(n != step.args[0] and _storage(t) == _storage(x) for n, t in env.items()):
                 # t2 = t1.sub_(a0) (t2 is t1) or t2 = t1.view(-1), then
                 # t1.requires_grad_(): compiled, the other name comes back
-                # without requires_grad (found by a random seed on 2.13)
+                # without requires_grad (dev seed 8 on 2.13; checked on fixed forms
+                # by test_requires_grad_with_other_names)
                 return self._refuse("requires-grad-with-other-names")
             return True
         if step.kind not in IN_PLACE:
@@ -775,7 +776,8 @@ class _Scratch:
             }:
                 # also a view of an intermediate (dev seed 18 on 2.13: t1 =
                 # t0.expand(...) under enable_grad, called under no_grad, comes
-                # back from aot_eager/inductor as a leaf without grad_fn)
+                # back from aot_eager/inductor as a leaf without grad_fn; checked on
+                # a fixed form by test_output_view_made_in_another_grad_mode)
                 self.refused["view-output-made-in-other-mode"] += 1
                 out.add(name)
         return out
