@@ -518,7 +518,8 @@ def test_requires_grad_with_other_names_pinned(device, backend, form):
     back without requires_grad; values are eager's."""
     c = _run("requires-grad-other-name", device, backend, form).compiled
     dropped = form != "own-name" and backend in COMPILED
-    assert c.outputs[0]["requires_grad"] is not dropped, c.outputs[0]
+    got = c.outputs[0]["requires_grad"]
+    assert got is not dropped, f"out0.requires_grad = {got} (pinned: {not dropped})"
     want = [1.0, 2.0, 3.0, 4.0] if form == "view-of-it" else [0.0, 0.0, 0.0, 0.0]
     assert _val(c, "out0") == want, _val(c, "out0")
 
