@@ -504,7 +504,7 @@ RGO_FORMS = ["same-object", "view-of-it", "own-name"]
 def test_requires_grad_with_other_names(device, backend, form):
     """t1 = x.clone(); t2 = t1.sub_(x) (t2 is t1) or t2 = t1.view(-1);
     t1.requires_grad_(); return t2: in eager t2 requires grad (the same
-    tensor, or a view sharing its autograd meta's requires_grad). Deviates
+    tensor, or a view, whose requires_grad follows its base's). Deviates
     (aot_eager, inductor) for the other names; returning t1 itself holds.
 
     Kills: a compile path that loses requires_grad of an output."""

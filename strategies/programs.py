@@ -611,8 +611,8 @@ class _Scratch:
       ``enable_grad`` block (the function being called under ``no_grad``);
     - returning a tensor that shares storage with an argument, or a view of
       an intermediate, when it (or a view it was taken from) was made under a
-      grad mode other than the call's, or when two distinct arguments share that storage and the
-      program wrote into it (pytorch/pytorch#198095), or a copy
+      grad mode other than the call's, or when two distinct arguments share
+      that storage and the program wrote into it (pytorch/pytorch#198095), or a copy
       (``clone``, ``contiguous``, ``to``, ``reshape``) of such storage
       (inductor returns an alias of the input);
     - returning an argument the program wrote into when it also wrote into
