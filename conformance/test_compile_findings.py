@@ -267,6 +267,50 @@ def _misrouted(device, form: str):
     return f, make, "grad"
 
 
+def _grad_scalar_into_integer(device, form: str):
+    def row(a0, a1):
+        a1[0] = a0
+        return a1
+
+    def everything(a0, a1):
+        a1[...] = a0
+        return a1
+
+    def make(dtype):
+        def inner():
+            leaf = torch.arange(17.0, 21.0, device=device).requires_grad_()
+            target = torch.arange(1, 7, device=device).reshape(2, 3).to(dtype)
+            return Inputs.of(leaf.select(0, 0), target, leaf=leaf)
+
+        return inner
+
+    return {
+        "row-of-int64": (row, make(torch.int64), "grad"),
+        "all-of-int64": (everything, make(torch.int64), "grad"),
+        "row-of-float32": (row, make(torch.float32), "grad"),
+    }[form]
+
+
+def _no_grad_view_written(device, form: str):
+    def write_then_return_view(a0):
+        a0.requires_grad_()
+        t1 = a0[:]
+        a0.mul_(2)
+        return t1
+
+    def return_view(a0):
+        a0.requires_grad_()
+        return a0[:]
+
+    def make():
+        # a0 is a view of a base that does not require grad, so t1's base does
+        # not either (eager reads t1.grad_fn as None, not as an error)
+        return Inputs.of(torch.arange(1.0, 5.0, device=device)[:])
+
+    fn = write_then_return_view if form == "written" else return_view
+    return fn, make, "no_grad"
+
+
 CASES = {
     "zero-dim-float64": _zero_dim_float64,
     "view-grad-mode": _view_grad_mode,
@@ -278,6 +322,8 @@ CASES = {
     "mixed-mode": _mixed_mode,
     "clone-aliased": _clone_aliased,
     "misrouted": _misrouted,
+    "grad-scalar-into-integer": _grad_scalar_into_integer,
+    "no-grad-view-written": _no_grad_view_written,
 }
 
 
@@ -683,3 +729,77 @@ def test_returned_input_write_misrouted_pinned(device, backend, form):
     want = [5.0] * 12 if wrong else [42.0 + i for i in range(12)]
     assert y == want, f"y after the call: {y}, pinned {want}"
     assert sum(_val(c, "out0"), []) == [5.0] * 12, _val(c, "out0")
+
+
+# --------------------------------------------------------------------------- 0-d grad value into an integer tensor
+
+INT_FORMS = ["row-of-int64", "all-of-int64", "row-of-float32"]
+
+
+@pytest.mark.claim("compile.errors-match-eager")
+@given(form=st.sampled_from(INT_FORMS))
+def test_grad_scalar_written_into_integer_tensor(device, backend, form):
+    """a1[0] = a0 (or a1[...] = a0) with a1 int64 and a0 a 0-d float32 view
+    of a leaf that requires grad, grad enabled: the compiled call raises iff
+    eager's does. Deviates (every backend) for the int64 target: eager runs
+    it, torch.compile raises; a float32 target holds.
+
+    Kills: a compile path that refuses a write eager accepts."""
+    evidence.features(form=form)
+    _expect_same(_run("grad-scalar-into-integer", device, backend, form), "errors")
+
+
+@pytest.mark.claim("compile.grad-scalar-into-integer-tensor-refused")
+@given(form=st.sampled_from(INT_FORMS))
+def test_grad_scalar_into_integer_tensor_refused_pinned(device, backend, form):
+    """Pins today's behaviour: eager writes 17 into the row and leaves the
+    int64 tensor requiring grad (although an integer tensor cannot be asked
+    to, see autograd.toml); every backend raises a RuntimeError instead."""
+    cmp = _run("grad-scalar-into-integer", device, backend, form)
+    e, c = cmp.eager, cmp.compiled
+    assert e.error is None, e.error
+    assert e.outputs[0]["requires_grad"] is True, f"eager out0: {e.outputs[0]}"
+    row = _val(e, "out0")[0]
+    assert row == [17, 17, 17] or row == [17.0, 17.0, 17.0], f"eager row {row}"
+    if form == "row-of-float32":
+        assert c.error is None, c.error
+        assert _val(c, "out0") == _val(e, "out0"), _val(c, "out0")
+        return
+    assert e.outputs[0]["dtype"] == "int64", e.outputs[0]
+    assert c.error is not None, "compiled ran it (pinned: raises)"
+    assert issubclass(c.error["type"], RuntimeError), c.error["name"]
+
+
+# --------------------------------------------------------------------------- no_grad view of a tensor made to require grad
+
+NGV_FORMS = ["written", "not-written"]
+
+
+@pytest.mark.claim("compile.errors-match-eager")
+@given(form=st.sampled_from(NGV_FORMS))
+def test_no_grad_view_of_written_grad_tensor(device, backend, form):
+    """Called under no_grad: a0.requires_grad_(); t1 = a0[:]; a0.mul_(2);
+    return t1, with a0 a view of a base that does not require grad: the
+    compiled call raises iff eager's does. Deviates (aot_eager, inductor)
+    when a0 is written; returning the view without the write holds.
+
+    Kills: a compile path that fails on programs eager runs."""
+    evidence.features(form=form)
+    _expect_same(_run("no-grad-view-written", device, backend, form), "errors")
+
+
+@pytest.mark.claim("compile.no-grad-view-of-written-tensor-fails")
+@given(form=st.sampled_from(NGV_FORMS))
+def test_no_grad_view_of_written_tensor_fails_pinned(device, backend, form):
+    """Pins today's behaviour: aot_eager and inductor raise (the backend
+    compiler fails) when a0 was written; otherwise the call returns eager's
+    values."""
+    cmp = _run("no-grad-view-written", device, backend, form)
+    c = cmp.compiled
+    fails = backend in COMPILED and form == "written"
+    if fails:
+        assert c.error is not None, f"compiled returned {_val(c, 'out0')} (pinned: raises)"
+        return
+    assert c.error is None, c.error
+    want = [2.0, 4.0, 6.0, 8.0] if form == "written" else [1.0, 2.0, 3.0, 4.0]
+    assert _val(c, "out0") == want, _val(c, "out0")

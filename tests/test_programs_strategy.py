@@ -152,3 +152,29 @@ def test_steering_refuses_the_known_bug_shapes():
     assert s.run(Step("clone", ("a1",)))
     assert s.run(Step("view", ("a1",), ("select", 0, 0)))
     assert {"a0", "a1", "t1", "t2"} <= s.unsafe_returns()
+
+
+def test_steering_refuses_thorough_seed_1_shapes():
+    """The two program shapes thorough seed 1 reached on 2.13 (each checked
+    on fixed forms in conformance/test_compile_findings.py)."""
+    # a1[0] = a0: a0 a 0-d select of a grad leaf, a1 int64, grad enabled
+    mixed = Program(
+        (Base((4,), grad="leaf"), Base((2, 3), dtype=torch.int64, start=20)),
+        (Arg(0, (("select", 0, 0),)), Arg(1)),
+        (),
+        ("a1",),
+    )
+    s = _Scratch(mixed)
+    assert not s.admissible(Step("setitem", ("a1", "a0"), (("int", 0),)))
+    assert s.refused["grad-scalar-written-into-integer-tensor"] == 1
+    assert s.admissible(Step("setitem", ("a1", "a0"), (("int", 0),), mode="no_grad"))
+
+    # under no_grad: a0.requires_grad_(); t1 = a0[:] (t1's base b0 has no grad)
+    ng = Program((Base((4,)),), (Arg(0, (("slice", 0, 0, 1),)),), (), ("a0",), "no_grad")
+    s = _Scratch(ng)
+    assert s.run(Step("requires_grad_", ("a0",)))
+    assert s.run(Step("view", ("a0",), ("slice", 0, 0, 1)))
+    assert s.run(Step("sub_", ("a0", "a0")))
+    assert not s.admissible(Step("clone", ("t1",)))
+    assert "t1" in s.unsafe_returns()
+    assert s.refused["no-grad-view-of-grad-view"] == 2

@@ -114,6 +114,7 @@ MUTANTS: tuple[Mutant, ...] = (
             "compile.issue-198095-view-of-aliased-input",
             "compile.issue-198095-pinned",
             "compile.returned-input-write-misrouted",
+            "compile.no-grad-view-of-written-tensor-fails",
         ),
         region="arguments that are views",
         family="layout",
@@ -208,7 +209,11 @@ MUTANTS: tuple[Mutant, ...] = (
         name="compile-swallows-tracing-errors",
         description="an error Dynamo raises while tracing (TorchRuntimeError) is swallowed: the "
         "compiled call returns None",
-        claims=("compile.errors-match-eager", "compile.inplace-on-grad-leaf-view-fails"),
+        claims=(
+            "compile.errors-match-eager",
+            "compile.inplace-on-grad-leaf-view-fails",
+            "compile.grad-scalar-into-integer-tensor-refused",
+        ),
         region="errors raised while tracing (TorchRuntimeError)",
         family="other",
         source=_source(
