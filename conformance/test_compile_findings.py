@@ -311,6 +311,39 @@ def _no_grad_view_written(device, form: str):
     return fn, make, "no_grad"
 
 
+def _enable_grad_history(device, form: str):
+    def write(a0, a1):
+        with torch.enable_grad():
+            a0.copy_(a1)
+        return a0
+
+    def write_other_name(a0, a1, a2):
+        with torch.enable_grad():
+            a0.copy_(a1)
+        return a2
+
+    def write_fresh(a0, a1):
+        with torch.enable_grad():
+            a0.copy_(a1)
+        return a0 * 1
+
+    def make():
+        leaf = torch.arange(15.0, 19.0, device=device).requires_grad_()
+        return Inputs.of(torch.arange(1.0, 5.0, device=device), leaf)
+
+    def make_twice():
+        leaf = torch.arange(15.0, 19.0, device=device).requires_grad_()
+        a0 = torch.arange(1.0, 5.0, device=device)
+        return Inputs.of(a0, leaf, a0)
+
+    return {
+        "return-argument": (write, make, "no_grad"),
+        "return-other-name": (write_other_name, make_twice, "no_grad"),
+        "return-fresh": (write_fresh, make, "no_grad"),
+        "called-with-grad": (write, make, "grad"),
+    }[form]
+
+
 CASES = {
     "zero-dim-float64": _zero_dim_float64,
     "view-grad-mode": _view_grad_mode,
@@ -324,6 +357,7 @@ CASES = {
     "misrouted": _misrouted,
     "grad-scalar-into-integer": _grad_scalar_into_integer,
     "no-grad-view-written": _no_grad_view_written,
+    "enable-grad-history": _enable_grad_history,
 }
 
 
@@ -803,3 +837,41 @@ def test_no_grad_view_of_written_tensor_fails_pinned(device, backend, form):
     assert c.error is None, c.error
     want = [2.0, 4.0, 6.0, 8.0] if form == "written" else [1.0, 2.0, 3.0, 4.0]
     assert _val(c, "out0") == want, _val(c, "out0")
+
+
+# --------------------------------------------------------------------------- history gained in an enable_grad block
+
+EGH_FORMS = ["return-argument", "return-other-name", "return-fresh", "called-with-grad"]
+
+
+@pytest.mark.claim("compile.output-autograd-metadata-matches-eager")
+@given(form=st.sampled_from(EGH_FORMS))
+def test_enable_grad_write_history(device, backend, form):
+    """f(a0, a1) = {with enable_grad: a0.copy_(a1)} with a1 a leaf that
+    requires grad, returning a0 (also by another argument name) or a0 * 1:
+    the outputs keep eager's autograd metadata (a returned a0 has gained
+    history: requires_grad, CopyBackwards). Deviates (aot_eager, inductor)
+    when the function is called under no_grad and returns a0; called with
+    grad it holds, and so does a0 * 1 (requires_grad False in both; the
+    argument's own lost history is pinned by the next test).
+
+    Kills: a compile path that drops the history an input gains in place."""
+    evidence.features(form=form)
+    _expect_same(_run("enable-grad-history", device, backend, form), "metadata")
+
+
+@pytest.mark.claim("compile.enable-grad-write-history-dropped")
+@given(form=st.sampled_from(EGH_FORMS))
+def test_enable_grad_write_history_dropped_pinned(device, backend, form):
+    """Pins today's behaviour: under aot_eager/inductor, called under
+    no_grad, a0 comes back without requires_grad (and so does a returned
+    a0); values are eager's."""
+    c = _run("enable-grad-history", device, backend, form).compiled
+    dropped = backend in COMPILED and form != "called-with-grad"
+    assert c.error is None, c.error
+    got = c.watched["a0"]["requires_grad"]
+    assert got is not dropped, f"a0.requires_grad = {got} (pinned: {not dropped})"
+    if form != "return-fresh":
+        got = c.outputs[0]["requires_grad"]
+        assert got is not dropped, f"out0.requires_grad = {got} (pinned: {not dropped})"
+    assert _val(c, "a0") == [15.0, 16.0, 17.0, 18.0], _val(c, "a0")

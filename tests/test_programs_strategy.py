@@ -178,3 +178,12 @@ def test_steering_refuses_thorough_seed_1_shapes():
     assert not s.admissible(Step("clone", ("t1",)))
     assert "t1" in s.unsafe_returns()
     assert s.refused["no-grad-view-of-grad-view"] == 2
+
+    # under no_grad, in enable_grad: a0.copy_(a1) with a1 a grad leaf (a0 gains history)
+    eg = Program(
+        (Base((4,)), Base((4,), grad="leaf", start=15)), (Arg(0), Arg(1)), (), ("a0",), "no_grad"
+    )
+    s = _Scratch(eg)
+    assert not s.admissible(Step("copy_", ("a0", "a1"), (), mode="enable_grad"))
+    assert s.refused["enable-grad-write-of-grad-operand-into-argument"] == 1
+    assert s.admissible(Step("copy_", ("a0", "a1")))  # inherits the call's no_grad

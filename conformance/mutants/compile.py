@@ -153,6 +153,7 @@ MUTANTS: tuple[Mutant, ...] = (
             "compile.output-view-grad-mode-regenerated",
             "compile.detached-alias-history-dropped",
             "compile.mixed-mode-input-mutation-gradient",
+            "compile.enable-grad-write-history-dropped",
         ),
         region="calls with an argument that requires grad",
         family="autograd",
