@@ -344,6 +344,41 @@ def _enable_grad_history(device, form: str):
     }[form]
 
 
+def _setitem_copy(device, form: str):
+    def int_index(x):
+        x[0] = 0
+        return x.clone()
+
+    def slice_(x):
+        x[1:3] = 5
+        return x.clone()
+
+    def ellipsis(x):
+        x[...] = 0
+        return x.clone()
+
+    fn = {"int-index": int_index, "slice": slice_, "ellipsis": ellipsis}[form]
+    return fn, lambda: Inputs.of(torch.arange(1.0, 5.0, device=device)), "grad"
+
+
+def _detach_offset(device, form: str):
+    def with_detach(a0, a1, a2):
+        a0.detach()
+        a1.sub_(a1)
+        return a2.zero_()
+
+    def without_detach(a0, a1, a2):
+        a1.sub_(a1)
+        return a2.zero_()
+
+    def make():
+        b0 = torch.arange(1, 5, device=device)
+        b1 = torch.arange(15, 19, device=device)
+        return Inputs.of(b0[0::1].unsqueeze(0), b0, b1.select(0, 1), b1=b1)
+
+    return (with_detach if form == "with-detach" else without_detach), make, "grad"
+
+
 CASES = {
     "zero-dim-float64": _zero_dim_float64,
     "view-grad-mode": _view_grad_mode,
@@ -358,6 +393,8 @@ CASES = {
     "grad-scalar-into-integer": _grad_scalar_into_integer,
     "no-grad-view-written": _no_grad_view_written,
     "enable-grad-history": _enable_grad_history,
+    "setitem-copy": _setitem_copy,
+    "detach-offset": _detach_offset,
 }
 
 
@@ -703,8 +740,11 @@ def test_mixed_mode_input_mutation_gradient_pinned(device, backend, form):
 # --------------------------------------------------------------------------- clone of an aliased input
 
 
+CLONE_FORMS = ["aliased", "separate"]
+
+
 @pytest.mark.claim("compile.output-aliasing-matches-eager")
-@given(form=st.sampled_from(["aliased", "separate"]))
+@given(form=st.sampled_from(CLONE_FORMS))
 def test_clone_of_aliased_written_input(device, backend, form):
     """a0.clone() returned after a write into a1, where a0 and a1 are views
     of one base: the clone owns new storage. Deviates (inductor) when the
@@ -716,7 +756,7 @@ def test_clone_of_aliased_written_input(device, backend, form):
 
 
 @pytest.mark.claim("compile.clone-of-aliased-input-aliases")
-@given(form=st.sampled_from(["aliased", "separate"]))
+@given(form=st.sampled_from(CLONE_FORMS))
 def test_clone_of_aliased_input_aliases_pinned(device, backend, form):
     """Pins today's behaviour: under inductor the 'clone' shares storage with
     the arguments when they alias; values are eager's."""
@@ -875,3 +915,65 @@ def test_enable_grad_write_history_dropped_pinned(device, backend, form):
         got = c.outputs[0]["requires_grad"]
         assert got is not dropped, f"out0.requires_grad = {got} (pinned: {not dropped})"
     assert _val(c, "a0") == [15.0, 16.0, 17.0, 18.0], _val(c, "a0")
+
+
+# --------------------------------------------------------------------------- a copy after x[i] = v
+
+SETITEM_FORMS = ["int-index", "slice", "ellipsis"]
+
+
+@pytest.mark.claim("compile.output-aliasing-matches-eager")
+@given(form=st.sampled_from(SETITEM_FORMS))
+def test_copy_after_setitem_is_new_tensor(device, backend, form):
+    """f(x) = {x[0] = 0 (or x[1:3] = 5, x[...] = 0); return x.clone()}: the
+    clone owns new storage. Deviates (inductor) for x[0] and x[1:3]: the
+    output is x itself.
+
+    Kills: a compile path whose copies alias their source."""
+    evidence.features(form=form)
+    _expect_same(_run("setitem-copy", device, backend, form), "aliasing")
+
+
+@pytest.mark.claim("compile.clone-after-setitem-returns-input")
+@given(form=st.sampled_from(SETITEM_FORMS))
+def test_clone_after_setitem_returns_input_pinned(device, backend, form):
+    """Pins today's behaviour: under inductor the 'clone' after x[0] = 0 or
+    x[1:3] = 5 is the argument itself; values are eager's."""
+    cmp = _run("setitem-copy", device, backend, form)
+    c = cmp.compiled
+    assert c.error is None, c.error
+    aliases = backend == "inductor" and form != "ellipsis"
+    got = "a0" in c.outputs[0]["is"]
+    assert got is aliases, f"out0 is a0: {got} (pinned: {aliases})"
+    assert _val(c, "out0") == _val(cmp.eager, "out0"), _val(c, "out0")
+
+
+# --------------------------------------------------------------------------- a view output beside a detached aliased write
+
+OFFSET_FORMS = ["with-detach", "without-detach"]
+
+
+@pytest.mark.claim("compile.outputs-match-eager")
+@given(form=st.sampled_from(OFFSET_FORMS))
+def test_view_output_beside_detached_aliased_write(device, backend, form):
+    """f(a0, a1, a2) = {a0.detach(); a1.sub_(a1); return a2.zero_()} with a0 =
+    b0[0::1].unsqueeze(0), a1 = b0 and a2 = b1.select(0, 1): the output is
+    a2, holding 0. Deviates (aot_eager, inductor) with the detach: the output
+    is a new view of b1 at storage offset 0, reading b1[0] (15).
+
+    Kills: a compile path that regenerates output views at the wrong offset."""
+    evidence.features(form=form)
+    _expect_same(_run("detach-offset", device, backend, form), "outputs")
+
+
+@pytest.mark.claim("compile.view-output-offset-lost")
+@given(form=st.sampled_from(OFFSET_FORMS))
+def test_view_output_offset_lost_pinned(device, backend, form):
+    """Pins today's behaviour: aot_eager and inductor return 15 (b1[0]) with
+    the detach; a2 itself holds 0 on every backend."""
+    c = _run("detach-offset", device, backend, form).compiled
+    assert c.error is None, c.error
+    lost = backend in COMPILED and form == "with-detach"
+    want = 15 if lost else 0
+    assert _val(c, "out0") == want, f"out0 = {_val(c, 'out0')} (pinned: {want})"
+    assert _val(c, "a2") == 0, f"a2 = {_val(c, 'a2')}"

@@ -588,6 +588,8 @@ STEERING: dict[str, str] = {
     "grad-scalar-written-into-integer-tensor": "compile.grad-scalar-into-integer-tensor-refused",
     "no-grad-view-of-grad-view": "compile.no-grad-view-of-written-tensor-fails",
     "enable-grad-write-of-grad-operand-into-argument": "compile.enable-grad-write-history-dropped",
+    "copy-of-setitem-written-tensor": "compile.clone-after-setitem-returns-input",
+    "argument-view-beside-detached-aliased-write": "compile.view-output-offset-lost",
 }
 #: Step kinds that may return a copy of their operand.
 _COPIES = frozenset({"clone", "contiguous", "to", "reshape"})
@@ -627,7 +629,11 @@ class _Scratch:
       grad enabled (eager makes ``x`` require grad; compiled, it raises);
     - reading or returning a view taken with grad disabled of a tensor that
       required grad then, also when the view's base does not (the tensor was
-      itself a view that ``requires_grad_()`` was called on).
+      itself a view that ``requires_grad_()`` was called on);
+    - returning a copy of a tensor written by ``x[i] = ...`` (not ``x[...]``):
+      inductor returns the tensor itself;
+    - returning a view argument when two aliasing arguments were written and
+      one of them was detached (the view comes back with storage offset 0).
     """
 
     def __init__(self, partial: Program):
@@ -645,6 +651,8 @@ class _Scratch:
         self.copy_of: dict[str, int] = {}
         self.grad_enabled: dict[int, list[torch.Tensor]] = {}
         self.no_grad_views: set[str] = set()
+        self.setitem_written: set[int] = set()
+        self.detached: set[int] = set()
         steps, self.steps = self.steps, []
         for step in steps:
             assert self.run(step), f"replay of an accepted step failed: {step!r}"
@@ -756,6 +764,10 @@ class _Scratch:
                 return self._refuse("write-through-data")
             grad = _effective_grad(step, self.partial.ambient)
             self.write_modes.setdefault(_storage(x), set()).add(grad)
+            if step.kind == "setitem" and step.params[0] != ("ellipsis",):
+                self.setitem_written.add(_storage(x))
+        if step.kind in ("detach", "data"):
+            self.detached.add(_storage(env[step.args[0]]))
         if step.binds:
             name = f"t{sum(s.binds for s in self.steps)}"
             env[name] = value
@@ -806,6 +818,19 @@ class _Scratch:
                 out.add(name)
             elif self.copy_of.get(name) in risky:
                 self.refused["copy-of-aliased-written-argument"] += 1
+                out.add(name)
+            elif self.copy_of.get(name) in self.setitem_written:
+                # thorough seed 2 on 2.13: a0[0] = 0; return a0.clone() - inductor
+                # returns a0 itself; checked on fixed forms by
+                # test_copy_after_setitem_is_new_tensor
+                self.refused["copy-of-setitem-written-tensor"] += 1
+                out.add(name)
+            elif risky & self.detached and t._is_view() and _storage(t) in groups:
+                # thorough seed 2 on 2.13: a1.sub_(a1) with a0 a view of a1, t0 =
+                # a0.detach(), return a2 (a select view of another base) - aot_eager
+                # and inductor return a view at offset 0; checked on fixed forms by
+                # test_view_output_beside_detached_aliased_write
+                self.refused["argument-view-beside-detached-aliased-write"] += 1
                 out.add(name)
             elif _no_grad_view(t):
                 self.refused["reads-no-grad-view"] += 1

@@ -10,6 +10,7 @@ import torch
 
 from conformance.checks import (
     assert_same_bits,
+    assert_same_computed_values,
     bits_difference,
     element_bytes,
     same_bits,
@@ -195,3 +196,26 @@ def test_element_bytes_reads_without_copy_ops():
     rows = element_bytes(x)
     assert rows.dtype == np.uint8 and rows.shape == (6, 2)
     assert rows.copy().view(np.int16).reshape(-1).tolist() == [0, 3, 1, 4, 2, 5]
+
+
+def test_computed_values_tolerate_only_nan_sign_and_payload():
+    """assert_same_computed_values: any NaN matches any NaN (per real
+    component); everything else - -0.0, infinities, a NaN against a number,
+    shape and dtype - is compared as assert_same_bits does."""
+    bits = _from_bits([0x7FC00000, 0x7FC12345, 0xFFC00000], torch.float32)
+    quiet, payload, negative = (b.reshape(1) for b in bits)
+    assert_same_computed_values(quiet, payload, "payload")
+    assert_same_computed_values(quiet, negative, "sign")
+    z = torch.complex(quiet, negative)
+    assert_same_computed_values(z, torch.complex(payload, quiet), "complex parts")
+    with pytest.raises(AssertionError, match="^zero: 1 of 1 elements differ"):
+        assert_same_computed_values(torch.tensor([-0.0]), torch.tensor([0.0]), "zero")
+    with pytest.raises(AssertionError, match="^nan vs 1: 1 of 1 elements differ"):
+        assert_same_computed_values(quiet, torch.tensor([1.0]), "nan vs 1")
+    with pytest.raises(AssertionError, match="^re nan, im 1: 1 of 1 elements differ"):
+        assert_same_computed_values(
+            torch.complex(quiet, torch.tensor([1.0])), torch.complex(quiet, quiet), "re nan, im 1"
+        )
+    with pytest.raises(AssertionError, match="dtype"):
+        assert_same_computed_values(quiet, quiet.double(), "dtype")
+    assert_same_computed_values(torch.tensor([1, 2]), torch.tensor([1, 2]), "ints")

@@ -187,3 +187,31 @@ def test_steering_refuses_thorough_seed_1_shapes():
     assert not s.admissible(Step("copy_", ("a0", "a1"), (), mode="enable_grad"))
     assert s.refused["enable-grad-write-of-grad-operand-into-argument"] == 1
     assert s.admissible(Step("copy_", ("a0", "a1")))  # inherits the call's no_grad
+
+
+def test_steering_refuses_thorough_seed_2_shapes():
+    """The two program shapes thorough seed 2 reached on 2.13."""
+    # a0[0] = 0; t0 = a0.clone(): inductor returns a0 itself
+    plain = Program((Base((4,)),), (Arg(0),), (), ("a0",))
+    s = _Scratch(plain)
+    assert s.run(Step("setitem", ("a0",), (("int", 0), 0)))
+    assert s.run(Step("clone", ("a0",)))
+    assert "t0" in s.unsafe_returns()
+    assert s.refused["copy-of-setitem-written-tensor"] == 1
+    s = _Scratch(plain)
+    assert s.run(Step("setitem", ("a0",), (("ellipsis",), 0)))
+    assert s.run(Step("clone", ("a0",)))
+    assert "t0" not in s.unsafe_returns()
+
+    # a0 = b0[0::1].unsqueeze(0), a1 = b0, a2 = b1.select(0, 1); t0 = a0.detach();
+    # a1.sub_(a1): returning a2 is refused, and allowed without the detach
+    bases = (Base((4,), dtype=torch.int64), Base((4,), dtype=torch.int64, start=15))
+    args = (Arg(0, (("slice", 0, 0, 1), ("unsqueeze", 0))), Arg(0), Arg(1, (("select", 0, 1),)))
+    s = _Scratch(Program(bases, args, (), ("a0",)))
+    assert s.run(Step("detach", ("a0",)))
+    assert s.run(Step("sub_", ("a1", "a1")))
+    assert "a2" in s.unsafe_returns()
+    assert s.refused["argument-view-beside-detached-aliased-write"] == 1
+    s = _Scratch(Program(bases, args, (), ("a0",)))
+    assert s.run(Step("sub_", ("a1", "a1")))
+    assert "a2" not in s.unsafe_returns()

@@ -104,6 +104,36 @@ MUTANTS: tuple[Mutant, ...] = (
         """,
     ),
     Mutant(
+        name="compile-copies-aliasing-outputs-inductor",
+        description="under inductor, outputs that share storage with an argument come back as "
+        "copies (aliasing and identity lost)",
+        claims=(
+            "compile.output-aliasing-matches-eager",
+            "compile.clone-after-setitem-returns-input",
+        ),
+        region="the inductor backend, outputs aliasing an argument",
+        family="backend",
+        source=_source(
+            """
+            def _corrupt(backend, args, call):
+                out = call()
+                if backend != "inductor":
+                    return out
+                items = [
+                    o.clone() if isinstance(o, torch.Tensor) and _shares(o, args) else o
+                    for o in _flat(out)
+                ]
+                return _rebuild(out, items)
+            """
+        ),
+        witness="""
+        import torch
+        x = torch.arange(4.0)
+        out = torch.compile(lambda t: t[1:].add_(1), backend="inductor")(x)
+        assert out.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+        """,
+    ),
+    Mutant(
         name="compile-drops-writes-to-view-arguments",
         description="the compiled call's writes into arguments that are views are undone "
         "(values restored; version counters left advanced)",
@@ -115,6 +145,7 @@ MUTANTS: tuple[Mutant, ...] = (
             "compile.issue-198095-pinned",
             "compile.returned-input-write-misrouted",
             "compile.no-grad-view-of-written-tensor-fails",
+            "compile.view-output-offset-lost",
         ),
         region="arguments that are views",
         family="layout",
