@@ -66,11 +66,19 @@ def claim_modules(claims: Iterable[str], conformance_dir: Path = CONFORMANCE_DIR
     """The conformance test modules holding the tests of ``claims``, sorted:
     those quoting a claim id (``@pytest.mark.claim("a.b")``), and for a
     claim no module quotes (a marker built from a computed list, like the
-    state machine's), the modules testing its area."""
+    state machine's), the modules testing its area; a compile aspect claim
+    (``compile_oracle.ASPECTS``) also gets every module using that mapping."""
+    from conformance.compile_oracle import ASPECTS
+
+    aspect_claims = set(ASPECTS.values())
     texts = {p: p.read_text(encoding="utf-8") for p in sorted(conformance_dir.glob("test_*.py"))}
     out: set[Path] = set()
     for c in claims:
         quoting = {p for p, text in texts.items() if f'"{c}"' in text}
+        if c in aspect_claims:
+            # the compile tier's aspect claims are also carried through
+            # compile_oracle.ASPECTS (the generated-program tests), not by name
+            quoting |= {p for p, text in texts.items() if "ASPECTS" in text}
         if not quoting:
             from conformance.mutants.runner import module_areas
 
