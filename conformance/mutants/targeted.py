@@ -35,6 +35,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -68,9 +69,11 @@ def claim_modules(claims: Iterable[str], conformance_dir: Path = CONFORMANCE_DIR
     claim no module quotes (a marker built from a computed list, like the
     state machine's), the modules testing its area; a compile aspect claim
     (``compile_oracle.ASPECTS``) also gets every module using that mapping."""
-    from conformance.compile_oracle import ASPECTS
-
-    aspect_claims = set(ASPECTS.values())
+    # read, not imported: importing compile_oracle (torch._dynamo) in the fork
+    # server's parent would bind torch functions before a mutant patches them
+    oracle = (conformance_dir / "compile_oracle.py").read_text(encoding="utf-8")
+    block = oracle[oracle.index("ASPECTS: dict[str, str] = {") :]
+    aspect_claims = set(re.findall(r'"(compile\.[a-z0-9-]+)"', block[: block.index("}")]))
     texts = {p: p.read_text(encoding="utf-8") for p in sorted(conformance_dir.glob("test_*.py"))}
     out: set[Path] = set()
     for c in claims:
