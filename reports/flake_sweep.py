@@ -6,6 +6,7 @@ rounds differently) shows up here instead::
 
     python -m reports.flake_sweep 20               # dev profile, seeds 1..20
     python -m reports.flake_sweep 20 --thorough 3  # plus thorough, seeds 1..3
+    python -m reports.flake_sweep 0 --thorough 1 --first 3  # thorough seed 3 only
     nox -s flake_sweep -- 20 --thorough 3          # the same through nox
 
 Each run is ``python -m pytest conformance -q -p no:cacheprovider -n WORKERS
@@ -54,14 +55,20 @@ def run_seed(profile: str, seed: int, *, workers: int, tests: str, out: Path) ->
 
 
 def sweep(seeds: int, thorough: int = 0, *, workers: int = 2, tests: str = "conformance",
-          out: str | Path = "flake-sweep-out") -> list[dict]:  # fmt: skip
-    """Run ``dev`` seeds 1..``seeds`` then ``thorough`` seeds 1..``thorough``,
-    printing one line per run as it ends; returns the runs (see :func:`run_seed`)."""
+          out: str | Path = "flake-sweep-out", first: int = 1) -> list[dict]:  # fmt: skip
+    """Run ``seeds`` ``dev`` runs then ``thorough`` ``thorough`` runs, each
+    profile's seeds counting up from ``first`` (so a long sweep can be split
+    across machines), printing one line per run as it ends; returns the runs
+    (see :func:`run_seed`). Raises ValueError for a negative count or a
+    ``first`` below 1."""
+    if seeds < 0 or thorough < 0 or first < 1:
+        raise ValueError(f"run counts must be >= 0 and the first seed >= 1, not "
+                         f"{seeds}, {thorough}, {first}")  # fmt: skip
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     runs = []
-    plan = [("dev", s) for s in range(1, seeds + 1)]
-    plan += [("thorough", s) for s in range(1, thorough + 1)]
+    plan = [("dev", s) for s in range(first, first + seeds)]
+    plan += [("thorough", s) for s in range(first, first + thorough)]
     for profile, seed in plan:
         r = run_seed(profile, seed, workers=workers, tests=tests, out=out)
         verdict = "PASS" if r["ok"] else f"FAIL (rc {r['rc']})"
@@ -91,6 +98,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="dev-profile runs, seeds 1..SEEDS (default 20)")  # fmt: skip
     p.add_argument("--thorough", type=int, default=0, metavar="K",
                    help="also K thorough-profile runs, seeds 1..K (default 0)")  # fmt: skip
+    p.add_argument("--first", type=int, default=1, metavar="SEED",
+                   help="count each profile's seeds from SEED instead of 1")  # fmt: skip
     p.add_argument("-n", "--workers", type=int, default=2,
                    help="pytest-xdist workers per run (0: no xdist; default 2)")  # fmt: skip
     p.add_argument("--tests", default="conformance", help="what pytest runs (default conformance)")
@@ -98,7 +107,10 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.seeds < 0 or args.thorough < 0:
         p.error("seed counts must be >= 0")
-    runs = sweep(args.seeds, args.thorough, workers=args.workers, tests=args.tests, out=args.out)
+    if args.first < 1:
+        p.error("--first must be >= 1")
+    runs = sweep(args.seeds, args.thorough, workers=args.workers, tests=args.tests, out=args.out,
+                 first=args.first)  # fmt: skip
     print(summary(runs))
     return 0 if all(r["ok"] for r in runs) else 1
 
