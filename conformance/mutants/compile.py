@@ -69,69 +69,52 @@ def _source(corrupt: str) -> str:
     return _WRAPPER.replace("{corrupt}", textwrap.dedent(corrupt).strip())
 
 
+def _copies_aliasing_outputs(backend: str, claims: tuple[str, ...]) -> Mutant:
+    """The mutant under which ``backend`` returns copies of the outputs that
+    share storage with an argument (aliasing and identity lost)."""
+    return Mutant(
+        name=f"compile-copies-aliasing-outputs-{backend.replace('_', '-')}",
+        description=f"under {backend}, outputs that share storage with an argument come back "
+        "as copies (aliasing and identity lost)",
+        claims=claims,
+        region=f"the {backend} backend, outputs aliasing an argument",
+        family="backend",
+        source=_source(
+            f"""
+            def _corrupt(backend, args, call):
+                out = call()
+                if backend != "{backend}":
+                    return out
+                items = [
+                    o.clone() if isinstance(o, torch.Tensor) and _shares(o, args) else o
+                    for o in _flat(out)
+                ]
+                return _rebuild(out, items)
+            """
+        ),
+        witness=f"""
+        import torch
+        x = torch.arange(4.0)
+        out = torch.compile(lambda t: t[1:].add_(1), backend="{backend}")(x)
+        assert out.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+        """,
+    )
+
+
 MUTANTS: tuple[Mutant, ...] = (
-    Mutant(
-        name="compile-copies-aliasing-outputs-aot-eager",
-        description="under aot_eager, outputs that share storage with an argument come back as "
-        "copies (aliasing and identity lost)",
-        claims=(
+    _copies_aliasing_outputs(
+        "aot_eager",
+        (
             "compile.output-aliasing-matches-eager",
             "compile.output-writes-propagate-like-eager",
             "compile.output-identity-matches-eager",
             "compile.issue-113030-data-assignment-values",
             "compile.issue-128035-grad-after-input-mutation",
         ),
-        region="the aot_eager backend, outputs aliasing an argument",
-        family="backend",
-        source=_source(
-            """
-            def _corrupt(backend, args, call):
-                out = call()
-                if backend != "aot_eager":
-                    return out
-                items = [
-                    o.clone() if isinstance(o, torch.Tensor) and _shares(o, args) else o
-                    for o in _flat(out)
-                ]
-                return _rebuild(out, items)
-            """
-        ),
-        witness="""
-        import torch
-        x = torch.arange(4.0)
-        out = torch.compile(lambda t: t[1:].add_(1), backend="aot_eager")(x)
-        assert out.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
-        """,
     ),
-    Mutant(
-        name="compile-copies-aliasing-outputs-inductor",
-        description="under inductor, outputs that share storage with an argument come back as "
-        "copies (aliasing and identity lost)",
-        claims=(
-            "compile.output-aliasing-matches-eager",
-            "compile.clone-after-setitem-returns-input",
-        ),
-        region="the inductor backend, outputs aliasing an argument",
-        family="backend",
-        source=_source(
-            """
-            def _corrupt(backend, args, call):
-                out = call()
-                if backend != "inductor":
-                    return out
-                items = [
-                    o.clone() if isinstance(o, torch.Tensor) and _shares(o, args) else o
-                    for o in _flat(out)
-                ]
-                return _rebuild(out, items)
-            """
-        ),
-        witness="""
-        import torch
-        x = torch.arange(4.0)
-        out = torch.compile(lambda t: t[1:].add_(1), backend="inductor")(x)
-        assert out.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
-        """,
+    _copies_aliasing_outputs(
+        "inductor",
+        ("compile.output-aliasing-matches-eager", "compile.clone-after-setitem-returns-input"),
     ),
     Mutant(
         name="compile-drops-writes-to-view-arguments",
