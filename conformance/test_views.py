@@ -1300,8 +1300,16 @@ _IS_SET_TO_KINDS = {
     "narrowed": False,
     "unsqueezed": False,
     "clone": False,
+    "conj": True,  # a conjugate view of a complex tensor; t itself otherwise
     "drawn-view": None,  # decided by the definition alone
 }
+
+
+def _math_bit(*ts: torch.Tensor) -> bool:
+    """Whether any of ``ts`` is a conjugate or negative view (its conj or
+    neg bit is set): the math-bit fallback materializes such an argument of
+    ``is_set_to`` into a fresh tensor."""
+    return any(t.is_conj() or t.is_neg() for t in ts)
 
 
 @pytest.mark.claim("views.is-set-to")
@@ -1310,10 +1318,14 @@ _IS_SET_TO_KINDS = {
 @grid_examples(data=None, kind="full-view")
 @grid_examples(data=None, kind="unsqueezed")
 @grid_examples(data=None, kind="clone")
+@grid_examples(data=None, kind="conj")
 @given(spec=tensor_specs(), data=st.data(), kind=st.sampled_from(sorted(_IS_SET_TO_KINDS)))
 def test_is_set_to(device, spec, data, kind):
-    """The grid checks the detach, full-view, unsqueezed and clone kinds on
-    every (dtype, layout) pair.
+    """The grid checks the detach, full-view, unsqueezed, clone and conj
+    kinds on every (dtype, layout) pair. Feature ``math_bit_same_layout``: the
+    two tensors have the same storage, offset, sizes and strides and one is a
+    conjugate or negative view (where torch deviates, see
+    views.is-set-to-false-for-math-bit-views).
 
     Kills: an is_set_to that ignores storage, offset, sizes or strides, or
     is not symmetric."""
@@ -1337,6 +1349,7 @@ def test_is_set_to(device, spec, data, kind):
             "as_strided-same": lambda: t.as_strided(t.size(), t.stride(), t.storage_offset()),
             "unsqueezed": lambda: t.unsqueeze(0),
             "clone": t.clone,
+            "conj": t.conj,
         }[kind]()
     same = (
         same_storage(o.untyped_storage(), t.untyped_storage())
@@ -1347,8 +1360,42 @@ def test_is_set_to(device, spec, data, kind):
     want = _IS_SET_TO_KINDS[kind]
     if want is not None:
         assert same == want, f"test bug: {kind} is not a {'same' if want else 'different'} layout"
-    assert t.is_set_to(o) == same, f"t.is_set_to({kind}) is {not same}"
-    assert o.is_set_to(t) == same, f"{kind}.is_set_to(t) is {not same}"
+    evidence.features(math_bit_same_layout=same and _math_bit(t, o))
+    why = (
+        "False for the same storage, offset, sizes and strides"
+        if same
+        else "True for another layout"
+    )
+    assert t.is_set_to(o) == same, f"t.is_set_to({kind}) is {why}"
+    assert o.is_set_to(t) == same, f"{kind}.is_set_to(t) is {why}"
+
+
+@pytest.mark.claim("views.is-set-to-false-for-math-bit-views")
+@pytest.mark.oracle("clone", "detach")
+@grid_examples(dtypes=COMPLEX)
+@given(spec=tensor_specs(dtype=COMPLEX, values="all"))
+def test_is_set_to_false_for_math_bit_views(device, spec):
+    """Characterization (found by this suite, thorough seed 3): ``is_set_to``
+    is not among the ops the conjugate/negative math-bit fallback lets through
+    (``aten/src/ATen/native/MathBitFallThroughLists.h``), so a conjugate view
+    (``t.conj()``) or a negative view (``t.conj().imag``) is materialized into
+    a fresh tensor first and ``is_set_to`` returns False, even with the same
+    storage, offset, sizes and strides, even against itself. Plain views of
+    the same tensor (``t[...]``, ``t.imag``) keep True.
+
+    Kills: an is_set_to that compares the geometry of math-bit views (a fix:
+    the pin should then be retired)."""
+    t = spec.build(device)
+    conj = t.conj()
+    neg = conj.imag
+    assert conj.is_conj() and neg.is_neg(), "test bug: no math-bit views"
+    for name, u in (("t.conj()", conj), ("t.conj().imag", neg)):
+        assert same_storage(u.untyped_storage(), t.untyped_storage()), f"test bug: {name}"
+        assert not u.is_set_to(u), f"{name}.is_set_to(itself) is True"
+    assert conj.stride() == t.stride() and conj.storage_offset() == t.storage_offset()
+    assert not t.is_set_to(conj), "t.is_set_to(t.conj()) is True"
+    assert not conj.is_set_to(t), "t.conj().is_set_to(t) is True"
+    assert t.is_set_to(t[...]) and t.imag.is_set_to(t.imag), "is_set_to of a plain view is False"
 
 
 @pytest.mark.claim("views.base-rules")

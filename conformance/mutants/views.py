@@ -622,6 +622,30 @@ MUTANTS: tuple[Mutant, ...] = (
         """,
     ),
     Mutant(
+        name="is-set-to-sees-through-math-bits",
+        description="a.is_set_to(b) compares storage, offset, sizes and strides directly when a or "
+        "b is a conjugate or negative view (today they are materialized first and it returns False)",
+        claims=("views.is-set-to-false-for-math-bit-views", "views.is-set-to"),
+        region="conjugate and negative views of complex tensors",
+        family="layout",
+        source="""
+        import torch
+        _orig = torch.Tensor.is_set_to
+        def is_set_to(self, tensor):
+            if any(u.is_conj() or u.is_neg() for u in (self, tensor)):
+                return (self.untyped_storage().data_ptr() == tensor.untyped_storage().data_ptr()
+                        and self.storage_offset() == tensor.storage_offset()
+                        and self.shape == tensor.shape and self.stride() == tensor.stride())
+            return _orig(self, tensor)
+        torch.Tensor.is_set_to = is_set_to
+        """,
+        witness="""
+        import torch
+        t = torch.zeros(2, dtype=torch.complex64)
+        assert not t.is_set_to(t.conj())
+        """,
+    ),
+    Mutant(
         name="data-of-view-is-tracked",
         description=".data of a view returns a tracked view of the root's .data (its _base is set) instead of an untracked alias",
         claims=("views.base-rules",),
