@@ -215,3 +215,26 @@ def test_steering_refuses_thorough_seed_2_shapes():
     s = _Scratch(Program(bases, args, (), ("a0",)))
     assert s.run(Step("sub_", ("a1", "a1")))
     assert "a2" not in s.unsafe_returns()
+
+
+def test_steering_refuses_a_view_beside_a_write_between_aliases():
+    """Thorough seed 2 at 2bba435 on 2.13: t0 = a2.zero_(); a0.copy_(a1) with
+    a0 = b0[:][:], a1 = b0 and a2 = b1[:].select(0, 1) - aot_eager and
+    inductor return t0 at storage offset 0. Refused when both aliasing
+    arguments are operands; a write through one of them alone is allowed."""
+    bases = (Base((4,), dtype=torch.int64), Base((4,), dtype=torch.int64, start=15))
+    args = (
+        Arg(0, (("slice", 0, 0, 1), ("slice", 0, 0, 1))),
+        Arg(0),
+        Arg(1, (("slice", 0, 0, 1), ("select", 0, 1))),
+    )
+    s = _Scratch(Program(bases, args, (), ("a0",)))
+    assert s.run(Step("zero_", ("a2",)))
+    assert s.run(Step("copy_", ("a0", "a1")))
+    unsafe = s.unsafe_returns()
+    assert "t0" in unsafe and "a2" in unsafe
+    assert s.refused["argument-view-beside-write-between-aliases"] == 2
+    s = _Scratch(Program(bases, args, (), ("a0",)))
+    assert s.run(Step("zero_", ("a2",)))
+    assert s.run(Step("add_", ("a0",), (1,)))
+    assert not {"t0", "a2"} & s.unsafe_returns()
