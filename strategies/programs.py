@@ -655,7 +655,7 @@ class _Scratch:
         self.no_grad_views: set[str] = set()
         self.setitem_written: set[int] = set()
         self.detached: set[int] = set()
-        self.used_args: set[int] = set()  # ids of argument objects some step read
+        self.used_args: set[int] = set()  # ids of every tensor a step took as operand
         steps, self.steps = self.steps, []
         for step in steps:
             assert self.run(step), f"replay of an accepted step failed: {step!r}"
