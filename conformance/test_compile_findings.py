@@ -999,3 +999,152 @@ def test_view_output_offset_lost_pinned(device, backend, form):
     want = 15 if lost else 0
     assert _val(c, "out0") == want, f"out0 = {_val(c, 'out0')} (pinned: {want})"
     assert _val(c, "a2") == 0, f"a2 = {_val(c, 'a2')}"
+
+
+# --------------------------------------------------------------------------- a view of a non-contiguous intermediate
+
+#: Forms: what the function returns, and whether the argument is transposed.
+MATERIALIZED_FORMS = [
+    "expand-of-transposed-clone",  # a0.t() passed; return a0.clone().expand(2, -1, -1)
+    "views-of-transposed-clone",  # a0.t() passed; t0 = a0.clone(); return t0[1:], t0[:1]
+    "expand-of-contiguous-clone",  # control: a0 contiguous
+    "views-beside-their-base",  # control: a0.t() passed; return t0, t0[1:]
+]
+#: The forms inductor gets wrong on torch 2.13 (a new dense tensor per view).
+MATERIALIZED = ("expand-of-transposed-clone", "views-of-transposed-clone")
+
+
+def _materialized_view(device, form: str):
+    def expand_of_clone(a0):
+        return a0.clone().expand(2, -1, -1)
+
+    def views_of_clone(a0):
+        t0 = a0.clone()
+        return t0[1:], t0[:1]
+
+    def views_beside_base(a0):
+        t0 = a0.clone()
+        return t0, t0[1:]
+
+    fn = {"expand-of-transposed-clone": expand_of_clone, "views-of-transposed-clone": views_of_clone,
+          "expand-of-contiguous-clone": expand_of_clone,
+          "views-beside-their-base": views_beside_base}[form]  # fmt: skip
+
+    def make():
+        b0 = torch.arange(1.0, 7.0, device=device).reshape(2, 3)
+        if form == "expand-of-contiguous-clone":
+            return Inputs.of(b0)
+        return Inputs.of(b0.t(), base=b0)
+
+    return fn, make, "grad"
+
+
+CASES["materialized-view"] = _materialized_view
+
+
+@pytest.mark.claim(
+    "compile.output-writes-propagate-like-eager",
+    "compile.output-aliasing-matches-eager",
+    "compile.errors-match-eager",
+)
+@given(form=st.sampled_from(MATERIALIZED_FORMS))
+def test_view_of_non_contiguous_intermediate(device, backend, form):
+    """f(a0) = a0.clone().expand(2, -1, -1), or {t0 = a0.clone(); return
+    t0[1:], t0[:1]}, with a0 = b0.t() (a transposed 2x3 float32): the call
+    raises iff eager's does, the outputs share storage as eager's do, and a
+    write into an output fails iff it fails in eager (an expanded output has
+    overlapping memory). Deviates (inductor, thorough seed 2 at edebd72): each
+    view of the non-contiguous clone comes back as a new dense tensor - the
+    expanded output is writable, the two views share no storage. Holds for a
+    contiguous clone, and for views returned beside their base.
+
+    Kills: a compile path that materializes output views of intermediates."""
+    evidence.features(form=form)
+    _check_aspects(
+        _run("materialized-view", device, backend, form), ("errors", "aliasing", "output-writes")
+    )
+
+
+@pytest.mark.claim("compile.view-of-non-contiguous-intermediate-materialized")
+@given(form=st.sampled_from(MATERIALIZED_FORMS))
+def test_view_of_non_contiguous_intermediate_materialized_pinned(device, backend, form):
+    """Pins today's behaviour: under inductor, the expanded view of a
+    transposed clone comes back without a zero stride, and the two views of it
+    share no storage; on the other backends (and for the control forms) the
+    outputs are eager's views. Values are eager's everywhere."""
+    cmp = _run("materialized-view", device, backend, form)
+    c = cmp.compiled
+    assert c.error is None, c.error
+    dense = backend == "inductor" and form in MATERIALIZED
+    if form.startswith("expand"):
+        got = 0 in c.outputs[0]["stride"]
+        assert got is not dense, f"out0 stride {c.outputs[0]['stride']} (pinned: dense {dense})"
+    else:
+        got = "out0" in c.outputs[1]["shares"]
+        assert got is not dense, f"out1 shares storage with out0: {got} (pinned: {not dense})"
+    for i in range(len(c.outputs)):
+        assert c.outputs[i]["bytes"] == cmp.eager.outputs[i]["bytes"], f"out{i} values differ"
+
+
+# --------------------------------------------------------------------------- t.copy_(t) of a non-contiguous tensor that requires grad
+
+SELF_COPY_FORMS = [
+    "transposed-self-copy",  # a0 = b0.t(); t0 = a0 + a0; return t0.copy_(t0)
+    "contiguous-self-copy",  # control: a0 = b0 * 1
+    "transposed-self-copy-then-product",  # control: t0.copy_(t0); return t0 * 1
+]
+
+
+def _self_copy(device, form: str):
+    def self_copy(a0):
+        t0 = a0 + a0
+        return t0.copy_(t0)
+
+    def then_product(a0):
+        t0 = a0 + a0
+        t0.copy_(t0)
+        return t0 * 1
+
+    def make():
+        leaf = torch.arange(1.0, 7.0, device=device).reshape(2, 3).requires_grad_()
+        return Inputs.of(leaf * 1 if form == "contiguous-self-copy" else leaf.t(), leaf=leaf)
+
+    return (then_product if form.endswith("product") else self_copy), make, "grad"
+
+
+CASES["self-copy"] = _self_copy
+
+
+@pytest.mark.claim("compile.gradients-match-eager", "compile.errors-match-eager")
+@given(form=st.sampled_from(SELF_COPY_FORMS))
+def test_self_copy_of_non_contiguous_grad_output(device, backend, form):
+    """f(a0) = {t0 = a0 + a0; return t0.copy_(t0)} with a0 = leaf.t() (a
+    transposed 2x3 float32 view of a leaf that requires grad): the call raises
+    iff eager's does, and backward of the output raises iff eager's does and
+    leaves the leaf with eager's .grad. Deviates (inductor, thorough seed 2 at
+    edebd72): backward raises AssertionError (expected size/stride). Holds for
+    a contiguous a0, and when t0 * 1 is returned instead.
+
+    Kills: a compile path whose backward expects other strides than forward made."""
+    evidence.features(form=form)
+    _check_aspects(_run("self-copy", device, backend, form), ("errors", "gradients"))
+
+
+@pytest.mark.claim("compile.self-copy-of-non-contiguous-grad-output-backward-fails")
+@given(form=st.sampled_from(SELF_COPY_FORMS))
+def test_self_copy_backward_fails_pinned(device, backend, form):
+    """Pins today's behaviour: under inductor, backward through the returned
+    t0.copy_(t0) of the transposed form raises AssertionError naming the
+    expected size and stride; everywhere else backward runs and the leaf's
+    .grad is eager's (2 everywhere). The forward values are eager's."""
+    cmp = _run("self-copy", device, backend, form)
+    c = cmp.compiled
+    assert c.error is None, c.error
+    fails = backend == "inductor" and form == "transposed-self-copy"
+    err = c.backward_error
+    assert (err is not None) is fails, f"backward error {err and err['first']} (pinned: {fails})"
+    if fails:
+        assert err["name"] == "AssertionError" and "expected size" in err["text"], err["text"]
+    else:
+        assert c.grads["leaf"] == cmp.eager.grads["leaf"], "leaf.grad differs from eager's"
+    assert c.outputs[0]["bytes"] == cmp.eager.outputs[0]["bytes"], "out0 values differ"

@@ -185,8 +185,11 @@ def render_report(doc: dict, title: str | None = None) -> str:
         )
         if overall in BAD:
             decisions.append(_decision(doc, cid, claim, per_dev, cols))
-    deviations = [
-        t for t in doc["tests"] if t["verdict"] in ("expected-deviation", "region-not-reached")
+    deviations = [  # one row per region of a test with several
+        {**t, **extra} if extra else t
+        for t in doc["tests"]
+        if t["verdict"] in ("expected-deviation", "region-not-reached")
+        for extra in t.get("regions") or [None]
     ]
     from reports.baselines import history
 

@@ -475,8 +475,10 @@ def _run_example(fn, args: tuple, kwargs: dict):
                 "was recorded)"
             )
             raise error
-        for d in regional:
-            stats[d.key]["inside" if d is matched else "outside"] += 1
+        # "outside" counts the examples outside every region of the test (the
+        # claim was asserted there and held), so one deviation's examples are
+        # never counted as another's "held elsewhere".
+        stats[matched.key]["inside"] += 1
         if "example" not in stats[matched.key]:
             shown = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
             stats[matched.key]["example"] = (
@@ -767,10 +769,17 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
             elif reached:
                 d = reached[0]
                 region = _region_record(d, stats)
+                others = "".join(
+                    f"; {e.key}: "
+                    + (f"deviates as recorded on {e.region_text} ({r['inside']} examples)"
+                       if r["inside"] else f"region {e.region_text} not reached")
+                    for e in regional if e is not d for r in [_region_record(e, stats)]
+                )  # fmt: skip
                 report.outcome = "skipped"
                 report.wasxfail = (
                     f"expected deviation {d.key}: deviates as recorded on {d.region_text} "
-                    f"({region['inside']} examples); held elsewhere ({region['outside']} examples)"
+                    f"({region['inside']} examples){others}; held elsewhere "
+                    f"({region['outside']} examples)"
                 )
                 record = {
                     "verdict": "expected-deviation",
@@ -778,6 +787,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
                     "expectation": d.to_dict(),
                     "region": region,
                 }
+                if len(regional) > 1:
+                    # every region of the test, each with its own counts (the
+                    # report shows one row per region)
+                    record["regions"] = [
+                        {"expectation": e.to_dict(), "region": _region_record(e, stats)}
+                        for e in regional
+                    ]
             elif regional:
                 d = regional[0]
                 record = {

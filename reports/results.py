@@ -193,6 +193,12 @@ def claim_verdicts(doc: dict) -> dict[str, dict[str, dict]]:
             if per_claim is not None and len(t.get("claims", [])) > 1:
                 examples = per_claim.get(cid, 0)
             known = (t.get("claim_expectations") or {}).get(cid)
+            regions = (
+                {r["expectation"]["claim"]: r for r in t.get("regions") or []}
+                or ({t["expectation"]["claim"]: {"expectation": t["expectation"],
+                                                 "region": t["region"]}}
+                    if t.get("region") and t.get("expectation") else {})
+            ) if t.get("verdict") in ("expected-deviation", "region-not-reached") else {}  # fmt: skip
             stale = (t.get("unreached_claims") or {}).get(cid)
             if failed and cid in failed:
                 own = (t.get("claim_failures") or {}).get(cid)
@@ -205,6 +211,22 @@ def claim_verdicts(doc: dict) -> dict[str, dict[str, dict]]:
                         "failure": None}  # fmt: skip
             elif known:
                 view = {**t, "verdict": "expected-deviation", "expectation": known}
+            elif regions and len(t.get("claims", [])) > 1:
+                # A multi-claim test whose deviations have regions: each
+                # region's claim deviates (or its region was not reached);
+                # the test's other claims rest on the examples that checked them.
+                own = regions.get(cid)
+                if own:
+                    reached = own["region"].get("inside", 0) > 0
+                    view = {**t, **own,
+                            "verdict": "expected-deviation" if reached else "region-not-reached"}  # fmt: skip
+                elif examples > 0:
+                    view = {**t, "verdict": "held", "failure": None, "expectation": None,
+                            "region": None}  # fmt: skip
+                else:
+                    view = {**t, "verdict": "skipped", "failure": None, "expectation": None,
+                            "region": None, "skip_reason": f"no example of this test exercised "
+                            f"the claim ({t.get('examples') or 0} examples ran)"}  # fmt: skip
             elif failed or t.get("claim_expectations") or t.get("unreached_claims") or (
                 per_claim is not None and len(t.get("claims", [])) > 1
                 and t.get("verdict") == "held"

@@ -238,3 +238,41 @@ def test_steering_refuses_a_view_beside_a_write_between_aliases():
     assert s.run(Step("zero_", ("a2",)))
     assert s.run(Step("add_", ("a0",), (1,)))
     assert not {"t0", "a2"} & s.unsafe_returns()
+
+
+def test_steering_refuses_a_view_of_a_non_contiguous_intermediate():
+    """Thorough seed 2 at edebd72 on 2.13: t0 = a0.clone(); return
+    t0.expand(2, -1, -1, -1) with a0 = b0.unsqueeze(0).transpose(0, 2) -
+    inductor returns a dense copy. Refused; the same view of a contiguous
+    intermediate, and the intermediate itself, are allowed."""
+    bases = (Base((2, 3)),)
+    transposed = (Arg(0, (("unsqueeze", 0), ("transpose", 0, 2))),)
+    s = _Scratch(Program(bases, transposed, (), ("a0",)))
+    assert s.run(Step("clone", ("a0",)))
+    assert s.run(Step("view", ("t0",), ("expand", 2, 3)))
+    unsafe = s.unsafe_returns()
+    assert "t1" in unsafe and "t0" not in unsafe
+    assert s.refused["view-of-non-contiguous-intermediate"] == 1
+    s = _Scratch(Program(bases, (Arg(0, (("unsqueeze", 0),)),), (), ("a0",)))
+    assert s.run(Step("clone", ("a0",)))
+    assert s.run(Step("view", ("t0",), ("expand", 2, 3)))
+    assert not {"t0", "t1"} & s.unsafe_returns()
+
+
+def test_steering_refuses_a_self_copied_non_contiguous_grad_tensor():
+    """Thorough seed 2 at edebd72 on 2.13: t0 = a0 + a0; t3 = t0.copy_(t0);
+    return t3 with a0 a transposed view of a leaf that requires grad -
+    inductor's backward raises a stride AssertionError. Refused; the same with
+    a contiguous a0, or t0 + t0 returned, is allowed."""
+    bases = (Base((2, 3), grad="leaf"),)
+    s = _Scratch(Program(bases, (Arg(0, (("transpose", 0, 1),)),), (), ("a0",)))
+    assert s.run(Step("add", ("a0", "a0")))
+    assert s.run(Step("copy_", ("t0", "t0")))
+    assert s.run(Step("add", ("t0", "t0")))  # t2: a new tensor, returnable
+    unsafe = s.unsafe_returns()
+    assert {"t0", "t1"} <= unsafe and "t2" not in unsafe
+    assert s.refused["self-copied-non-contiguous-grad-tensor"] == 2
+    s = _Scratch(Program(bases, (Arg(0),), (), ("a0",)))
+    assert s.run(Step("add", ("a0", "a0")))
+    assert s.run(Step("copy_", ("t0", "t0")))
+    assert not {"t0", "t1"} & s.unsafe_returns()

@@ -280,6 +280,8 @@ MUTANTS: tuple[Mutant, ...] = (
             "compile.issue-94773-pinned",
             "compile.autograd-cache-respects-aliasing",
             "compile.autograd-cache-ignores-aliasing-pinned",
+            "compile.view-of-non-contiguous-intermediate-materialized",
+            "compile.self-copy-of-non-contiguous-grad-output-backward-fails",
         ),
         region="the eager backend, outputs not aliasing an argument",
         family="backend",
