@@ -328,3 +328,44 @@ def test_report_renders_per_claim_failures_of_a_multi_claim_test():
     }  # fmt: skip
     page = render_report(doc)
     assert 'id="decision-s.a"' in page and "AssertionError: [s.a] x" in page
+
+
+def test_each_region_of_a_multi_region_test_has_its_own_verdict_and_row():
+    """A test of three claims with two regional deviations (one per claim,
+    as test_view_of_non_contiguous_intermediate on 2.13): each region's claim
+    is an expected deviation with its own counts, the third claim is held on
+    its own examples (not "expected deviation"), and the report has one row
+    per region naming that region's claim."""
+    from reports.html import render_report
+
+    def entry(claim, form, inside):
+        exp = {"key": f"{claim}[m]", "claim": claim, "region_text": f"form in {{{form}}}",
+               "whole_test": False, "exception": "ClaimViolation", "match": "differs",
+               "reason": "r", "link": None, "test": "m", "torch": ">=2.13"}  # fmt: skip
+        return {"expectation": exp, "region": {"key": exp["key"], "text": exp["region_text"],
+                                               "inside": inside, "outside": 2, "example": None}}  # fmt: skip
+
+    regions = [entry("s.a", "x", 1), entry("s.b", "y", 1)]
+    doc = {
+        "schema_version": 1,
+        "suite": {"name": "s", "version": "0", "commit": "c"},
+        "environment": {"torch": "2.13.0", "torch_cuda": None, "python": "3.11",
+                        "hypothesis": "h", "numpy": "n", "profile": "ci", "devices": ["cpu"],
+                        "started": "s", "finished": "f", "wall_s": 1.0, "cuda_device": None},
+        "areas": {"s": "S"},
+        "claims": {c: {"id": c, "area": "s", "statement": "x", "kind": "characterization",
+                       "note": "n", "sources": []} for c in ("s.a", "s.b", "s.c")},
+        "tests": [{"nodeid": "t::m[cpu]", "name": "m", "claims": ["s.a", "s.b", "s.c"],
+                   "device": "cpu", "verdict": "expected-deviation", "outcome": "passed",
+                   "examples": 4, "claim_examples": {"s.a": 2, "s.b": 2, "s.c": 2},
+                   **regions[0], "regions": regions}],
+        "expectations": {"stale": [], "all": []},
+    }  # fmt: skip
+    cv = claim_verdicts(doc)
+    assert cv["s.a"]["cpu"]["verdict"] == "expected deviation"
+    assert cv["s.b"]["cpu"]["verdict"] == "expected deviation"
+    assert cv["s.c"]["cpu"]["verdict"] == "held"
+    assert cv["s.b"]["cpu"]["tests"][0]["region"]["text"] == "form in {y}"
+    page = render_report(doc)
+    assert "form in {x}" in page and "form in {y}" in page
+    assert 'href="#claim-s.b">s.b</a>' in page
