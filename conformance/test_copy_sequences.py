@@ -52,6 +52,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
+from conformance import capabilities as cap
 from conformance import evidence
 from conformance.checks import element_bytes
 from conformance.model import (
@@ -71,7 +72,7 @@ from conformance.model import (
     is_non_overlapping_and_dense,
     storage_values,
 )
-from conformance.model.values import storage_dtype
+from conformance.model.values import decode, storage_dtype
 
 #: Claims the machine checks (the documented-but-deviating ones have their own tests).
 DOCS_ONLY = ("sequences.clone-non-dense-contiguous", "sequences.detach-is-view")
@@ -300,6 +301,22 @@ def _mode(mode: str):
     return contextlib.nullcontext()
 
 
+@cache
+def _missing_kernels(device: str) -> frozenset[tuple[str, str]] | None:
+    """The ``(op, dtype)`` pairs without an add_/mul_ kernel on ``device``:
+    ``None`` on the CPU (the model encodes those gaps itself, as claims), the
+    probed gaps on CUDA (uint16/32/64 arithmetic there came later and
+    varies by release; a missing kernel is not a claim about copying)."""
+    if device == "cpu":
+        return None
+    return frozenset(
+        (op, d)
+        for op in ("add_", "mul_")
+        for d in DTYPES
+        if not cap.kernel_available(op, getattr(torch, d), device)
+    )
+
+
 # --------------------------------------------------------------------------
 # The state machine
 # --------------------------------------------------------------------------
@@ -314,7 +331,7 @@ class CopySequences(RuleBasedStateMachine):
     def __init__(self, device: str = "cpu"):
         super().__init__()
         self.device = device
-        self.model = Model()
+        self.model = Model(device=device, missing_kernels=_missing_kernels(device))
         # region feature: an operation of this example is predicted to meet
         # a dtype without a kernel (uint16/32/64 add_; the error type of a
         # missing kernel changed from RuntimeError to NotImplementedError in 2.8)
@@ -425,9 +442,28 @@ class CopySequences(RuleBasedStateMachine):
         return predicted
 
     def _resync(self) -> None:
-        for owner, _ in self.model.unspecified:
+        """Take torch's values where the last operation left them to torch,
+        after checking that a NaN the model predicts there is a NaN (only its
+        sign and payload are left open)."""
+        for owner, positions in self.model.unspecified:
             if owner.id in self.real:
-                self.model.resync(owner, self._values(self.real[owner.id]))
+                actual = self._values(self.real[owner.id])
+                self._check_nans(owner, positions, actual)
+                self.model.resync(owner, actual)
+
+    def _check_nans(self, owner, positions, actual: np.ndarray) -> None:
+        if owner.dtype not in ("float16", "bfloat16", "float32", "float64"):
+            return
+        pos = owner.positions()
+        mask = np.isin(pos, np.fromiter(positions, dtype=np.int64))
+        want = decode(self.model.values(owner), owner.dtype)[mask]
+        got = decode(actual, owner.dtype)[mask]
+        lost = np.isnan(want) & ~np.isnan(got)
+        if lost.any():
+            self._fail(
+                f"{self._n(owner)} holds {got[lost].tolist()} where the model predicts a NaN "
+                "(of any sign and payload)"
+            )
 
     def _values(self, t: torch.Tensor) -> np.ndarray:
         """``t``'s values in the model's storage representation (bfloat16 as

@@ -231,6 +231,52 @@ def test_detach_observed_untracked_documented_view():
     assert m.detach(v).base is t
 
 
+def test_setitem_into_an_expanded_target_raises_on_cpu_and_fills_on_cuda():
+    # CPU: the scalar is copied (overlap check); CUDA: filled from the
+    # host-side scalar, without the check (observed on torch 2.11 CUDA)
+    for device, raises in (("cpu", True), ("cuda", False)):
+        m = Model(device=device)
+        e = m.expand(m.fresh("float32", (1,), [0.0]), (2, 2))
+        if raises:
+            with pytest.raises(Raises, match="more than one element"):
+                m.setitem(e, 0, 3.0)
+            assert m.values(e).tolist() == [[0.0, 0.0], [0.0, 0.0]]
+        else:
+            m.setitem(e, 0, 3.0)
+            assert m.values(e).tolist() == [[3.0, 3.0], [3.0, 3.0]]
+            assert m.cited[:1] == ["sequences.index-assignment-in-place"]
+            assert "sequences.write-overlap-raises" in m.cited
+    with pytest.raises(ValueError, match="device must be"):
+        Model(device="xla")
+
+
+def test_missing_kernels_raise_not_implemented_for_arithmetic_and_products():
+    assert ("add_", "uint16") in Model().missing_kernels
+    assert ("mul_", "uint16") not in Model().missing_kernels
+    m = Model(device="cuda", missing_kernels={("mul_", "uint16")})
+    t = m.fresh("uint16", (2,), [1, 2])
+    with pytest.raises(Raises) as r:
+        m.inplace(t, "mul_", 2)
+    assert (r.value.exc, r.value.claim) == ("NotImplementedError", "sequences.dtype-support")
+    with pytest.raises(Raises, match="not implemented for"):
+        m.square(t)
+    m.inplace(t, "add_", 1)  # not in this device's gaps
+    assert m.values(t).tolist() == [2, 3]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_nan_results_of_arithmetic_leave_sign_and_payload_to_torch(dtype):
+    m = Model()
+    t = m.fresh(dtype, (2,), [float("nan"), 1.0])
+    m.inplace(t, "add_", 1)
+    ((owner, pos),) = m.unspecified
+    assert owner is t and pos == frozenset({int(t.positions()[0])})
+    m2 = Model()
+    s = m2.square(m2.fresh(dtype, (2,), [float("-nan"), 2.0]))
+    ((owner, pos),) = m2.unspecified
+    assert owner is s and len(pos) == 1
+
+
 def test_copy_overlap_and_broadcast_errors():
     m = Model()
     t = _fresh(m)

@@ -181,6 +181,10 @@ class AutogradRules:
         # the product's clone: a new tensor in new memory, row-major
         self._cite("sequences.clone-copies")
         self._cite("sequences.clone-memory-format")
+        if ("mul_", t.dtype) in self.missing_kernels:
+            raise self._raise(
+                "NotImplementedError", MSG["no_kernel"], claim="sequences.dtype-support"
+            )
         record = self.requires_grad(t)
         edge = self._input(t) if record else None
         v = self.values(t)
@@ -206,6 +210,9 @@ class AutogradRules:
                 unspecified = np.isnan(f)
             else:
                 new = v * v
+                if new.dtype.kind == "f":
+                    # NaN sign and payload: kernel-dependent (CUDA: canonical)
+                    unspecified = np.isnan(new)
         out = self._alloc(t.dtype, t.shape, contiguous_strides(t.shape), new, t.dtype)
         if unspecified is not None and unspecified.any():
             pos = out.positions()[unspecified]

@@ -21,8 +21,28 @@ __all__ = ["ModelCore"]
 class ModelCore:
     """Bookkeeping shared by every rule module (see :class:`conformance.model.Model`)."""
 
-    def __init__(self, *, docs: bool = False):
+    def __init__(
+        self,
+        *,
+        docs: bool = False,
+        device: str = "cpu",
+        missing_kernels: frozenset[tuple[str, str]] | None = None,
+    ):
+        """``device``: ``"cpu"`` or ``"cuda"`` (the few rules that differ by
+        device read it: index assignment of a Python scalar); ``missing_kernels``:
+        the ``(op, dtype)`` pairs (op ``"add_"``/``"mul_"``, dtype name) that
+        have no kernel on the device - default the CPU gaps the model encodes
+        (:data:`conformance.model.writes.CPU_MISSING_KERNELS`). Raises
+        ``ValueError`` for another device."""
+        from conformance.model.writes import CPU_MISSING_KERNELS
+
         self.docs = docs
+        if device not in ("cpu", "cuda"):
+            raise ValueError(f"device must be 'cpu' or 'cuda', not {device!r}")
+        self.device = device
+        self.missing_kernels = (
+            CPU_MISSING_KERNELS if missing_kernels is None else frozenset(missing_kernels)
+        )
         self.tensors: list[TensorModel] = []
         self.arrays: list[ArrayModel] = []
         #: claim ids the last prediction encodes, the primary one first

@@ -25,13 +25,21 @@ __all__ = ["WriteRules", "arithmetic"]
 #: dtypes torch has no ``add`` kernel for (limited support of wide unsigned ints).
 NO_ADD_KERNEL = frozenset({"uint16", "uint32", "uint64"})
 
+#: The CPU kernels the model encodes as missing: ``(op, dtype)`` pairs, op
+#: ``"add_"`` or ``"mul_"`` (the out-of-place op shares the kernel). CUDA's
+#: gaps are probed by the state machine (:mod:`conformance.capabilities`)
+#: and passed to :class:`conformance.model.Model` as ``missing_kernels``.
+CPU_MISSING_KERNELS = frozenset(("add_", d) for d in NO_ADD_KERNEL)
+
 
 def arithmetic(old: np.ndarray, dtype: str, op: str, value) -> tuple[np.ndarray, np.ndarray]:
     """``add_``/``mul_`` by a Python scalar in ``dtype`` (old values in storage
     representation): ``(new values, unspecified mask)``. Integers wrap;
     float16/bfloat16 compute in float32 and round once; the sign and payload
-    of a NaN result of float16/bfloat16/complex arithmetic are left to torch
-    (complex: also Inf * 0 partial products, evaluation-order dependent)."""
+    of a NaN result are left to torch (IEEE 754 leaves them open: x86 CPU
+    kernels propagate the operand's NaN, CUDA's return the canonical NaN
+    0x7FFFFFFF; the machine still requires a NaN there) - complex: also
+    Inf * 0 partial products, evaluation-order dependent."""
     with np.errstate(all="ignore"):
         if dtype in ("float16", "bfloat16"):
             f = decode(old, dtype).astype(np.float32)
@@ -44,6 +52,8 @@ def arithmetic(old: np.ndarray, dtype: str, op: str, value) -> tuple[np.ndarray,
         if dtype.startswith("complex"):
             nan = np.isnan(new.real) | np.isnan(new.imag)
             return new, nan
+        if np.asarray(new).dtype.kind == "f":
+            return new, np.isnan(new)
         return new, np.zeros(np.shape(new), dtype=bool)
 
 
@@ -189,7 +199,8 @@ class WriteRules:
         """``t.add_(value)``, ``t.mul_(value)``, ``t.fill_(value)`` or ``t.zero_()``
         with a Python scalar: computed in ``t``'s dtype; add_/mul_ refuse an
         overlapping (expanded) ``t``, a bool ``t`` and a float scalar for an
-        integral ``t``; uint16/32/64 have no add_ kernel; fill_ refuses a
+        integral ``t``; a dtype without a kernel on the device (CPU: uint16/32/64
+        add_; CUDA: probed) raises NotImplementedError; fill_ refuses a
         value that overflows ``t``'s dtype; returns ``t``."""
         self._begin("sequences.inplace-arithmetic")
         grad = grad and not inference
@@ -201,7 +212,7 @@ class WriteRules:
                 )
             if t.dtype == "bool" or (t.dtype in INTEGRAL and isinstance(value, float)):
                 raise self._raise("RuntimeError", MSG["cast"], claim="sequences.inplace-arithmetic")
-            if op == "add_" and t.dtype in NO_ADD_KERNEL:
+            if (op, t.dtype) in self.missing_kernels:
                 raise self._raise(
                     "NotImplementedError", MSG["no_kernel"], claim="sequences.dtype-support"
                 )
@@ -260,17 +271,26 @@ class WriteRules:
         else:
             target = self._temporary_select(t, index, grad)
         record = self._inplace_prologue(target, grad)
-        if internal_overlap(target):
+        # On CUDA the scalar is wrapped in a CPU tensor, and fill_ of a CUDA
+        # tensor from a CPU value fills from a Python number, without the
+        # overlap check copy_ makes (the fill is idempotent): torch writes an
+        # expanded target there (observed on torch 2.11 CUDA).
+        if internal_overlap(target) and self.device == "cpu":
             raise self._raise(
                 "RuntimeError", MSG["internal_overlap"], claim="sequences.write-overlap-raises"
             )
+        if internal_overlap(target):
+            self._cite("sequences.write-overlap-raises")
         self._write(target, np.broadcast_to(convert(value, t.dtype), target.shape))
         self._bump(target, inference)  # a select of an inference tensor has no counter
         if record:
             # a temporary select view's base (t's root) gets the new history
             # t[...] = v fills t (a 0-d t: a copy_ of the value)
-            name = "FillBackward" if index is None and t.ndim else "CopyBackwards"
-            self._record_inplace(target, (name,), lambda g, rnd: (np.zeros(g.shape, g.dtype),))
+            names = ("FillBackward",) if index is None and t.ndim else ("CopyBackwards",)
+            if self.device == "cuda" and target.ndim:
+                # the CPU-held scalar may reach the CUDA tensor as a fill
+                names = ("CopyBackwards", "FillBackward")
+            self._record_inplace(target, names, lambda g, rnd: (np.zeros(g.shape, g.dtype),))
             self._cite("sequences.inplace-records-history")
         else:
             self._untracked(grad, inference, "sequences.index-assignment-in-place")
