@@ -156,7 +156,7 @@ def test_steering_refuses_the_known_bug_shapes():
 
 def test_steering_refuses_thorough_seed_1_shapes():
     """The two program shapes thorough seed 1 reached on 2.13 (each checked
-    on fixed forms in conformance/test_compile_findings.py)."""
+    on fixed forms in conformance/test_compile_findings_*.py)."""
     # a1[0] = a0: a0 a 0-d select of a grad leaf, a1 int64, grad enabled
     mixed = Program(
         (Base((4,), grad="leaf"), Base((2, 3), dtype=torch.int64, start=20)),
