@@ -305,8 +305,9 @@ def _mode(mode: str):
 def _missing_kernels(device: str) -> frozenset[tuple[str, str]] | None:
     """The ``(op, dtype)`` pairs without an add_/mul_ kernel on ``device``:
     ``None`` on the CPU (the model encodes those gaps itself, as claims), the
-    probed gaps on CUDA (uint16/32/64 arithmetic there came later and
-    varies by release; a missing kernel is not a claim about copying)."""
+    probed gaps on CUDA (uint16/32/64 arithmetic there varies by release), so
+    on CUDA sequences.dtype-support is not checked for add_/mul_: the
+    prediction comes from the op itself, and a gap is never reported red."""
     if device == "cpu":
         return None
     return frozenset(
@@ -452,6 +453,8 @@ class CopySequences(RuleBasedStateMachine):
                 self.model.resync(owner, actual)
 
     def _check_nans(self, owner, positions, actual: np.ndarray) -> None:
+        """Fail where the model predicts a NaN at ``positions`` of ``owner``
+        and torch holds a number (``actual``: storage representation)."""
         if owner.dtype not in ("float16", "bfloat16", "float32", "float64"):
             return
         pos = owner.positions()

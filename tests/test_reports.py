@@ -303,14 +303,9 @@ def test_report_states_the_gradient_tolerance_rule_per_dtype():
     assert "eps = 1.19e-07" in page  # float32's epsilon, in the float32 rule
 
 
-def test_report_renders_per_claim_failures_of_a_multi_claim_test():
-    """A test whose failure was attributed to one of its claims (the state
-    machine, re-run with it muted) stores that claim's failure on its own;
-    the report must render it among the decisions (regression: a missing
-    optional key of such a failure crashed the renderer)."""
-    from reports.html import render_report
-
-    doc = {
+def _small_doc(claims: tuple[str, ...], tests: list[dict]) -> dict:
+    """A minimal results document: one area ``s`` holding ``claims``, and ``tests``."""
+    return {
         "schema_version": 1,
         "suite": {"name": "s", "version": "0", "commit": "c"},
         "environment": {"torch": "2.13.0", "torch_cuda": None, "python": "3.11",
@@ -318,14 +313,25 @@ def test_report_renders_per_claim_failures_of_a_multi_claim_test():
                         "started": "s", "finished": "f", "wall_s": 1.0, "cuda_device": None},
         "areas": {"s": "S"},
         "claims": {c: {"id": c, "area": "s", "statement": "x", "kind": "characterization",
-                       "note": "n", "sources": []} for c in ("s.a", "s.b")},
-        "tests": [{"nodeid": "t::m[cpu]", "name": "m", "claims": ["s.a", "s.b"], "device": "cpu",
-                   "verdict": "regression", "outcome": "failed", "examples": 3,
-                   "failed_claims": ["s.a"], "claim_examples": {"s.b": 3},
-                   "failure": {"signature": "AssertionError: [s.a] x", "message": "m"},
-                   "claim_failures": {"s.a": {"signature": "AssertionError: [s.a] x"}}}],
+                       "note": "n", "sources": []} for c in claims},
+        "tests": tests,
         "expectations": {"stale": [], "all": []},
     }  # fmt: skip
+
+
+def test_report_renders_per_claim_failures_of_a_multi_claim_test():
+    """A test whose failure was attributed to one of its claims (the state
+    machine, re-run with it muted) stores that claim's failure on its own;
+    the report must render it among the decisions (regression: a missing
+    optional key of such a failure crashed the renderer)."""
+    from reports.html import render_report
+
+    doc = _small_doc(("s.a", "s.b"), [
+        {"nodeid": "t::m[cpu]", "name": "m", "claims": ["s.a", "s.b"], "device": "cpu",
+         "verdict": "regression", "outcome": "failed", "examples": 3,
+         "failed_claims": ["s.a"], "claim_examples": {"s.b": 3},
+         "failure": {"signature": "AssertionError: [s.a] x", "message": "m"},
+         "claim_failures": {"s.a": {"signature": "AssertionError: [s.a] x"}}}])  # fmt: skip
     page = render_report(doc)
     assert 'id="decision-s.a"' in page and "AssertionError: [s.a] x" in page
 
@@ -346,21 +352,11 @@ def test_each_region_of_a_multi_region_test_has_its_own_verdict_and_row():
                                                "inside": inside, "outside": 2, "example": None}}  # fmt: skip
 
     regions = [entry("s.a", "x", 1), entry("s.b", "y", 1)]
-    doc = {
-        "schema_version": 1,
-        "suite": {"name": "s", "version": "0", "commit": "c"},
-        "environment": {"torch": "2.13.0", "torch_cuda": None, "python": "3.11",
-                        "hypothesis": "h", "numpy": "n", "profile": "ci", "devices": ["cpu"],
-                        "started": "s", "finished": "f", "wall_s": 1.0, "cuda_device": None},
-        "areas": {"s": "S"},
-        "claims": {c: {"id": c, "area": "s", "statement": "x", "kind": "characterization",
-                       "note": "n", "sources": []} for c in ("s.a", "s.b", "s.c")},
-        "tests": [{"nodeid": "t::m[cpu]", "name": "m", "claims": ["s.a", "s.b", "s.c"],
-                   "device": "cpu", "verdict": "expected-deviation", "outcome": "passed",
-                   "examples": 4, "claim_examples": {"s.a": 2, "s.b": 2, "s.c": 2},
-                   **regions[0], "regions": regions}],
-        "expectations": {"stale": [], "all": []},
-    }  # fmt: skip
+    doc = _small_doc(("s.a", "s.b", "s.c"), [
+        {"nodeid": "t::m[cpu]", "name": "m", "claims": ["s.a", "s.b", "s.c"],
+         "device": "cpu", "verdict": "expected-deviation", "outcome": "passed",
+         "examples": 4, "claim_examples": {"s.a": 2, "s.b": 2, "s.c": 2},
+         **regions[0], "regions": regions}])  # fmt: skip
     cv = claim_verdicts(doc)
     assert cv["s.a"]["cpu"]["verdict"] == "expected deviation"
     assert cv["s.b"]["cpu"]["verdict"] == "expected deviation"

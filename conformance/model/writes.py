@@ -275,22 +275,20 @@ class WriteRules:
         # tensor from a CPU value fills from a Python number, without the
         # overlap check copy_ makes (the fill is idempotent): torch writes an
         # expanded target there (observed on torch 2.11 CUDA).
-        if internal_overlap(target) and self.device == "cpu":
-            raise self._raise(
-                "RuntimeError", MSG["internal_overlap"], claim="sequences.write-overlap-raises"
-            )
         if internal_overlap(target):
+            if self.device == "cpu":
+                raise self._raise(
+                    "RuntimeError", MSG["internal_overlap"], claim="sequences.write-overlap-raises"
+                )
             self._cite("sequences.write-overlap-raises")
         self._write(target, np.broadcast_to(convert(value, t.dtype), target.shape))
         self._bump(target, inference)  # a select of an inference tensor has no counter
         if record:
             # a temporary select view's base (t's root) gets the new history
             # t[...] = v fills t (a 0-d t: a copy_ of the value)
-            names = ("FillBackward",) if index is None and t.ndim else ("CopyBackwards",)
-            if self.device == "cuda" and target.ndim:
-                # the CPU-held scalar may reach the CUDA tensor as a fill
-                names = ("CopyBackwards", "FillBackward")
-            self._record_inplace(target, names, lambda g, rnd: (np.zeros(g.shape, g.dtype),))
+            # (the same on CUDA: probes/cuda_device_differences.py)
+            name = "FillBackward" if index is None and t.ndim else "CopyBackwards"
+            self._record_inplace(target, (name,), lambda g, rnd: (np.zeros(g.shape, g.dtype),))
             self._cite("sequences.inplace-records-history")
         else:
             self._untracked(grad, inference, "sequences.index-assignment-in-place")
