@@ -224,9 +224,12 @@ def test_returned_written_input_beside_grad_input(device, backend, form):
 def test_returned_input_write_misrouted_pinned(device, backend, form):
     """Pins today's behaviour per backend and form."""
     c = run_case("misrouted", device, backend, form).compiled
+    evidence.features(form=form)
     wrong = backend in COMPILED and form != "no-grad"
     if wrong and form == "other-shape":
-        assert c.error is not None and "must match the size of tensor b" in c.error["text"], c.error
+        assert c.error is not None and "must match the size of tensor b" in c.error["text"], (
+            f"compiled call did not raise the pinned size mismatch: error {c.error}"
+        )
         return
     assert c.error is None, c.error
     y = sum(value_of(c, "a1"), [])
