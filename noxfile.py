@@ -54,7 +54,7 @@ def matrix(session: nox.Session) -> None:
 #: Every minor release from the floor, latest patch the registry serves.
 RELEASES = (
     "2.1.2", "2.2.2", "2.3.1", "2.4.1", "2.5.1", "2.6.0", "2.7.1", "2.8.0", "2.9.1",
-    "2.10.0", "2.11.0", "2.12.0", "2.13.0", "2.14.1",
+    "2.10.0", "2.11.0", "2.12.0", "2.13.0", "2.14.1", "2.15.0",
 )  # fmt: skip
 
 
