@@ -71,3 +71,19 @@ def check_aspects(cmp: Comparison, aspects: tuple[str, ...]) -> None:
 def value_of(obs, name: str) -> list:
     """The values of input or output ``name`` in an observation, as nested lists."""
     return obs.snapshot[name].tolist()
+
+
+def expect_pinned_error(obs, name: str, text: str) -> None:
+    """Assert that a pinned compiled call raised ``name`` with ``text`` in its
+    message, with a message that states which way it departed (raised
+    nothing, or raised something else), so a recorded deviation can name
+    the behaviour exactly.
+
+    Raises ``AssertionError`` ``compiled call raised nothing (pinned: NAME
+    with 'TEXT')`` or ``compiled call raised OTHER: FIRST LINE (pinned: ...)``.
+    """
+    pin = f"(pinned: {name} with {text!r})"
+    assert obs.error is not None, f"compiled call raised nothing {pin}"
+    assert obs.error["name"] == name and text in obs.error["text"], (
+        f"compiled call raised {obs.error['name']}: {obs.error['first'][:200]} {pin}"
+    )

@@ -171,7 +171,11 @@ def test_clone_of_aliased_input_aliases_pinned(device, backend, form):
     the arguments when they alias; values are eager's."""
     c = run_case("clone-aliased", device, backend, form).compiled
     aliases = form == "aliased" and backend == "inductor"
-    assert bool(c.outputs[0]["shares"]) is aliases, c.outputs[0]["shares"]
+    shares = c.outputs[0]["shares"]
+    assert bool(shares) is aliases, (
+        f"the clone shares storage with {set(shares) or 'nothing'} "
+        f"(pinned: {'the aliased arguments' if aliases else 'nothing'})"
+    )
     want = [[0.0, 0.0, 0.0, 0.0]] if form == "aliased" else [[1.0, 2.0, 3.0, 4.0]]
     assert value_of(c, "out0") == want, value_of(c, "out0")
 

@@ -163,3 +163,51 @@ def changed_in(
         if cell and cell["verdict"] == new_verdict:
             return version
     return None
+
+
+def shown_deviations(doc: dict) -> list[tuple[dict, str | None, str]]:
+    """Every deviation a result document shows: ``(entry, observed
+    signature, nodeid)`` for each test (or claim of a multi-claim test, or
+    region of a multi-region test) that deviated with a recorded entry.
+
+    The observed signature is ``Type: first line`` of the failure (for a
+    region, of the first example that fell inside it); ``None`` where the
+    document kept none.
+    """
+    out = []
+    for t in doc.get("tests", []):
+        if t.get("claim_expectations"):
+            failures = t.get("claim_failures") or {}
+            for claim, e in t["claim_expectations"].items():
+                sig = (failures.get(claim) or t.get("failure") or {}).get("signature")
+                out.append((e, sig, t["nodeid"]))
+            continue
+        if t.get("verdict") != "expected-deviation" or not t.get("expectation"):
+            continue
+        regions = t.get("regions") or (
+            [{"expectation": t["expectation"], "region": t["region"]}] if t.get("region") else []
+        )
+        if not regions:
+            out.append((t["expectation"], (t.get("failure") or {}).get("signature"), t["nodeid"]))
+        for r in regions:
+            if r.get("region") and r["region"].get("inside", 0) > 0:
+                example = r["region"].get("example") or ""
+                sig = example.split("\n-> ", 1)[1] if "\n-> " in example else None
+                out.append((r["expectation"], sig, t["nodeid"]))
+    return out
+
+
+def same_entry(recorded: dict, deviation) -> bool:
+    """Does an entry as a result document recorded it (``to_dict``) name the
+    same behaviour as ``deviation`` (claim, test, devices, backends, region)?
+    The range and the prose may differ: the document may predate them."""
+    region = recorded.get("region")
+    if isinstance(region, dict):
+        region = [region]
+    return (
+        recorded["claim"] == deviation.claim
+        and recorded.get("test") == deviation.test
+        and sorted(recorded.get("devices") or []) == sorted(deviation.devices)
+        and sorted(recorded.get("backends") or []) == sorted(deviation.backends)
+        and (region or None) == ([dict(a) for a in deviation.region] if deviation.region else None)
+    )

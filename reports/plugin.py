@@ -30,13 +30,19 @@ import json
 import os
 import re
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, Phase, is_hypothesis_test, settings
 from hypothesis.errors import InvalidArgument
 
-from conformance.expectations import EXPECTATIONS_FILE, ExpectationsError, load_expectations
+from conformance.expectations import (
+    EXPECTATIONS_DIR,
+    ExpectationsError,
+    load_expectations,
+    newest_measured,
+)
 from conformance.registry import RegistryError, default_registry, load_out_of_scope
 
 CONFORMANCE_DIR = Path(__file__).resolve().parent.parent / "conformance"
@@ -102,7 +108,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption(
         "--expectations",
         default=None,
-        help=f"known-deviations file (default: {EXPECTATIONS_FILE.name} shipped with the suite)",
+        help="known deviations: a directory of <area>.toml files or one TOML file (default: "
+        "conformance/expectations/ shipped with the suite)",
     )
 
 
@@ -149,7 +156,7 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     try:
         registry = default_registry()
-        exp_path = config.getoption("expectations") or EXPECTATIONS_FILE
+        exp_path = config.getoption("expectations") or EXPECTATIONS_DIR
         if config.getoption("expectations") and not Path(exp_path).exists():
             raise ExpectationsError(f"{exp_path}: no such expectations file")
         deviations = load_expectations(exp_path, registry)
@@ -310,17 +317,23 @@ def pytest_collection_modifyitems(
             config.hook.pytest_deselected(items=drop)
             items[:] = keep
     version = _torch_version()
+    newest = newest_measured(st["deviations"])
+    # An entry this release's baseline does not show explains an exactly
+    # matching failure ("not measured on this release") but demands nothing.
+    marked = {id(d): replace(d, unmeasured=d.unmeasured_on(version)) for d in st["deviations"]}
     wrapped: set[int] = set()
     for item in items:
         claims = item.stash[_claims_key]
         name = getattr(item, "originalname", item.name)
         device = _item_device(item)
         hits = [
-            d
+            marked[id(d)]
             for d in st["deviations"]
             if d.claim in claims
             and d.matches_test(name)
-            and d.applies(torch_version=version, device=device, backend=_item_backend(item))
+            and d.applies(
+                torch_version=version, device=device, backend=_item_backend(item), newest=newest
+            )
         ]
         item.stash[_expect_key] = hits
         fn = getattr(item, "obj", None)
@@ -460,8 +473,16 @@ def _run_example(fn, args: tuple, kwargs: dict):
             if led is not None:
                 led.finish_example(ex, passed=True)
             return None
+        if error is None and all(d.unmeasured for d in inside):
+            # only entries this release was never measured with: they demand
+            # nothing, so the claim simply held on this example
+            for d in regional:
+                stats[d.key]["outside"] += 1
+            if led is not None:
+                led.finish_example(ex, passed=True)
+            return None
         if error is None:
-            d = inside[0]
+            d = next(d for d in inside if not d.unmeasured)
             raise DeviationRegionHeld(
                 f"claim {d.claim} held inside the recorded deviation region of {d.key} "
                 f"({d.region_text}): torch no longer deviates there"
@@ -535,15 +556,13 @@ def _per_claim_deviations(report, record: dict, whole: list, failures: dict) -> 
     for d in whole:
         f = failures.get(d.claim)
         if f is None:
-            stale.setdefault(d.claim, d)
+            if not d.unmeasured:
+                stale.setdefault(d.claim, d)
         elif d.claim not in expected and d.matches_failure(f["exception"], f["message"]):
             expected[d.claim] = d
-    for c, f in failures.items():
-        # A failure that named no claim was attributed to every claim still
-        # unmuted: where its deviation matched, it is explained for all of them.
-        shared = next((d for e, d in expected.items() if failures[e] is f), None)
-        if c not in expected and shared is not None:
-            expected[c] = shared
+    # A failure that named no claim was attributed to every claim still
+    # unmuted: each of them needs an entry of its own that matches it (one
+    # claim's entry never explains another claim's failure).
     stale = {c: d for c, d in stale.items() if c not in expected}
     unexplained = [c for c in failures if c not in expected]
     out = {k: v for k, v in record.items() if k not in ("expectation", "changed_failure")}
@@ -570,9 +589,18 @@ def _per_claim_deviations(report, record: dict, whole: list, failures: dict) -> 
     return out
 
 
+def _unmeasured_note(d) -> str:
+    """`` (not measured on this release)`` for an entry this release's
+    baseline does not show, else nothing."""
+    return " (not measured on this release)" if d.unmeasured else ""
+
+
 def _cited_claims(e: BaseException, claims: tuple[str, ...]) -> list[str]:
-    """The claims a failure names: a :class:`ClaimViolation`'s claim, or the
-    claim ids cited in its message (the state machine's steps cite theirs)."""
+    """The claim each failure is a violation of: a :class:`ClaimViolation`'s
+    claim, or the ``[claim-id]`` its message starts with (a state-machine
+    step names the claim its failed check asserts first). Claims merely
+    mentioned later in the message (the step's context, "the step cites
+    ...") are not blamed: one claim's failure never stands for another's."""
     from conformance.evidence import ClaimViolation
 
     out: list[str] = []
@@ -580,8 +608,9 @@ def _cited_claims(e: BaseException, claims: tuple[str, ...]) -> list[str]:
         if isinstance(x, ClaimViolation) and x.claim in claims:
             out.append(x.claim)
             continue
-        text = str(x)
-        out.extend(c for c in claims if re.search(rf"(?<![\w.-]){re.escape(c)}(?![\w-])", text))
+        head = re.match(r"\s*\[([\w.-]+)\]", str(x))
+        if head and head.group(1) in claims:
+            out.append(head.group(1))
     return list(dict.fromkeys(out))
 
 
@@ -749,9 +778,15 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
             }
         elif report.passed:
             led = item.stash.get(_ledger_key, {})
-            whole = [d for d in hits if d.whole_test]
-            regional = [d for d in hits if not d.whole_test]
+            # unmeasured entries demand nothing: a pass is not stale for them
+            whole = [d for d in hits if d.whole_test and not d.unmeasured]
             stats = led.get("region", {})
+            regional = [
+                d
+                for d in hits
+                if not d.whole_test
+                and (not d.unmeasured or stats.get(d.key, {}).get("inside", 0) > 0)
+            ]
             reached = [d for d in regional if stats.get(d.key, {}).get("inside", 0) > 0]
             if whole:
                 d = whole[0]
@@ -777,7 +812,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
                 )  # fmt: skip
                 report.outcome = "skipped"
                 report.wasxfail = (
-                    f"expected deviation {d.key}: deviates as recorded on {d.region_text} "
+                    f"expected deviation{_unmeasured_note(d)} {d.key}: deviates as recorded on "
+                    f"{d.region_text} "
                     f"({region['inside']} examples){others}; held elsewhere "
                     f"({region['outside']} examples)"
                 )
@@ -842,7 +878,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
                 }
             elif match is not None:
                 report.outcome = "skipped"
-                report.wasxfail = f"expected deviation {match.key}: {match.reason}"
+                report.wasxfail = (
+                    f"expected deviation{_unmeasured_note(match)} {match.key}: {match.reason}"
+                )
                 record = {
                     "verdict": "expected-deviation",
                     "outcome": "failed",

@@ -3,8 +3,13 @@
 The proposal keeps every existing entry that still matched a collected test
 and did not turn into an unexpected pass, and adds one entry per failing test
 with its observed signature (exception type and the first line of the
-message). A reviewer trims the ``match`` to a stable substring, writes the
-``reason`` and ``link``, and commits it as ``conformance/expectations.toml``.
+message), its range (this minor release) and ``measured`` (this release).
+Entries that explained a failure on a release they were never measured on
+(*not measured on this release*) are listed to confirm: a reviewer adds the
+release to their ``measured`` (and widens their range). A reviewer trims each
+new ``match`` to the behaviour's own message, gives a region where torch
+deviates only in part of the test, writes ``reason`` and ``upstream``, and
+moves the entry into ``conformance/expectations/<area>.toml``.
 """
 
 from __future__ import annotations
@@ -22,29 +27,24 @@ def _entry(d: dict) -> str:
     lines = ["[[deviation]]", f"claim = {_q(d['claim'])}"]
     if d.get("test"):
         lines.append(f"test = {_q(d['test'])}")
-    if d.get("torch"):
-        lines.append(f"torch = {_q(d['torch'])}")
-    if d.get("devices"):
-        lines.append(f"devices = [{', '.join(_q(x) for x in d['devices'])}]")
+    for key in ("backends", "devices"):
+        if d.get(key):
+            lines.append(f"{key} = [{', '.join(_q(x) for x in d[key])}]")
     if d.get("python"):
         lines.append(f"python = {_q(d['python'])}")
-    for key in ("exception", "match", "reason", "link"):
+    for key in ("exception", "match", "torch"):
+        lines.append(f"{key} = {_q(d[key])}")
+    lines.append(f"measured = [{', '.join(_q(x) for x in d['measured'])}]")
+    for key in ("upstream", "reason"):
         lines.append(f"{key} = {_q(d[key])}")
     return "\n".join(lines)
 
 
 def propose(doc: dict) -> str:
-    """TOML text of the proposed expectations file for result document ``doc``."""
-    stale = {d["key"] for d in doc.get("expectations", {}).get("stale", [])}
-    unexpected = {
-        (t.get("expectation") or {}).get("key")
-        for t in doc["tests"]
-        if t["verdict"] == "unexpected-pass"
-    }
-    keep = [
-        d for d in doc.get("expectations", {}).get("all", [])
-        if d["key"] not in stale and d["key"] not in unexpected
-    ]  # fmt: skip
+    """TOML text proposing entries for the new failures of result document
+    ``doc``, and the unmeasured entries to confirm, for a reviewer."""
+    from reports.results import unmeasured_deviations
+
     v = Version(doc["environment"]["torch"])
     new = []
     seen = set()
@@ -56,30 +56,34 @@ def propose(doc: dict) -> str:
         entry = {
             "claim": t["claims"][0],
             "test": t["name"],
-            "torch": f"=={v.major}.{v.minor}.*",
+            "backends": [t["backend"]] if t.get("backend") else [],
             "devices": [t["device"]] if t["device"] != "any" else [],
             "exception": f["exception"],
-            "match": (first[0] if first else "")[:120],
-            "reason": "TODO: why this torch deviates (and since which version)",
-            "link": "TODO: PyTorch issue, PR or docs page",
+            "match": (first[0] if first else "")[:160],
+            "torch": f">={v.major}.{v.minor},<{v.major}.{v.minor + 1}",
+            "measured": [v.public],
+            "upstream": "not triaged",
+            "reason": "TODO: one sentence - what torch does instead, and since which release",
         }
-        key = (
-            entry["claim"],
-            entry["test"],
-            tuple(entry["devices"]),
-            entry["exception"],
-            entry["match"],
-        )
+        key = (entry["claim"], entry["test"], tuple(entry["backends"]), tuple(entry["devices"]),
+               entry["exception"], entry["match"])  # fmt: skip
         if key not in seen:
             seen.add(key)
             new.append(entry)
     header = (
         "# Proposed by `torch-conformance run --update-expectations` for torch "
-        f"{doc['environment']['torch']}.\n# Review every entry: trim `match` to a stable "
-        "substring, fill `reason` and `link`, then commit as conformance/expectations.toml.\n"
+        f"{doc['environment']['torch']}.\n# Review every entry: name the behaviour in `match` "
+        "(or give a region), fill `reason` and `upstream`,\n# then move it into "
+        "conformance/expectations/<area>.toml (sorted by claim).\n"
     )
-    body = [_entry(d) for d in keep] + [
-        "# --- new failures (review) ---\n" + _entry(d) if i == 0 else _entry(d)
-        for i, d in enumerate(new)
+    confirm = [
+        f"# confirm: {r['key']} ({r['file']}) explained {len(r['tests'])} test(s) on this release: "
+        f'add "{v.public}" to its measured (measured on {", ".join(r["measured"]) or "none"})'
+        for r in unmeasured_deviations(doc)
     ]
-    return header + "\n" + "\n\n".join(body) + "\n"
+    body = [_entry(d) for d in new]
+    parts = [header]
+    if confirm:
+        parts.append("\n".join(confirm))
+    parts.append("\n\n".join(body) if body else "# no new failures")
+    return "\n".join(parts) + "\n"

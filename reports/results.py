@@ -305,4 +305,35 @@ def summarize(doc: dict) -> dict:
         kind = doc["claims"].get(cid, {}).get("kind", "?")
         kinds[kind] = kinds.get(kind, 0) + 1
     gate_ok = not any(tests.get(v, 0) for v in FAILING_TEST_VERDICTS)
-    return {"tests": tests, "claims": claims, "kinds": kinds, "gate_passed": gate_ok}
+    return {
+        "tests": tests,
+        "claims": claims,
+        "kinds": kinds,
+        "gate_passed": gate_ok,
+        "unmeasured": unmeasured_deviations(doc),
+    }
+
+
+def unmeasured_deviations(doc: dict) -> list[dict]:
+    """The entries that explained a failure on a release they were never
+    measured on ("expected deviation (not measured on this release)"), one
+    per entry key with the claims and tests it explained: the list to review
+    before adding this release to each entry's ``measured``."""
+    out: dict[str, dict] = {}
+    for t in doc["tests"]:
+        if t.get("verdict") not in ("expected-deviation", "regression"):
+            continue
+        used = list((t.get("claim_expectations") or {}).values())
+        regions = t.get("regions") or []
+        used += [r["expectation"] for r in regions if (r.get("region") or {}).get("inside", 0)]
+        if t.get("verdict") == "expected-deviation" and t.get("expectation") and not regions:
+            used.append(t["expectation"])
+        for e in used:
+            if not e.get("unmeasured"):
+                continue
+            row = out.setdefault(e["key"], {"key": e["key"], "claim": e["claim"],
+                                            "torch": e.get("torch"), "file": e.get("file"),
+                                            "measured": e.get("measured", []), "tests": []})  # fmt: skip
+            if t["nodeid"] not in row["tests"]:
+                row["tests"].append(t["nodeid"])
+    return sorted(out.values(), key=lambda r: r["key"])

@@ -56,8 +56,19 @@ def print_summary(doc: dict, console) -> None:
 
     for line in cause_lines(doc):
         console.print(line, markup=False)
+    unmeasured = s["unmeasured"]
+    for row in unmeasured:
+        console.print(
+            f"not measured on this release: {row['key']} ({row['file']}; measured on "
+            f"{', '.join(row['measured']) or 'no release'}) explained {len(row['tests'])} test(s)",
+            markup=False,
+        )
     gate = "[green]PASSED[/]" if s["gate_passed"] else "[bold red]FAILED[/]"
-    console.print(
-        f"gate {gate}: {sum(s['claims'].values())} claims, "
-        + ", ".join(f"{v} {k}" for k, v in s["claims"].items() if v)
-    )
+    counts = []
+    for k, v in s["claims"].items():
+        if v and k == "expected deviation" and unmeasured:
+            n = len({r["claim"] for r in unmeasured})
+            counts.append(f"{v} {k} ({n} not measured on this release)")
+        elif v:
+            counts.append(f"{v} {k}")
+    console.print(f"gate {gate}: {sum(s['claims'].values())} claims, " + ", ".join(counts))

@@ -1,10 +1,10 @@
-"""Known-deviation entries: parsing, validation and conditions."""
+"""Known-deviation entries: parsing, validation, ranges and conditions."""
 
 from __future__ import annotations
 
 import pytest
 
-from conformance.expectations import ExpectationsError, load_expectations
+from conformance.expectations import ExpectationsError, load_expectations, newest_measured
 from conformance.registry import default_registry
 
 ENTRY = """
@@ -12,8 +12,10 @@ ENTRY = """
 claim = "detach.metadata-change-raises"
 exception = "Failed"
 match = "DID NOT RAISE"
+torch = ">=1.13,<2.16"
+measured = ["2.13.0"]
+upstream = "https://github.com/pytorch/pytorch/pull/83590"
 reason = "r"
-link = "https://github.com/pytorch/pytorch/pull/83590"
 """
 
 
@@ -28,25 +30,69 @@ def test_shipped_expectations_load_and_name_registered_claims():
     assert devs, "the stale resize_ seed claim must be recorded"
     assert any(d.claim == "detach.metadata-change-raises" for d in devs)
     for d in devs:
-        assert d.link.startswith("http") and d.reason and d.match
+        assert d.upstream and d.reason and d.match and d.torch
+        assert all(d.in_range(m) for m in d.measured), d.key
+
+
+def test_shipped_expectations_are_one_file_per_area_sorted_by_claim():
+    from conformance.expectations import EXPECTATIONS_DIR
+
+    for f in sorted(EXPECTATIONS_DIR.glob("*.toml")):
+        devs = load_expectations(f, default_registry())
+        assert {d.claim.split(".")[0] for d in devs} == {f.stem}, f.name
+        claims = [d.claim for d in devs]
+        assert claims == sorted(claims), f"{f.name}: entries are not sorted by claim"
 
 
 @pytest.mark.parametrize(
-    ("extra", "version", "device", "applies"),
+    ("torch_range", "version", "device", "applies"),
     [
-        ("", "2.13.0+cpu", "cpu", True),
-        ('torch = ">=1.13"', "2.13.0+cpu", "cpu", True),
-        ('torch = "<1.13"', "2.13.0+cpu", "cpu", False),
-        ('torch = ">=2.13"', "2.14.0.dev20260101+cpu", "cpu", True),
-        ('torch = ">=2.14"', "2.14.0.dev20260101+cpu", "cpu", False),
-        ('devices = ["cuda"]', "2.13.0", "cpu", False),
-        ('devices = ["cuda"]', "2.13.0", "cuda", True),
-        ('python = "<3"', "2.13.0", "cpu", False),
+        ('">=1.13,<2.16"', "2.13.0+cpu", "cpu", True),
+        ('"<1.13"', "2.13.0+cpu", "cpu", False),
+        ('">=2.13,<2.16"', "2.14.0.dev20260101+cpu", "cpu", True),
+        ('">=2.14,<2.16"', "2.14.0.dev20260101+cpu", "cpu", False),
+        ('">=2.14,<2.16"', "2.13.0", "cpu", False),
+        ('[">=2.5,<2.10", ">=2.14,<2.16"]', "2.12.0", "cpu", False),
+        ('[">=2.5,<2.10", ">=2.14,<2.16"]', "2.9.1", "cpu", True),
+        ('[">=2.5,<2.10", ">=2.14,<2.16"]', "2.15.0", "cpu", True),
     ],
 )
-def test_conditions(tmp_path, extra, version, device, applies):
-    (d,) = _load(tmp_path, ENTRY + extra + "\n")
+def test_ranges(tmp_path, torch_range, version, device, applies):
+    text = ENTRY.replace('torch = ">=1.13,<2.16"', f"torch = {torch_range}")
+    text = text.replace('measured = ["2.13.0"]', "measured = []")
+    (d,) = _load(tmp_path, text)
     assert d.applies(torch_version=version, device=device) is applies
+
+
+@pytest.mark.parametrize(
+    ("extra", "device", "applies"),
+    [
+        ('devices = ["cuda"]', "cpu", False),
+        ('devices = ["cuda"]', "cuda", True),
+        ('python = "<3"', "cpu", False),
+    ],
+)
+def test_conditions(tmp_path, extra, device, applies):
+    (d,) = _load(tmp_path, ENTRY + extra + "\n")
+    assert d.applies(torch_version="2.13.0", device=device) is applies
+
+
+def test_releases_newer_than_the_data_apply_entries_that_reach_the_newest(tmp_path):
+    """On a release newer than every release measured, an entry whose range
+    holds the newest measured release applies, unmeasured; one that ended
+    before it does not."""
+    text = ENTRY + ENTRY.replace('match = "DID NOT RAISE"', 'match = "other"').replace(
+        'torch = ">=1.13,<2.16"\nmeasured = ["2.13.0"]',
+        'torch = ">=2.5,<2.10"\nmeasured = ["2.9.1"]',
+    )
+    open_, ended = _load(tmp_path, text)
+    newest = newest_measured([open_, ended])
+    assert newest == "2.13.0"
+    assert open_.applies(torch_version="2.17.0", device="cpu", newest=newest)
+    assert open_.unmeasured_on("2.17.0") and not open_.unmeasured_on("2.13.0+cpu")
+    assert not ended.applies(torch_version="2.17.0", device="cpu", newest=newest)
+    assert open_.applies(torch_version="2.14.0", device="cpu", newest=newest)
+    assert open_.unmeasured_on("2.14.0")
 
 
 def test_signature_matching(tmp_path):
@@ -54,6 +100,14 @@ def test_signature_matching(tmp_path):
     assert d.matches_failure("Failed", "DID NOT RAISE <class 'RuntimeError'>")
     assert not d.matches_failure("AssertionError", "DID NOT RAISE")
     assert not d.matches_failure("Failed", "something else")
+
+
+def test_two_entries_differing_only_in_torch_are_refused(tmp_path):
+    twin = ENTRY.replace('torch = ">=1.13,<2.16"', 'torch = ">=1.0,<1.13"').replace(
+        'measured = ["2.13.0"]', "measured = []"
+    )
+    with pytest.raises(ExpectationsError, match="only in its torch range"):
+        _load(tmp_path, ENTRY + twin)
 
 
 @pytest.mark.parametrize(
@@ -65,7 +119,19 @@ def test_signature_matching(tmp_path):
             "unknown claim id",
         ),
         (ENTRY.replace('match = "DID NOT RAISE"\n', ""), "missing or empty 'match'"),
-        (ENTRY + 'torch = "not a spec"\n', "bad torch specifier"),
+        (ENTRY.replace('">=1.13,<2.16"', '"not a spec"'), "bad specifier"),
+        (ENTRY.replace('">=1.13,<2.16"', '">=1.13"'), "open-ended"),
+        (ENTRY.replace('"2.13.0"]', '"2.16.0"]'), "outside torch"),
+        (
+            ENTRY.replace('"https://github.com/pytorch/pytorch/pull/83590"', '"see #1"'),
+            "'upstream' must be",
+        ),
+        (ENTRY.replace('"DID NOT RAISE"', '"assert"'), "any failure of the test could match"),
+        (
+            ENTRY.replace('"DID NOT RAISE"', '"backend inductor differs from eager (outputs)"'),
+            "any failure of the test could match",
+        ),
+        (ENTRY + 'probe = "conformance/probes/no_such_probe.py"\n', "does not exist"),
         (ENTRY + 'devices = ["tpu"]\n', "devices must be"),
         (ENTRY + "colour = 1\n", "unknown key"),
         ("surprise = 1\n", "unknown top-level key"),
@@ -75,6 +141,12 @@ def test_malformed_entries_are_one_line_errors(tmp_path, text, needle):
     with pytest.raises(ExpectationsError) as e:
         _load(tmp_path, text)
     assert needle in str(e.value) and "\n" not in str(e.value)
+
+
+def test_design_decisions_may_stay_open_ended(tmp_path):
+    text = ENTRY.replace('">=1.13,<2.16"', '">=1.13"') + 'design = "PR #83590 allows it"\n'
+    (d,) = _load(tmp_path, text)
+    assert d.applies(torch_version="3.0.0", device="cpu")
 
 
 def test_every_applicable_deviation_has_a_region_and_a_pinning_claim():
@@ -127,8 +199,8 @@ def test_whole_test_deviation_on_a_test_with_its_own_settings_collects(tmp_path)
     exp.write_text(
         '[[deviation]]\nclaim = "compile.version-bumps-match-eager"\n'
         'test = "test_generated_programs_keep_eager_semantics_inductor"\n'
-        'torch = ">=1.0"\nexception = "ClaimViolation"\nmatch = "differs"\n'
-        'reason = "self-test"\nlink = "https://example.invalid"\n'
+        'torch = ">=1.0,<9"\nexception = "ClaimViolation"\nmatch = "differs from eager: x"\n'
+        'reason = "self-test"\nupstream = "not triaged"\n'
     )
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "conformance/test_compile_programs.py", "--collect-only",

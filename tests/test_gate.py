@@ -18,8 +18,21 @@ STALE = "detach.metadata-change-raises"  # a known deviation on torch >= 1.13
 
 
 def _expectations(tmp_path, body: str):
+    """Write the entries in ``body``, each measured on the installed torch
+    where its range holds it (an unmeasured entry only explains failures)."""
+    import torch
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
+
+    here = Version(torch.__version__).public
+    blocks = textwrap.dedent(body).split("[[deviation]]")
+    for i, b in enumerate(blocks[1:], 1):
+        spec = next((ln.split("=", 1)[1].strip().strip('"') for ln in b.splitlines()
+                     if ln.startswith("torch =")), None)  # fmt: skip
+        if "measured =" not in b and spec and SpecifierSet(spec).contains(here):
+            blocks[i] = b.rstrip("\n") + f'\nmeasured = ["{here}"]\n'
     path = tmp_path / "expectations.toml"
-    path.write_text(textwrap.dedent(body))
+    path.write_text("[[deviation]]".join(blocks))
     return str(path)
 
 
@@ -56,7 +69,8 @@ def test_changed_failure_is_a_regression(cli, tmp_path, read_results):
         exception = "RuntimeError"
         match = "set_sizes_contiguous is not allowed"
         reason = "the old error"
-        link = "https://github.com/pytorch/pytorch/pull/83590"
+        upstream = "https://github.com/pytorch/pytorch/pull/83590"
+        torch = ">=1.0,<9"
         """,
     )
     proc, out = run_gate(cli, tmp_path, "--claims", STALE, "--expectations", exp)
@@ -75,7 +89,8 @@ def test_unexpected_pass_fails_the_gate(cli, tmp_path, read_results):
         exception = "AssertionError"
         match = "does not share storage"
         reason = "pretend detach copies"
-        link = "https://docs.pytorch.org/docs/stable/generated/torch.Tensor.detach.html"
+        upstream = "https://docs.pytorch.org/docs/stable/generated/torch.Tensor.detach.html"
+        torch = ">=1.0,<9"
         """,
     )
     proc, out = run_gate(cli, tmp_path, "--claims", SHARES, "--expectations", exp)
@@ -94,7 +109,7 @@ def test_version_condition_limits_an_expectation(cli, tmp_path, read_results):
         exception = "Failed"
         match = "DID NOT RAISE"
         reason = "only for old torch"
-        link = "https://github.com/pytorch/pytorch/pull/83590"
+        upstream = "https://github.com/pytorch/pytorch/pull/83590"
         """,
     )
     proc, out = run_gate(cli, tmp_path, "--claims", STALE, "--expectations", exp)
@@ -169,7 +184,8 @@ def test_expectation_with_unknown_claim_is_exit_2(cli, tmp_path):
         exception = "Failed"
         match = "x"
         reason = "r"
-        link = "https://example.invalid"
+        upstream = "https://example.invalid"
+        torch = ">=1.0,<9"
         """,
     )
     proc = cli("run", "--expectations", exp)
@@ -214,7 +230,8 @@ def _region_entry(claim: str, region: str, exception: str, match: str) -> str:
         match = "{match}"
         region = {region}
         reason = "a test region"
-        link = "https://docs.pytorch.org/docs/stable/generated/torch.Tensor.detach.html"
+        upstream = "https://docs.pytorch.org/docs/stable/generated/torch.Tensor.detach.html"
+        torch = ">=1.0,<9"
         """
 
 
@@ -298,3 +315,27 @@ def test_failure_outside_the_region_is_a_regression(cli, tmp_path, read_results)
     assert clean.returncode == 0, clean.stdout + clean.stderr
     t = _only_test(read_results(out2), claim)
     assert t["verdict"] == "expected-deviation" and t["region"]["outside"] > 0
+
+
+def test_an_unmeasured_entry_explains_only_its_exact_failure(cli, tmp_path, read_results):
+    """An entry whose ``measured`` lacks the installed release explains a
+    failure with exactly its signature as "expected deviation (not measured
+    on this release)", listed for review, and the gate passes; it demands
+    nothing, so a claim that holds under it is simply held."""
+    exp = tmp_path / "unmeasured.toml"
+    exp.write_text(
+        "[[deviation]]\n"
+        f'claim = "{STALE}"\nexception = "Failed"\nmatch = "DID NOT RAISE"\n'
+        'torch = ">=1.0,<9"\nmeasured = []\nupstream = "not triaged"\nreason = "self-test"\n'
+        "[[deviation]]\n"
+        f'claim = "{SHARES}"\nexception = "AssertionError"\nmatch = "does not share storage"\n'
+        'torch = ">=1.0,<9"\nmeasured = []\nupstream = "not triaged"\nreason = "self-test"\n'
+    )
+    proc, out = run_gate(cli, tmp_path, "--claims", f"{STALE},{SHARES}", "--expectations", str(exp))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    doc = read_results(out)
+    v = cpu_verdicts(doc)
+    assert v[STALE] == {"expected-deviation"} and v[SHARES] == {"held"}
+    (t,) = [t for t in doc["tests"] if t["verdict"] == "expected-deviation"]
+    assert t["expectation"]["unmeasured"] is True
+    assert "not measured on this release" in proc.stdout

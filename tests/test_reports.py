@@ -248,7 +248,8 @@ def test_proposed_expectations_parse_and_cover_failures(tmp_path):
     p.write_text(text)
     (entry,) = load_expectations(p)
     assert entry.claim == "detach.metadata-change-raises" and entry.test == "test_fail"
-    assert entry.exception == "AssertionError" and entry.torch == "==2.13.*"
+    assert entry.exception == "AssertionError" and entry.torch == (">=2.13,<2.14",)
+    assert entry.measured == ("2.13.0",) and entry.upstream == "not triaged"
     assert entry.matches_failure("AssertionError", doc["tests"][3]["failure"]["message"])
 
 

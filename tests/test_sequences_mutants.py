@@ -147,7 +147,8 @@ def test_a_deviation_of_one_machine_claim_covers_that_claim_only(cli, tmp_path, 
     entry = (
         '[[deviation]]\nclaim = "{claim}"\ntest = "test_copy_sequences"\n'
         'exception = "AssertionError"\nmatch = "[sequences.contiguous-self-or-copy] "\n'
-        'reason = "self-test"\nlink = "https://example.invalid"\n'
+        'reason = "self-test"\nupstream = "https://example.invalid"\ntorch = ">=1.0,<9"\n'
+        f'measured = ["{_installed()}"]\n'
     )
     from reports.results import claim_verdicts
 
@@ -175,3 +176,11 @@ def test_a_deviation_of_one_machine_claim_covers_that_claim_only(cli, tmp_path, 
             assert (
                 cv["sequences.inference-inplace-raises"]["cpu"]["verdict"] == "region not reached"
             )
+
+
+def _installed() -> str:
+    """The installed torch release, as ``measured`` lists it."""
+    import torch
+    from packaging.version import Version
+
+    return Version(torch.__version__).public
