@@ -4,7 +4,9 @@ A test must never fail because a helper it uses to *observe* a claim is
 missing from the installed torch: an op without a kernel for a dtype on
 some release, an API or argument form that came later, an observation
 that is impossible through public APIs. These probes detect that by
-trying (never by version number where a probe is possible), and
+trying (kernels, helper ops), or - where the capability is the behaviour
+a claim's own test checks - from the installed release
+(:data:`RELEASE_FEATURES`), never by calling the operation under test; and
 :func:`require` turns a missing capability into the verdict "not
 applicable on torch X: reason" (:func:`conformance.evidence.not_applicable`)
 for the examples that need it.
@@ -29,6 +31,8 @@ from conformance.evidence import not_applicable
 from strategies.dtypes import dtype_name
 
 __all__ = [
+    "RELEASE_FEATURES",
+    "release_has",
     "storage_identity_observable",
     "save_supports",
     "has_api",
@@ -40,22 +44,71 @@ __all__ = [
 ]
 
 
+#: Features a claim's test needs that came with a torch release, decided from
+#: the installed release (never by calling the operation under test, whose
+#: failure must be a verdict): ``name -> (first minor release, what, source)``.
+RELEASE_FEATURES: dict[str, tuple[tuple[int, int], str, str]] = {
+    "numpy2-abi": (
+        (2, 3),
+        "wheels built against NumPy 2 (older ones need numpy<2)",
+        "release runs: 2.1.2 needs numpy<2, 2.5.1 runs with NumPy 2 (README, release table)",
+    ),
+    "dlpack-bool-export": (
+        (2, 2),
+        "bool tensors export over DLPack as kDLBool",
+        "https://github.com/pytorch/pytorch/pull/108486 (absent on 2.1.2, present on 2.5.1)",
+    ),
+    "dlpack-versioned": (
+        (2, 9),
+        "versioned DLPack capsules, max_version=, copy= and dl_device=",
+        "https://github.com/pytorch/pytorch/pull/145000 (absent on 2.8.0, present on 2.9.1)",
+    ),
+    "increment-version-list": (
+        (2, 5),
+        "torch.autograd.graph.increment_version accepts a list of tensors",
+        "release runs: absent on 2.1.2, present from 2.5.1 (baselines); 2.5 per the suite's "
+        "earlier probe",
+    ),
+    "save-wide-unsigned": (
+        (2, 6),
+        "torch.save/torch.load of uint16, uint32 and uint64 tensors "
+        "(2.3-2.5 raise KeyError: 'dtype torch.uint16 is not recognized')",
+        "measured on the 2.5.1 and 2.6.0 release runs (baselines in reports/baseline_data/)",
+    ),
+}
+
+
+def _release() -> tuple[int, int]:
+    """The installed torch's (major, minor), from its version string."""
+    from packaging.version import Version
+
+    return Version(torch.__version__).release[:2]
+
+
+def release_has(feature: str) -> bool:
+    """Whether the installed torch release has ``feature`` (a key of
+    :data:`RELEASE_FEATURES`). Raises ``KeyError`` for an unknown name."""
+    first, _what, _source = RELEASE_FEATURES[feature]
+    return _release() >= first
+
+
 def numpy_problem() -> str | None:
     """Why the installed torch cannot exchange arrays with the installed
     NumPy, as one line naming the fix, or ``None`` when it can.
 
     torch < 2.3 wheels are built against NumPy 1.x: with NumPy 2 installed
     every ``from_numpy``/``.numpy()`` raises "Numpy is not available" - the
-    suite would report that as hundreds of failures.
+    suite would report that as hundreds of failures. Decided from the two
+    versions, never by calling the bridge the NumPy claims test: on a torch
+    built for NumPy 2 a broken bridge is a verdict on those claims.
     """
     import numpy as np
+    from packaging.version import Version
 
-    try:
-        torch.from_numpy(np.zeros(1)).numpy()
-    except (RuntimeError, TypeError, ImportError) as e:
+    if not release_has("numpy2-abi") and Version(np.__version__).major >= 2:
         return (
-            f"torch {torch.__version__} cannot use NumPy {np.__version__} ({e}); "
-            "install a NumPy it was built for: pip install 'numpy<2'"
+            f"torch {torch.__version__} is built for NumPy 1 and cannot use NumPy "
+            f"{np.__version__}; install a NumPy it was built for: pip install 'numpy<2'"
         )
     return None
 
@@ -145,22 +198,15 @@ KERNEL_PROBES: dict[str, Callable[[torch.dtype, str], object]] = {
 }
 
 
-@functools.cache
 def save_supports(dtype: torch.dtype) -> bool:
-    """Whether ``torch.save`` can save (and ``torch.load`` load) a tensor of
-    ``dtype``: torch 2.3 to 2.5 have uint16/uint32/uint64 tensors but raise
-    ``KeyError: 'dtype torch.uint16 is not recognized'`` when saving them.
-    Probed with a 1-element CPU tensor in the zip format."""
-    import io
-    import pickle
-
-    buf = io.BytesIO()
-    try:
-        torch.save(torch.zeros(1, dtype=dtype), buf)
-        buf.seek(0)
-        torch.load(buf, weights_only=False)
-    except (KeyError, RuntimeError, TypeError, ValueError, pickle.UnpicklingError):
-        return False
+    """Whether the installed release can ``torch.save`` (and ``torch.load``)
+    a tensor of ``dtype``: torch 2.3 to 2.5 have uint16/uint32/uint64 tensors
+    but raise ``KeyError: 'dtype torch.uint16 is not recognized'`` when
+    saving them (:data:`RELEASE_FEATURES` ``save-wide-unsigned``). Decided
+    from the release, never by saving: a ``torch.save`` that refuses a dtype
+    on a release that supports it is a verdict on the serialization claims."""
+    if dtype in (torch.uint16, torch.uint32, torch.uint64):
+        return release_has("save-wide-unsigned")
     return True
 
 

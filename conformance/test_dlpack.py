@@ -41,6 +41,7 @@ from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from conformance import evidence
+from conformance.capabilities import release_has
 from conformance.checks import (
     assert_same_bits,
     bits_difference,
@@ -64,20 +65,11 @@ from strategies import (
 # --------------------------------------------------------------------------- probes
 
 #: Versioned capsules, ``max_version=``, ``copy=`` and ``dl_device=`` (PR #145000 /
-#: #150218; first released in torch 2.9).
-HAS_VERSIONED = hasattr(torch._C, "_to_dlpack_versioned")
-
-
-def _probe_bool_export() -> bool:
-    try:
-        torch._C._to_dlpack(torch.zeros(1, dtype=torch.bool))
-    except RuntimeError:  # torch < 2.2: "Bool type is not supported by dlpack"
-        return False
-    return True
-
-
-#: bool tensors export as kDLBool since PR #108486 (torch 2.2).
-HAS_BOOL_EXPORT = _probe_bool_export()
+#: #150218; first released in torch 2.9). From the release, never by exporting.
+HAS_VERSIONED = release_has("dlpack-versioned")
+#: bool tensors export as kDLBool since PR #108486 (torch 2.2). From the
+#: release: a broken bool export on a later release is a verdict, not "N/A".
+HAS_BOOL_EXPORT = release_has("dlpack-bool-export")
 
 
 def _probe_numpy_versioned() -> bool:

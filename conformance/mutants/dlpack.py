@@ -516,4 +516,46 @@ MUTANTS: tuple[Mutant, ...] = (
             raise AssertionError("stream=0 accepted on CPU")
         """,
     ),
+    Mutant(
+        name="dlpack-bool-export-refused",
+        description="__dlpack__ refuses bool tensors ('Bool type is not supported by dlpack'), as torch < 2.2 did",
+        claims=("dlpack.from-dlpack-shares-memory",),
+        region="bool tensors",
+        family="dtype",
+        source="""
+        import torch
+        _orig = torch.Tensor.__dlpack__
+        def __dlpack__(self, *args, **kwargs):
+            if self.dtype == torch.bool:
+                raise RuntimeError("Bool type is not supported by dlpack")
+            return _orig(self, *args, **kwargs)
+        torch.Tensor.__dlpack__ = __dlpack__
+        """,
+        witness="""
+        import torch
+        t = torch.tensor([True, False])
+        assert torch.from_dlpack(t.__dlpack__()).tolist() == [True, False]
+        """,
+    ),
+    Mutant(
+        name="dlpack-versioned-refused",
+        description="__dlpack__ does not take max_version= (no versioned capsules), as torch < 2.9",
+        claims=("dlpack.from-dlpack-shares-memory",),
+        region="the versioned producer form",
+        family="other",
+        source="""
+        import torch
+        _orig = torch.Tensor.__dlpack__
+        def __dlpack__(self, *args, **kwargs):
+            if kwargs.get("max_version") is not None:
+                raise TypeError("__dlpack__() got an unexpected keyword argument 'max_version'")
+            return _orig(self, *args, **kwargs)
+        torch.Tensor.__dlpack__ = __dlpack__
+        """,
+        witness="""
+        import torch
+        t = torch.arange(3.0)
+        assert torch.from_dlpack(t.__dlpack__(max_version=(1, 0))).tolist() == [0.0, 1.0, 2.0]
+        """,
+    ),
 )

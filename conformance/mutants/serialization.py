@@ -379,4 +379,29 @@ MUTANTS: tuple[Mutant, ...] = (
             raise AssertionError("a uint16 tensor unpickled")
         """,
     ),
+    Mutant(
+        name="save-refuses-half-precision",
+        description="torch.save refuses float16 and bfloat16 tensors (KeyError: 'dtype ... is not recognized')",
+        claims=("serialization.metadata-and-values-round-trip",),
+        region="float16 and bfloat16 tensors",
+        family="dtype",
+        source="""
+        import torch
+        _orig = torch.save
+        def save(obj, *args, **kwargs):
+            if isinstance(obj, torch.Tensor) and obj.dtype in (torch.float16, torch.bfloat16):
+                raise KeyError(f"dtype {obj.dtype} is not recognized")
+            return _orig(obj, *args, **kwargs)
+        torch.save = save
+        torch.serialization.save = save
+        """,
+        witness="""
+        import io
+        import torch
+        buf = io.BytesIO()
+        torch.save(torch.ones(2, dtype=torch.float16), buf)
+        buf.seek(0)
+        assert torch.load(buf).dtype == torch.float16
+        """,
+    ),
 )

@@ -257,4 +257,27 @@ MUTANTS: tuple[Mutant, ...] = (
         assert t._version == 0
         """,
     ),
+    Mutant(
+        name="increment-version-list-refused",
+        description="torch.autograd.graph.increment_version refuses a list of tensors (TypeError), as before torch 2.5",
+        claims=("version.increment-version",),
+        region="the list form",
+        family="other",
+        source="""
+        import torch
+        import torch.autograd.graph
+        _orig = torch.autograd.graph.increment_version
+        def increment_version(tensor):
+            if isinstance(tensor, (list, tuple)):
+                raise TypeError("increment_version(): argument 'tensor' must be Tensor, not list")
+            return _orig(tensor)
+        torch.autograd.graph.increment_version = increment_version
+        """,
+        witness="""
+        import torch
+        x, y = torch.ones(2), torch.ones(2)
+        torch.autograd.graph.increment_version([x, y])
+        assert (x._version, y._version) == (1, 1)
+        """,
+    ),
 )
