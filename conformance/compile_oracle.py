@@ -23,7 +23,9 @@ What is compared (each item is one *aspect*, checked as its own claim, see
 ``errors``
     The compiled call raises iff the eager call raises; when both raise, the
     compiled exception is an instance of the eager one's type (Dynamo wraps
-    tracing errors in ``TorchRuntimeError``, a ``RuntimeError``). Messages
+    tracing errors in ``TorchRuntimeError``, a ``RuntimeError``) and of the
+    same class of error (:func:`same_error_class`): a compiler crash never
+    "matches" eager's refusal by being a ``RuntimeError`` too. Messages
     are not compared: fake-tensor propagation runs the reference
     implementations, whose texts differ (``int.add_(0.5)``: "Promotion of
     int.add/sub_(float) in in-place ops are not possible due to element size
@@ -194,14 +196,42 @@ def _bytes(t: torch.Tensor) -> bytes:
     return element_bytes(t.detach()).tobytes()
 
 
+#: Raised to the caller only when the compiler itself failed, never as the
+#: way a refused program is reported.
+COMPILER_INTERNAL = ("InternalTorchDynamoError", "Unsupported")
+_COMPILER_MODULES = ("torch._dynamo", "torch._inductor", "torch._functorch")
+
+
 def _error(e: BaseException) -> dict:
+    """The facts of an exception the comparison reads: type, first line,
+    text, and its root cause (``root``: the last exception of its
+    ``__cause__``/``__context__`` chain, ``root_is_compiler``: whether that
+    is an exception class of Dynamo, Inductor or AOTAutograd)."""
     text = str(e)
+    root, x, depth = e, e, 0
+    while x is not None and depth < 16:
+        root, x, depth = x, x.__cause__ or x.__context__, depth + 1
     return {
         "type": type(e),
         "name": type(e).__name__,
         "first": (text.splitlines() or [""])[0],
         "text": text,
+        "root": type(root),
+        "root_is_compiler": type(root).__module__.startswith(_COMPILER_MODULES),
     }
+
+
+def same_error_class(eager: dict, comp: dict) -> bool:
+    """Did the compiled call refuse the program as eager did? Its exception
+    is an instance of eager's type, it is not a compiler failure raised to
+    the caller (:data:`COMPILER_INTERNAL`), and what it wraps (a backend
+    wraps the error it hit in ``BackendCompilerFailed``) is eager's kind of
+    error too - an ``AssertionError`` or ``NameError`` inside inductor
+    wrapped as a ``RuntimeError`` is a crash, not a refusal."""
+    if comp["name"] in COMPILER_INTERNAL or not issubclass(comp["type"], eager["type"]):
+        return False
+    root = comp.get("root")
+    return root is None or comp.get("root_is_compiler") or issubclass(root, eager["type"])
 
 
 @dataclass
@@ -503,7 +533,7 @@ def compare(
         return d
     if eager.error is not None:
         ee, ce = eager.error, comp.error
-        if not issubclass(ce["type"], ee["type"]):
+        if not same_error_class(ee, ce):
             d["errors"].append(
                 f"eager raised {ee['name']}: {ee['first']!r}; compiled raised {ce['name']}: "
                 f"{ce['first']!r}"

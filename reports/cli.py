@@ -651,6 +651,16 @@ def cmd_claims(args) -> int:
         registry = default_registry()
     except RegistryError as e:
         return _err(str(e))
+    if args.show is not None:
+        if args.show not in registry:
+            return _err(f"--show: unknown claim id {args.show!r}")
+        from conformance.expectations import ExpectationsError
+
+        try:
+            print(show_claim(args.show))
+        except ExpectationsError as e:
+            return _err(str(e))
+        return EXIT_OK
     by_area = registry.by_area()
     if args.area is not None and args.area not in by_area:
         return _err(f"--area: unknown area {args.area!r}; known: {', '.join(sorted(by_area))}")
@@ -677,6 +687,79 @@ def cmd_claims(args) -> int:
             print(textwrap.fill(" ".join(c.statement.split()), width=width,
                                 initial_indent="    ", subsequent_indent="    "))  # fmt: skip
     return EXIT_OK
+
+
+def claim_tests(claim_id: str) -> list[str]:
+    """``module::test`` of every conformance test marked with ``claim_id``
+    (read from the source with :mod:`ast`; nothing is imported)."""
+    import ast
+
+    out = []
+    for path in sorted((Path(__file__).resolve().parent.parent / "conformance").glob("test_*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in tree.body:
+            if not isinstance(node, ast.FunctionDef):
+                continue
+            for dec in node.decorator_list:
+                if (
+                    isinstance(dec, ast.Call)
+                    and getattr(dec.func, "attr", None) == "claim"
+                    and any(isinstance(a, ast.Constant) and a.value == claim_id for a in dec.args)
+                ):
+                    out.append(f"{path.name}::{node.name}")
+    return out
+
+
+def show_claim(claim_id: str) -> str:
+    """Everything the suite holds on one claim, as text: statement, kind,
+    sources, tests, mutants, recorded deviations with their ranges, measured
+    releases, regions, signatures, probes and upstream records, and the
+    claim's verdict in each shipped baseline.
+
+    Raises :class:`conformance.expectations.ExpectationsError` for malformed
+    expectations data."""
+    import textwrap
+
+    from conformance.expectations import load_expectations
+    from conformance.mutants import by_claim
+    from conformance.registry import default_registry
+    from reports.baselines import available, load_baseline
+    from reports.results import claim_verdicts, overall_verdict
+
+    registry = default_registry()
+    c = registry[claim_id]
+    lines = [claim_id, f"  area {c.area} | kind {c.kind}", ""]
+    lines += textwrap.wrap(" ".join(c.statement.split()), 96, initial_indent="  ",
+                           subsequent_indent="  ")  # fmt: skip
+    lines.append("\nsources:")
+    for src in c.sources:
+        lines.append(f"  - {src.label}" + (f": {src.quote!r}" if src.quote else ""))
+    tests = claim_tests(claim_id)
+    lines.append(f"\ntests ({len(tests)}):")
+    lines += [f"  - {t}" for t in tests] or ["  (none)"]
+    mutants = by_claim().get(claim_id, [])
+    lines.append(f"\nmutants ({len(mutants)}):")
+    lines += [f"  - {m.name}: {m.description}" for m in mutants] or [
+        f"  (none{': unfalsifiable - ' + c.unfalsifiable if c.unfalsifiable else ''})"
+    ]
+    devs = [d for d in load_expectations(registry=registry) if d.claim == claim_id]
+    lines.append(f"\nrecorded deviations ({len(devs)}):")
+    for d in devs:
+        lines.append(f"  - {d.key}  [{d.file}]")
+        lines.append(f"      torch {d.torch_text}; measured on {', '.join(d.measured) or 'none'}")
+        lines.append(f"      where: {d.region_text}")
+        lines.append(f"      signature: {d.exception}: {d.match!r}")
+        lines.append(f"      upstream: {d.upstream}" + (f"; probe: {', '.join(d.probe)}" if d.probe else ""))
+        lines += textwrap.wrap(d.reason, 92, initial_indent="      ", subsequent_indent="      ")
+    lines.append("\nverdict per shipped baseline:")
+    for version in available():
+        doc = load_baseline(version)
+        if claim_id not in doc["claims"]:
+            lines.append(f"  {version:>8}  (not in that run)")
+            continue
+        per_dev = claim_verdicts(doc).get(claim_id, {})
+        lines.append(f"  {version:>8}  {overall_verdict(doc, claim_id, per_dev)}")
+    return "\n".join(lines)
 
 
 def _descendants(pid: int) -> list[int]:
@@ -926,6 +1009,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--area", default=None, help="only the claims of this area")
     c.add_argument("--format", default="table", choices=["table", "tsv", "json"],
                    help="table (one block per claim, ids whole), tsv or json")  # fmt: skip
+    c.add_argument("--show", default=None, metavar="ID",
+                   help="everything on one claim: statement, sources, tests, mutants, "
+                   "deviations per release with their evidence, baseline verdicts")  # fmt: skip
     c.set_defaults(func=cmd_claims)
     mu = sub.add_parser(
         "mutate",

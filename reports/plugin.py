@@ -170,6 +170,8 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(problem)
     except (RegistryError, ExpectationsError, OraclesError) as e:
         raise pytest.UsageError(str(e)) from None
+    if not _is_worker(config):
+        _fresh_compile_caches(config)
     config._conformance = {  # type: ignore[attr-defined]
         "oracles": oracles,
         "registry": registry,
@@ -212,6 +214,29 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("hypothesis_profile", None) is None:
         settings.load_profile(DEFAULT_PROFILE)
     config._conformance["profile"] = config.getoption("hypothesis_profile", None) or DEFAULT_PROFILE  # type: ignore[attr-defined]
+
+
+#: Where torch.compile keeps what it compiled across processes (inductor's FX
+#: graph and AOTAutograd caches, Triton kernels).
+_COMPILE_CACHE_ENV = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
+
+
+def _fresh_compile_caches(config: pytest.Config) -> None:
+    """Point the compile caches of this run (and its xdist workers, which
+    inherit the environment) at a new empty directory, removed at the end,
+    so no verdict depends on what an earlier run left on disk. A cache
+    directory the user set is left alone."""
+    import shutil
+    import tempfile
+
+    if all(os.environ.get(k) for k in _COMPILE_CACHE_ENV):
+        return
+    root = tempfile.mkdtemp(prefix="torch-conformance-compile-cache-")
+    for k in _COMPILE_CACHE_ENV:
+        if not os.environ.get(k):
+            os.environ[k] = os.path.join(root, k.split("_")[0].lower())
+            config.add_cleanup(functools.partial(os.environ.pop, k, None))
+    config.add_cleanup(functools.partial(shutil.rmtree, root, ignore_errors=True))
 
 
 def _state(config: pytest.Config) -> dict:
@@ -838,6 +863,16 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
                     "expectation": d.to_dict(),
                     "region": _region_record(d, stats),
                 }
+            elif _nothing_checked(led) and not sum(led.get("not_applicable", {}).values()):
+                # No example checked the claim (every one was rejected before
+                # a check): not evidence, so not "held".
+                reason = (
+                    f"no example checked the claim ({led.get('examples', 0)} examples ran, "
+                    "each rejected before a check)"
+                )
+                report.outcome = "skipped"
+                report.longrepr = (str(item.path), None, reason)
+                record = {"verdict": "skipped", "outcome": "skipped", "skip_reason": reason}
             elif _all_not_applicable(led):
                 reasons = led.get("not_applicable", {})
                 text = "; ".join(f"{r} ({n} examples)" for r, n in sorted(reasons.items()))
@@ -924,6 +959,14 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
             record["failed_claims"] = [c for c in claims if c in failures]
             record["claim_failures"] = {c: failures[c] for c in record["failed_claims"]}
         record["claim_examples"] = led.get("claim_examples", {})
+        if call.when == "call":
+            checked = max(record["claim_examples"].values(), default=0)
+            na = sum(led.get("not_applicable", {}).values())
+            record["example_counts"] = {
+                "checked": checked,
+                "not_applicable": na,
+                "rejected": max(0, led.get("examples", 0) - checked - na),
+            }
         if led.get("tallies"):
             record["tallies"] = led["tallies"]
         if led.get("muted_counts"):
@@ -949,14 +992,18 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     return report
 
 
+def _nothing_checked(led: dict) -> bool:
+    """No example of the test checked any of its claims (``claim_examples``
+    counts the examples that reached a check and held)."""
+    return bool(led) and not any(led.get("claim_examples", {}).values())
+
+
 def _all_not_applicable(led: dict) -> bool:
-    """Every example the test ran was not applicable: it checked nothing."""
+    """The test checked nothing and some examples were not applicable: its
+    verdict is "not applicable" (the others were rejected by ``assume``).
+    The count of examples is not compared: it includes rejected calls."""
     na = sum((led or {}).get("not_applicable", {}).values())
-    return (
-        na > 0
-        and not any((led or {}).get("claim_examples", {}).values())
-        and (led.get("examples", 0) <= na)
-    )
+    return na > 0 and _nothing_checked(led)
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

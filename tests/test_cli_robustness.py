@@ -213,6 +213,20 @@ def test_claims_prints_ids_whole_in_every_format(cli):
     assert js and all(c["area"] == "detach" for c in js) and SHARES in {c["id"] for c in js}
 
 
+def test_claims_show_prints_the_evidence_for_one_claim(cli):
+    """``claims --show ID``: statement, tests, mutants, each recorded
+    deviation with its range and measured releases, and the claim's verdict
+    in every shipped baseline; an unknown id is one error line, exit 2."""
+    proc = cli("claims", "--show", "detach.metadata-change-raises")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "test_detach.py::test_detach_metadata_change_raises" in out
+    assert "recorded deviations (1)" in out and "measured on 2.1.2" in out
+    assert "verdict per shipped baseline:" in out and "2.13.0  expected deviation" in out
+    bad = cli("claims", "--show", "no.such-claim")
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+
+
 # ---------------------------------------------------------- dependencies
 
 

@@ -254,6 +254,37 @@ MUTANTS: tuple[Mutant, ...] = (
         """,
     ),
     Mutant(
+        name="compile-refusals-become-internal-errors",
+        description="every error of a compiled call surfaces as InternalTorchDynamoError (a "
+        "RuntimeError): the compiler crashes where eager refuses the program",
+        claims=("compile.errors-match-eager",),
+        region="programs eager refuses",
+        family="other",
+        source=_source(
+            """
+            def _corrupt(backend, args, call):
+                from torch._dynamo.exc import InternalTorchDynamoError
+
+                try:
+                    return call()
+                except InternalTorchDynamoError:
+                    raise
+                except Exception as e:
+                    raise InternalTorchDynamoError(f"internal error: {e}") from None
+            """
+        ),
+        witness="""
+        import torch
+        from torch._dynamo.exc import InternalTorchDynamoError
+        try:
+            torch.compile(lambda t: t.add_(0.5), backend="eager")(torch.arange(3))
+        except InternalTorchDynamoError:
+            raise AssertionError("a refused program crashed the compiler")
+        except RuntimeError:
+            pass
+        """,
+    ),
+    Mutant(
         name="compile-eager-backend-offsets-fresh-outputs",
         description="on the Dynamo-only eager backend, outputs that share no storage with an "
         "argument come back off by one (a new tensor)",

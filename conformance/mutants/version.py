@@ -276,7 +276,10 @@ MUTANTS: tuple[Mutant, ...] = (
         witness="""
         import torch
         x, y = torch.ones(2), torch.ones(2)
-        torch.autograd.graph.increment_version([x, y])
+        try:
+            torch.autograd.graph.increment_version([x, y])
+        except TypeError as e:
+            raise AssertionError(f"the list form is refused: {e}") from None
         assert (x._version, y._version) == (1, 1)
         """,
     ),
