@@ -749,7 +749,9 @@ def show_claim(claim_id: str) -> str:
         lines.append(f"      torch {d.torch_text}; measured on {', '.join(d.measured) or 'none'}")
         lines.append(f"      where: {d.region_text}")
         lines.append(f"      signature: {d.exception}: {d.match!r}")
-        lines.append(f"      upstream: {d.upstream}" + (f"; probe: {', '.join(d.probe)}" if d.probe else ""))
+        lines.append(
+            f"      upstream: {d.upstream}" + (f"; probe: {', '.join(d.probe)}" if d.probe else "")
+        )
         lines += textwrap.wrap(d.reason, 92, initial_indent="      ", subsequent_indent="      ")
     lines.append("\nverdict per shipped baseline:")
     for version in available():
