@@ -244,3 +244,39 @@ def test_inputs_of_names_arguments_and_extras():
     inp = Inputs.of(x, 3, base=b)
     assert inp.args == (x, 3) and list(inp.watched) == ["a0", "base"]
     assert inp.watched["a0"] is x and inp.watched["base"] is b
+
+
+def test_same_error_class_tells_a_refusal_from_a_compiler_crash():
+    """Eager's refusal is matched by its own type (or Dynamo's wrapping of
+    it), never by a compiler failure that happens to be a RuntimeError."""
+    from torch._dynamo.exc import BackendCompilerFailed, InternalTorchDynamoError, TorchRuntimeError
+
+    from conformance.compile_oracle import _error, same_error_class
+
+    def raised(make):
+        try:
+            make()
+        except Exception as e:  # the exception is what is compared
+            return _error(e)
+        raise AssertionError("nothing raised")
+
+    def wrapped(outer, inner):
+        def make():
+            try:
+                raise inner
+            except Exception:
+                raise outer  # noqa: B904 - the implicit context is what is read
+
+        return make
+
+    eager = raised(wrapped(RuntimeError("result type Float can't be cast"), ValueError("x")))
+    user = RuntimeError("result type Float can't be cast")
+
+    def bcf(inner):
+        return wrapped(BackendCompilerFailed.__new__(BackendCompilerFailed), inner)
+
+    assert same_error_class(eager, raised(wrapped(TorchRuntimeError("t"), user)))
+    assert same_error_class(eager, raised(bcf(user)))
+    assert not same_error_class(eager, raised(bcf(AssertionError("expected size 2==3"))))
+    assert not same_error_class(eager, raised(wrapped(InternalTorchDynamoError("boom"), user)))
+    assert not same_error_class(eager, raised(wrapped(TypeError("t"), user)))
