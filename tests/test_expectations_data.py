@@ -14,7 +14,7 @@ from packaging.version import Version
 from conformance.expectations import GENERIC_MATCH, load_expectations
 from conformance.registry import default_registry
 from reports.baselines import available, load_baseline, same_entry, shown_deviations
-from reports.migrate_expectations import STATED
+from reports.measured import refresh, signature_matches
 
 DEVIATIONS = load_expectations(registry=default_registry())
 BASELINES = available()
@@ -25,14 +25,7 @@ def _observed(version: str) -> list[tuple[dict, str | None, str]]:
 
 
 def _signature_matches(d, sig: str | None) -> bool:
-    if sig is None:
-        return False
-    exc, _, msg = sig.partition(": ")
-    if d.test in STATED and d.match not in msg:
-        # a baseline recorded before the pinned test stated its assertion
-        # message (issue 28): compare with the message the test now gives
-        msg = STATED[d.test](msg)
-    return exc == d.exception and d.match in msg
+    return signature_matches(d, sig)
 
 
 @pytest.fixture(scope="module")
@@ -100,3 +93,8 @@ def test_ranges_end_at_the_newest_release_measured():
             continue
         beyond = f"{newest.major}.{newest.minor + 1}.0"
         assert not d.in_range(beyond), f"{d.key}: torch {d.torch_text} runs past {newest}"
+
+
+def test_measured_is_what_reports_measured_would_write():
+    """``python -m reports.measured --check`` has nothing to change."""
+    assert refresh() == {}, "run python -m reports.measured"
