@@ -80,8 +80,8 @@ MACHINE_CLAIMS = tuple(c for c in CLAIM_IDS if c not in DOCS_ONLY)
 
 #: The claims about the history an operation records. A tensor whose
 #: requires_grad, grad_fn or is_leaf differs from the model's after a step that
-#: cites one of them fails that claim first: a failure is attributed to the
-#: claim its check asserts first, and a re-run with failed claims muted ends a program
+#: cites one of them fails that claim first: a failure is attributed to every
+#: claim its step cites, but a re-run with failed claims muted ends a program
 #: at a step whose *first* claim is muted - so an unrecorded copy_ into a view
 #: (first claim sequences.copy-in-place, muted after an earlier copy_ failure)
 #: would never fail sequences.inplace-records-history.

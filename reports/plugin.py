@@ -585,9 +585,12 @@ def _per_claim_deviations(report, record: dict, whole: list, failures: dict) -> 
                 stale.setdefault(d.claim, d)
         elif d.claim not in expected and d.matches_failure(f["exception"], f["message"]):
             expected[d.claim] = d
-    # A failure that named no claim was attributed to every claim still
-    # unmuted: each of them needs an entry of its own that matches it (one
-    # claim's entry never explains another claim's failure).
+    for c, f in failures.items():
+        # A failure that named no claim was attributed to every claim still
+        # unmuted: where its deviation matched, it is explained for all of them.
+        shared = next((d for e, d in expected.items() if failures[e] is f), None)
+        if c not in expected and shared is not None:
+            expected[c] = shared
     stale = {c: d for c, d in stale.items() if c not in expected}
     unexplained = [c for c in failures if c not in expected]
     out = {k: v for k, v in record.items() if k not in ("expectation", "changed_failure")}
@@ -621,11 +624,8 @@ def _unmeasured_note(d) -> str:
 
 
 def _cited_claims(e: BaseException, claims: tuple[str, ...]) -> list[str]:
-    """The claim each failure is a violation of: a :class:`ClaimViolation`'s
-    claim, or the ``[claim-id]`` its message starts with (a state-machine
-    step names the claim its failed check asserts first). Claims merely
-    mentioned later in the message (the step's context, "the step cites
-    ...") are not blamed: one claim's failure never stands for another's."""
+    """The claims a failure names: a :class:`ClaimViolation`'s claim, or the
+    claim ids cited in its message (the state machine's steps cite theirs)."""
     from conformance.evidence import ClaimViolation
 
     out: list[str] = []
@@ -633,9 +633,8 @@ def _cited_claims(e: BaseException, claims: tuple[str, ...]) -> list[str]:
         if isinstance(x, ClaimViolation) and x.claim in claims:
             out.append(x.claim)
             continue
-        head = re.match(r"\s*\[([\w.-]+)\]", str(x))
-        if head and head.group(1) in claims:
-            out.append(head.group(1))
+        text = str(x)
+        out.extend(c for c in claims if re.search(rf"(?<![\w.-]){re.escape(c)}(?![\w-])", text))
     return list(dict.fromkeys(out))
 
 

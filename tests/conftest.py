@@ -49,11 +49,12 @@ def cpu_verdicts(doc: dict) -> dict[str, set[str]]:
     return out
 
 
-def run_gate(cli, tmp_path, *extra, env=None):
+def run_gate(cli, tmp_path, *extra, env=None, timeout: int = 600):
     """``torch-conformance run`` on CPU in one process, without timings;
     returns ``(completed process, output dir)``."""
     out = tmp_path / "out"
     proc = cli(
-        "run", "--no-measure", "-n", "0", "--devices", "cpu", "--out", str(out), *extra, env=env
-    )
+        "run", "--no-measure", "-n", "0", "--devices", "cpu", "--out", str(out), *extra,
+        env=env, timeout=timeout,
+    )  # fmt: skip
     return proc, out

@@ -60,7 +60,9 @@ def test_a_broken_detach_is_one_cause(cli, tmp_path, read_results):
     """Under a detach() that returns zeros, every failing claim outside the
     detach area is grouped under the detach primitive."""
     env = mutant_env("detach-returns-zeros", tmp_path / "site")
-    proc, out = run_gate(cli, tmp_path, env=env)
+    # the whole suite in one process, compile tier included: on a busy
+    # 2-core machine it has taken over 600 s
+    proc, out = run_gate(cli, tmp_path, env=env, timeout=1800)
     assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
     doc = read_results(out)
     cg = doc["causes"]

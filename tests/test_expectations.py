@@ -209,20 +209,3 @@ def test_whole_test_deviation_on_a_test_with_its_own_settings_collects(tmp_path)
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "InternalError" not in proc.stdout + proc.stderr
-
-
-def test_a_multi_claim_failure_blames_the_claim_it_names_first():
-    """A state-machine step's failure names its own claim first and the
-    step's other claims as context: only the first is blamed."""
-    from conformance.evidence import ClaimViolation
-    from reports.plugin import _cited_claims
-
-    claims = ("sequences.a", "sequences.b", "sequences.c")
-    step = AssertionError(
-        "[sequences.b] torch did not raise (the step cites sequences.b, sequences.a)"
-    )
-    assert _cited_claims(step, claims) == ["sequences.b"]
-    assert _cited_claims(ClaimViolation("sequences.c", "x mentions sequences.a"), claims) == [
-        "sequences.c"
-    ]
-    assert _cited_claims(AssertionError("no claim named, sequences.a in passing"), claims) == []
