@@ -136,7 +136,7 @@ def _validate_inputs(args) -> None:
     try:
         registry = default_registry()
         if args.expectations and not Path(args.expectations).exists():
-            raise BadInput(f"{args.expectations}: no such expectations file")
+            raise BadInput(f"{args.expectations}: no such expectations file or directory")
         if args.expectations:
             load_expectations(args.expectations, registry)
         else:
@@ -954,7 +954,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--claims", default=None, type=_id_list,
                    help="only these claim ids (comma-separated)")  # fmt: skip
     r.add_argument(
-        "--expectations", default=None, help="known-deviations TOML (default: the shipped one)"
+        "--expectations",
+        default=None,
+        help="known deviations: a directory of <area>.toml files or one TOML file "
+        "(default: conformance/expectations/)",
     )
     r.add_argument("--baseline", default=None, help="compare with a baseline results.json")
     r.add_argument("--no-measure", action="store_true", help="skip the timing measurements")

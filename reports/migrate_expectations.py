@@ -38,6 +38,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from conformance.expectations import render_entries
+from reports.measured import STATED
 
 ROOT = Path(__file__).resolve().parent.parent
 OLD = ROOT / "conformance" / "expectations.toml"
@@ -120,30 +121,6 @@ def minors_of(spec: str | None) -> list[tuple[int, int]]:
 def _minor(v: str) -> tuple[int, int]:
     p = Version(v).release
     return (p[0], p[1])
-
-
-def _stated_error(m: str) -> str:
-    """What ``expect_pinned_error`` now says where the old bare assertion
-    printed ``None`` (nothing raised) or the error record."""
-    if m == "None":
-        return "compiled call raised nothing (pinned: "
-    got = re.match(r"\{'type': <class '[\w.]+'>, 'name': '(\w+)', 'first': ['\"](.*)", m)
-    if got:
-        first = re.split(r"['\"], 'text': ", got.group(2))[0].removesuffix("...")
-        return f"compiled call raised {got.group(1)}: {first}"
-    return m
-
-
-#: Pinned tests whose bare assertions now state their message (this
-#: migration): the old observed message -> the message the test now gives.
-STATED = {
-    "test_inplace_on_grad_leaf_view_fails_pinned": _stated_error,
-    "test_issue_198095_pinned": _stated_error,
-    "test_issue_94773_pinned": _stated_error,
-    "test_clone_of_aliased_input_aliases_pinned": lambda m: (
-        "the clone shares storage with nothing (pinned: the aliased arguments)" if m == "()" else m
-    ),
-}
 
 
 def specific_match(e: dict, seen: dict[str, list[str]]) -> str:
@@ -269,6 +246,9 @@ HEADER = (
 
 
 def main() -> int:
+    if not OLD.exists():
+        print(f"error: {OLD} is gone: run this at a commit that still has it", file=sys.stderr)
+        return 2
     old = tomllib.loads(OLD.read_text(encoding="utf-8"))["deviation"]
     obs = observations(old)
     baseline_minors = {

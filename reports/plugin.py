@@ -345,15 +345,15 @@ def pytest_collection_modifyitems(
     newest = newest_measured(st["deviations"])
     # An entry this release's baseline does not show explains an exactly
     # matching failure ("not measured on this release") but demands nothing.
-    marked = {id(d): replace(d, unmeasured=d.unmeasured_on(version)) for d in st["deviations"]}
+    marked = [replace(d, unmeasured=d.unmeasured_on(version)) for d in st["deviations"]]
     wrapped: set[int] = set()
     for item in items:
         claims = item.stash[_claims_key]
         name = getattr(item, "originalname", item.name)
         device = _item_device(item)
         hits = [
-            marked[id(d)]
-            for d in st["deviations"]
+            d
+            for d in marked
             if d.claim in claims
             and d.matches_test(name)
             and d.applies(

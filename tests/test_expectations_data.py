@@ -24,10 +24,6 @@ def _observed(version: str) -> list[tuple[dict, str | None, str]]:
     return shown_deviations(load_baseline(version))
 
 
-def _signature_matches(d, sig: str | None) -> bool:
-    return signature_matches(d, sig)
-
-
 @pytest.fixture(scope="module")
 def observed() -> dict[str, list]:
     return {v: _observed(v) for v in BASELINES}
@@ -45,7 +41,7 @@ def test_every_measured_release_shows_the_entry_with_its_signature(observed):
         for m in d.measured:
             rows = [(e, sig) for e, sig, _ in observed[m] if same_entry(e, d)]
             assert rows, f"{d.key} ({d.file}): the {m} baseline shows no deviation of this entry"
-            assert any(_signature_matches(d, sig) for _, sig in rows), (
+            assert any(signature_matches(d, sig) for _, sig in rows), (
                 f"{d.key} ({d.file}): on {m} the baseline recorded "
                 f"{sorted({str(s) for _, s in rows})}, not {d.exception}: {d.match!r}"
             )
@@ -58,7 +54,7 @@ def test_no_baseline_shows_a_deviation_no_entry_explains(observed):
             ok = [
                 d
                 for d in DEVIATIONS
-                if same_entry(e, d) and version in d.measured and _signature_matches(d, sig)
+                if same_entry(e, d) and version in d.measured and signature_matches(d, sig)
             ]
             assert ok, (
                 f"{version} baseline: {nodeid} deviated with {e.get('key')} ({sig}), which no "
@@ -73,7 +69,7 @@ def test_measured_lists_every_baseline_that_shows_the_entry(observed):
         for version, rows in observed.items():
             if version in d.measured or not d.in_range(version):
                 continue
-            shown = [sig for e, sig, _ in rows if same_entry(e, d) and _signature_matches(d, sig)]
+            shown = [sig for e, sig, _ in rows if same_entry(e, d) and signature_matches(d, sig)]
             assert not shown, f"{d.key}: the {version} baseline shows it, measured omits it"
 
 
