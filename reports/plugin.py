@@ -61,6 +61,20 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.differing_executors],
 )
 settings.register_profile(
+    "smoke",
+    # A quick look, not a gate: derandomized like ci, 10 examples per test,
+    # the first falsifying example as found (no shrinking). The suite's own
+    # tests use it where which claims fail matters, not how small the
+    # example is or how rare the failing region.
+    derandomize=True,
+    deadline=None,
+    database=None,
+    max_examples=10,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.differing_executors],
+)
+settings.register_profile(
     "dev",
     deadline=None,
     max_examples=50,
@@ -661,6 +675,8 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function):
     first: BaseException | None = None
     failing = None
     _RUN["failing"] = None
+    selected = _state(pyfuncitem.config).get("selected")
+    selected = selected & set(claims) if selected else set()
     passes = 0
     with evidence.ledger(claims) as led:
         try:
@@ -688,7 +704,9 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function):
                     if not new or len(claims) == 1:
                         break  # nothing attributable left to mute: stop here
                     led.muted.update(new)
-                    if led.muted >= set(claims):
+                    if led.muted >= set(claims) or (selected and led.muted >= selected):
+                        # every claim of the test, or every one this run was
+                        # asked about (--claims), has its failure already
                         break
         finally:
             _RUN["hits"] = []

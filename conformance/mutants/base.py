@@ -66,6 +66,13 @@ class Mutant:
     #: of a CUDA-only path); empty for any device. On a machine without
     #: them the sweep reports the mutant "not judged here", never escaped.
     devices: tuple[str, ...] = field(default=())
+    #: The ``torch.compile`` backends the targeted sweep judges the mutant
+    #: on (``--backends``); empty for every backend. A mutant that corrupts
+    #: one backend names it (its other columns cannot change); one that
+    #: corrupts every backend names the cheapest that reach all its claims
+    #: (inductor compiles C++, the Dynamo-only ``eager`` backend does not).
+    #: The sweep proves the choice: a claim no test reached reads as an error.
+    backends: tuple[str, ...] = field(default=())
 
     def __post_init__(self) -> None:
         if not self.claims and self.name != "control":
@@ -77,6 +84,10 @@ class Mutant:
         object.__setattr__(self, "claims", tuple(self.claims))
         object.__setattr__(self, "areas", tuple(self.areas))
         object.__setattr__(self, "devices", tuple(self.devices))
+        object.__setattr__(self, "backends", tuple(self.backends))
+        unknown = set(self.backends) - {"eager", "aot_eager", "inductor"}
+        if unknown:
+            raise ValueError(f"mutant {self.name}: unknown backends {sorted(unknown)}")
         object.__setattr__(self, "source", textwrap.dedent(self.source).strip() + "\n")
         object.__setattr__(self, "witness", textwrap.dedent(self.witness).strip() + "\n")
 
@@ -105,4 +116,5 @@ class Mutant:
             "family": self.family,
             "area": self.area,
             "devices": list(self.devices),
+            "backends": list(self.backends),
         }

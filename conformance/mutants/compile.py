@@ -79,6 +79,7 @@ def _copies_aliasing_outputs(backend: str, claims: tuple[str, ...]) -> Mutant:
         claims=claims,
         region=f"the {backend} backend, outputs aliasing an argument",
         family="backend",
+        backends=(backend,),
         source=_source(
             f"""
             def _corrupt(backend, args, call):
@@ -132,6 +133,7 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
         region="arguments that are views",
         family="layout",
+        backends=("eager",),
         source=_source(
             """
             def _corrupt(backend, args, call):
@@ -171,6 +173,7 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
         region="calls with an argument that requires grad",
         family="autograd",
+        backends=("eager",),
         source=_source(
             """
             def _corrupt(backend, args, call):
@@ -200,6 +203,7 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
         region="float32 arguments",
         family="dtype",
+        backends=("eager",),
         source=_source(
             """
             def _corrupt(backend, args, call):
@@ -231,6 +235,7 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
         region="errors raised while tracing (TorchRuntimeError)",
         family="other",
+        backends=("eager",),
         source=_source(
             """
             def _corrupt(backend, args, call):
@@ -260,6 +265,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("compile.errors-match-eager",),
         region="programs eager refuses",
         family="other",
+        backends=("eager",),
         source=_source(
             """
             def _corrupt(backend, args, call):
@@ -316,6 +322,7 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
         region="the eager backend, outputs not aliasing an argument",
         family="backend",
+        backends=("eager",),
         source=_source(
             """
             def _corrupt(backend, args, call):
@@ -344,6 +351,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("compile.issue-198131-copy-then-mutate-source", "compile.issue-198131-pinned"),
         region="the eager backend, 2-D arguments",
         family="backend",
+        backends=("eager",),
         source=_source(
             """
             def _corrupt(backend, args, call):
@@ -373,6 +381,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("compile.fp-environment-untouched",),
         region="the inductor backend",
         family="backend",
+        backends=("inductor",),
         source=_source(
             """
             def _corrupt(backend, args, call):
