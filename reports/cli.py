@@ -366,6 +366,10 @@ def _run_and_write(args, out: Path, tmp: Path, state: dict) -> int:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     env[PROGRESS_ENV] = str(events)
+    # Hypothesis' own storage (its constants cache; the ci profile keeps no
+    # example database) goes to this run's temporary directory, not into the
+    # user's working directory, unless the user chose a place for it.
+    env.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(tmp / "hypothesis"))
     display = None
     with open(log_path, "w", encoding="utf-8") as log:
         # Its own process group, so an interruption can stop it and its workers.
@@ -945,7 +949,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="torch.compile backends of the compile tier: eager,aot_eager,inductor "
                         "(default: all that work here)")  # fmt: skip
     r.add_argument(
-        "--profile", default="ci", choices=["ci", "dev", "thorough"], help="Hypothesis profile"
+        "--profile",
+        default="ci",
+        choices=["ci", "smoke", "dev", "thorough"],
+        help="Hypothesis profile",
     )
     r.add_argument("-n", default="auto" if (os.cpu_count() or 1) > 1 else "0", type=_workers,
                    help="pytest-xdist workers (0 = in one process; default auto)")  # fmt: skip
@@ -1034,7 +1041,10 @@ def build_parser() -> argparse.ArgumentParser:
     mu.add_argument("--out", default="conformance-out", type=_nonempty,
                     help="output directory (default conformance-out)")  # fmt: skip
     mu.add_argument(
-        "--profile", default="ci", choices=["ci", "dev", "thorough"], help="Hypothesis profile"
+        "--profile",
+        default="ci",
+        choices=["ci", "smoke", "dev", "thorough"],
+        help="Hypothesis profile",
     )
     mu.add_argument("--devices", default="cpu", help="devices to run on (default cpu)")
     mu.add_argument("--whole-suite", action="store_true",
