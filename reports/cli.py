@@ -196,9 +196,29 @@ def _validate_inputs(args) -> None:
         raise BadInput(str(e)) from None
 
 
+def _selection(claims: str) -> tuple[list[str], int]:
+    """For ``run --claims``: the test modules holding those claims' tests
+    (nothing else is collected) and how many test functions check them (no
+    more workers are started: each one imports torch)."""
+    from conformance.mutants.targeted import claim_modules
+
+    wanted = [c.strip() for c in claims.split(",") if c.strip()]
+    tests = {t for c in wanted for t in claim_tests(c)}
+    return [str(p) for p in claim_modules(wanted)], len(tests)
+
+
 def _pytest_cmd(args, results_json: Path) -> list[str]:
+    where, tests = [str(CONFORMANCE_DIR)], None
+    if args.claims:
+        where, tests = _selection(args.claims)
+    workers = args.n
+    if tests is not None and workers and workers != "0":
+        # a claim's few tests gain nothing from workers that each need
+        # seconds to start; state machines count as one test
+        cap = (os.cpu_count() or 1) if workers in ("auto", "logical") else int(workers)
+        workers = str(min(cap, tests)) if tests > 1 else "0"
     cmd = [
-        sys.executable, "-m", "pytest", str(CONFORMANCE_DIR),
+        sys.executable, "-m", "pytest", *where,
         "-p", "reports.plugin", "-p", "no:cacheprovider",
         "--rootdir", str(ROOT),
         "--results-json", str(results_json),
@@ -213,8 +233,8 @@ def _pytest_cmd(args, results_json: Path) -> list[str]:
         cmd += ["--claims", args.claims]
     if args.expectations:
         cmd += ["--expectations", str(Path(args.expectations).resolve())]
-    if args.n and args.n != "0":
-        cmd += ["-n", str(args.n)]
+    if workers and workers != "0":
+        cmd += ["-n", str(workers)]
     if args.pytest_args:
         cmd += args.pytest_args
     return cmd

@@ -91,7 +91,7 @@ settings.register_profile(
 
 _claims_key = pytest.StashKey[tuple]()
 _expect_key = pytest.StashKey[list]()
-_count = {"n": 0}
+_count = {"n": 0, "body_s": 0.0}
 
 
 def _is_worker(config: pytest.Config) -> bool:
@@ -399,7 +399,7 @@ def pytest_collection_modifyitems(
 
 #: The item whose test is running: its applicable deviations, and its last
 #: failing example ``(fn, kwargs, draws, error)`` for the torch-only snippet.
-_RUN: dict = {"hits": [], "failing": None}
+_RUN: dict = {"hits": [], "failing": None, "failed_at": None, "raised": None}
 
 
 class _Draws:
@@ -446,9 +446,69 @@ def _run_example(fn, args: tuple, kwargs: dict):
     example must fail with the recorded signature (it is then counted and the
     search goes on), outside every region the claim is asserted as usual.
     """
+    _count["n"] += 1
+    failed_at = _RUN.get("failed_at")
+    if failed_at is not None and time.monotonic() - failed_at > shrink_budget():
+        raise ShrinkBudgetSpent()
+    t_body = time.perf_counter()
+    try:
+        return _run_example_timed(fn, args, kwargs)
+    except BaseException as e:
+        if not _passthrough(e):
+            # a falsifying example: Hypothesis now shrinks it (each smaller
+            # failing example found replaces it)
+            _RUN["raised"] = (e, {k: v for k, v in kwargs.items()})
+            if failed_at is None:
+                _RUN["failed_at"] = time.monotonic()
+        raise
+    finally:
+        _count["body_s"] += time.perf_counter() - t_body
+
+
+#: Environment variable: seconds a failing test may spend shrinking its
+#: falsifying example (per pass of the test), default :data:`SHRINK_BUDGET_S`.
+SHRINK_BUDGET_ENV = "TORCH_CONFORMANCE_SHRINK_BUDGET"
+#: The default shrinking budget, in seconds per failing test: a report needs
+#: one clear falsifying example per claim, not a minimal one at any price
+#: (a broken torch fails dozens of tests, each of which would otherwise
+#: shrink for up to Hypothesis' own limit of minutes).
+SHRINK_BUDGET_S = 5.0
+
+
+def shrink_budget() -> float:
+    """Seconds a failing test may shrink (``TORCH_CONFORMANCE_SHRINK_BUDGET``,
+    default :data:`SHRINK_BUDGET_S`); a malformed value falls back to the
+    default (the CLI validates it before a run)."""
+    try:
+        return max(0.0, float(os.environ.get(SHRINK_BUDGET_ENV, SHRINK_BUDGET_S)))
+    except ValueError:
+        return SHRINK_BUDGET_S
+
+
+class ShrinkBudgetSpent(BaseException):
+    """Raised into Hypothesis (which lets a ``BaseException`` through) when a
+    failing test has shrunk for :func:`shrink_budget` seconds; the plugin
+    then reports the smallest falsifying example found so far."""
+
+
+def _budget_failure() -> BaseException:
+    """The failure to report when shrinking stopped on the budget: the last
+    falsifying example's error (Hypothesis only replaces it by smaller
+    ones), with the example and the stop noted."""
+    error, kwargs = _RUN["raised"]
+    shown = ",\n".join(f"    {k}={v!r}" for k, v in kwargs.items())
+    error.add_note(f"Falsifying example (shrinking stopped at the budget):\n(\n{shown},\n)")
+    error.add_note(
+        f"(shrinking stopped after {shrink_budget():g} s, the suite's budget per failing test "
+        f"({SHRINK_BUDGET_ENV}): the smallest falsifying example found by then, not a minimal one)"
+    )
+    return error
+
+
+def _run_example_timed(fn, args: tuple, kwargs: dict):
+    """The body of :func:`_run_example` (its time is the example's)."""
     from conformance import evidence
 
-    _count["n"] += 1
     led = evidence.current_ledger()
     regional = [d for d in _RUN["hits"] if not d.whole_test]
     draws: list = []
@@ -570,6 +630,7 @@ def _region_record(d, stats: dict) -> dict:
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
     _count["n"] = 0
+    _count["body_s"] = 0.0
 
 
 _ledger_key = pytest.StashKey[dict]()
@@ -684,11 +745,15 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function):
                 passes += 1
                 led.reset_counts()
                 _count["n"] = 0
+                _RUN["failed_at"] = _RUN["raised"] = None
                 try:
-                    if hyp:
-                        fn(**kwargs)
-                    else:
-                        _run_example(fn, (), kwargs)
+                    try:
+                        if hyp:
+                            fn(**kwargs)
+                        else:
+                            _run_example(fn, (), kwargs)
+                    except ShrinkBudgetSpent:
+                        raise _budget_failure() from None
                     break
                 except BaseException as e:
                     if _passthrough(e) and not isinstance(e, Exception):
@@ -1000,6 +1065,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
             "device": _item_device(item),
             **({"backend": _item_backend(item)} if _item_backend(item) else {}),
             "duration_s": round(getattr(report, "duration", 0.0), 4),
+            # inside the examples' bodies (building inputs, the torch calls,
+            # the checks); the rest of duration_s is Hypothesis generating
+            # and shrinking, and the plugin's own bookkeeping
+            "body_s": round(_count["body_s"], 4) if call.when == "call" else 0.0,
             "examples": (led.get("examples", _count["n"]) if led else _count["n"])
             if call.when == "call"
             else 0,
