@@ -175,6 +175,23 @@ def _validate_inputs(args) -> None:
             why = backend_unavailable(b)
             if why:
                 raise BadInput(f"--backends {b}: {why}")
+    if args.shard:
+        from reports.shards import parse_shard
+
+        try:
+            parse_shard(args.shard)
+        except ValueError as e:
+            raise BadInput(str(e)) from None
+    from reports.plugin import SHRINK_BUDGET_ENV
+
+    budget = os.environ.get(SHRINK_BUDGET_ENV)
+    if budget is not None:
+        try:
+            ok = float(budget) >= 0
+        except ValueError:
+            ok = False
+        if not ok:
+            raise BadInput(f"{SHRINK_BUDGET_ENV}={budget!r}: expected a number of seconds >= 0")
     if args.baseline:
         from reports.results import ResultsError
 
@@ -231,6 +248,8 @@ def _pytest_cmd(args, results_json: Path) -> list[str]:
         cmd += ["--backends", args.backends]
     if args.claims:
         cmd += ["--claims", args.claims]
+    if args.shard:
+        cmd += ["--shard", args.shard]
     if args.expectations:
         cmd += ["--expectations", str(Path(args.expectations).resolve())]
     if workers and workers != "0":
@@ -539,6 +558,44 @@ def _print_snippets(doc: dict, out: Path, snippets: dict[str, str]) -> None:
         else:
             why = t["failure"].get("snippet_unavailable") or "none recorded"
             print(f"no torch-only reproducer of {t['nodeid']}: {why}")
+
+
+def cmd_merge(args) -> int:
+    """Join the shards' ``results.json`` into ``OUT/results.json``,
+    ``OUT/report.html`` and ``OUT/snippets/``; exit 0 when the merged run
+    passes the gate, 1 when it fails, 2 on bad input (a missing, repeated
+    or foreign shard, an unreadable file)."""
+    from reports.html import render_report
+    from reports.outdir import OutputError, check_previous_results
+    from reports.results import (
+        ResultsError,
+        load_results,
+        summarize,
+        write_json_atomic,
+        write_text_atomic,
+    )
+    from reports.shards import merge_docs
+    from reports.terminal import print_summary
+
+    try:
+        paths = [Path(p) / "results.json" if Path(p).is_dir() else Path(p) for p in args.results]
+        doc = merge_docs([load_results(p) for p in paths])
+        _check_out(args.out, "--out")
+        check_previous_results(args.out, force=args.force)
+    except (ResultsError, OutputError, BadInput) as e:
+        return _err(str(e))
+    out = Path(args.out)
+    page = render_report(doc)
+    snippets = _snippet_files(doc)
+    write_json_atomic(out / "results.json", doc)
+    write_text_atomic(out / "report.html", page)
+    for name, text in snippets.items():
+        write_text_atomic(out / "snippets" / name, text)
+    print_summary(doc, _console())
+    print(
+        f"merged {len(paths)} shards\nresults: {out / 'results.json'}\nreport:  {out / 'report.html'}"
+    )
+    return EXIT_OK if summarize(doc)["gate_passed"] else EXIT_FAIL
 
 
 def cmd_report(args) -> int:
@@ -986,6 +1043,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="known deviations: a directory of <area>.toml files or one TOML file "
         "(default: conformance/expectations/)",
     )
+    r.add_argument("--shard", default=None, metavar="I/N",
+                   help="run part I of N of the test cases (balanced by recorded durations), "
+                        "for a CI matrix; join the parts with torch-conformance merge")  # fmt: skip
     r.add_argument("--baseline", default=None, help="compare with a baseline results.json")
     r.add_argument("--no-measure", action="store_true", help="skip the timing measurements")
     r.add_argument(
@@ -1005,6 +1065,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also write the tests that deviate as recorded, one test id per line")  # fmt: skip
     r.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
     r.set_defaults(func=cmd_run)
+    mg = sub.add_parser(
+        "merge", help="join the results.json of the N shards of one run (run --shard I/N)"
+    )
+    mg.add_argument("results", nargs="+", help="the shards' output directories or results.json")
+    mg.add_argument("-o", "--out", required=True, type=_nonempty,
+                    help="output directory for the merged results.json, report.html, snippets")  # fmt: skip
+    mg.add_argument("--force", action="store_true",
+                    help="replace results already in --out")  # fmt: skip
+    mg.set_defaults(func=cmd_merge)
+
     rep = sub.add_parser("report", help="render report.html from a results.json")
     rep.add_argument("results")
     rep.add_argument("-o", "--output", default="report.html", type=_nonempty)

@@ -120,6 +120,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--results-json", default=None, help="write per-test conformance results to this JSON file"
     )
     g.addoption(
+        "--shard",
+        default=None,
+        metavar="I/N",
+        help="run only part I of N of the selected test cases (balanced by recorded durations; "
+        "join the N results with torch-conformance merge)",
+    )
+    g.addoption(
         "--expectations",
         default=None,
         help="known deviations: a directory of <area>.toml files or one TOML file (default: "
@@ -218,6 +225,14 @@ def pytest_configure(config: pytest.Config) -> None:
             if why:
                 raise pytest.UsageError(f"--backends {b}: {why}")
     config._conformance["backends"] = list(dict.fromkeys(backends))  # type: ignore[attr-defined]
+    shard = config.getoption("shard")
+    if shard:
+        from reports.shards import parse_shard
+
+        try:
+            config._conformance["shard"] = parse_shard(shard)  # type: ignore[attr-defined]
+        except ValueError as e:
+            raise pytest.UsageError(str(e)) from None
     claims = config.getoption("claims")
     if claims:
         wanted = [c.strip() for c in claims.split(",") if c.strip()]
@@ -352,6 +367,16 @@ def pytest_collection_modifyitems(
         keep, drop = [], []
         for item in items:
             (keep if set(item.stash[_claims_key]) & selected else drop).append(item)
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+            items[:] = keep
+    if st.get("shard"):
+        from reports.shards import assign, recorded_durations
+
+        index, total = st["shard"]
+        where = assign([i.nodeid for i in items], total, recorded_durations(_torch_version()))
+        keep = [item for item, k in zip(items, where, strict=True) if k == index]
+        drop = [item for item, k in zip(items, where, strict=True) if k != index]
         if drop:
             config.hook.pytest_deselected(items=drop)
             items[:] = keep
@@ -1135,6 +1160,9 @@ def environment(config: pytest.Config) -> dict:
         "devices": st["devices"],
         "backends": st["backends"],
         "claims_selected": sorted(st.get("selected", [])) or None,
+        **(
+            {"shard": {"index": st["shard"][0], "total": st["shard"][1]}} if st.get("shard") else {}
+        ),
         "expectations_file": st["expectations_path"],
         "started": st["started"],
         "finished": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
