@@ -172,8 +172,20 @@ def test_disabled_modes_override_requires_grad(device, spec, mode, op):
     assert r.requires_grad is False, "a result computed with grad disabled requires grad"
 
 
+def _every_view_op_and_mode(test):
+    """Explicit examples: every view op of :data:`VIEW_OPS` under every
+    disabled mode, on a plain float32 leaf that requires grad (the finite
+    part of the claim's domain, covered whatever the drawn examples are)."""
+    leaf = TensorSpec(dtype=torch.float32, base_shape=(2,), storage=[1.0, -0.0])
+    for mode in sorted(DISABLED_MODES):
+        for op in sorted(VIEW_OPS):
+            test = example(spec=leaf, leaf=True, mode=mode, op=op)(test)
+    return test
+
+
 @pytest.mark.claim("gradmode.views-in-disabled-mode-require-grad")
 @pytest.mark.oracle("backward")
+@_every_view_op_and_mode
 @given(
     spec=tensor_specs(requires_grad=True),
     leaf=st.booleans(),
