@@ -49,20 +49,6 @@ def cpu_verdicts(doc: dict) -> dict[str, set[str]]:
     return out
 
 
-def pytest_collection_modifyitems(config, items) -> None:
-    """The self-tests that spawn whole runs go first, longest first: under
-    ``pytest -n 2`` the first items are dealt to the workers in turn, so the
-    targeted sweep and the cause test start at once on different workers
-    and everything else fills in around them, instead of one of them
-    starting last and running alone."""
-
-    def cost(item) -> float:
-        m = item.get_closest_marker("slow")
-        return -float(m.kwargs.get("cost_s", 1)) if m else 0.0
-
-    items.sort(key=cost)  # stable: the rest keep their order
-
-
 def run_gate(cli, tmp_path, *extra, env=None, timeout: int = 600):
     """``torch-conformance run`` on CPU in one process, without timings;
     returns ``(completed process, output dir)``."""

@@ -65,7 +65,7 @@ def test_claim_verdict_precedence():
     assert s["gate_passed"] and s["claims"]["not applicable"] == 1
 
 
-@pytest.mark.slow(cost_s=30)
+@pytest.mark.slow
 def test_unobservable_inputs_are_counted_not_failed(cli, tmp_path, read_results):
     """A torch on which 0-byte storage sharing cannot be observed (as 2.1):
     the zero-size examples are not applicable, counted with their reason,
