@@ -488,12 +488,7 @@ def _run_and_write(args, out: Path, tmp: Path, state: dict) -> int:
         write_text_atomic(out / "report.html", page)
         for _, path, text in extra:
             write_text_atomic(path, text)
-        old = out / "snippets"
-        if old.is_dir():
-            for f in old.glob("*.py"):
-                f.unlink()
-        for name, text in snippets.items():
-            write_text_atomic(out / "snippets" / name, text)
+        _write_snippets(out, snippets)
         with contextlib.suppress(OSError):
             (out / "results.partial.json").unlink()  # stale, from an interrupted run
     if state.get("late"):
@@ -525,6 +520,19 @@ def _run_and_write(args, out: Path, tmp: Path, state: dict) -> int:
     if args.strict_docs and drift:
         return EXIT_FAIL
     return EXIT_OK
+
+
+def _write_snippets(out: Path, snippets: dict[str, str]) -> None:
+    """Replace ``OUT/snippets/*.py`` by ``snippets`` (an earlier run's
+    reproducers of tests that pass now must not linger)."""
+    from reports.results import write_text_atomic
+
+    old = out / "snippets"
+    if old.is_dir():
+        for f in old.glob("*.py"):
+            f.unlink()
+    for name, text in snippets.items():
+        write_text_atomic(out / "snippets" / name, text)
 
 
 def _snippet_name(t: dict) -> str:
@@ -589,8 +597,7 @@ def cmd_merge(args) -> int:
     snippets = _snippet_files(doc)
     write_json_atomic(out / "results.json", doc)
     write_text_atomic(out / "report.html", page)
-    for name, text in snippets.items():
-        write_text_atomic(out / "snippets" / name, text)
+    _write_snippets(out, snippets)
     print_summary(doc, _console())
     print(
         f"merged {len(paths)} shards\nresults: {out / 'results.json'}\nreport:  {out / 'report.html'}"

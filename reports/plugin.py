@@ -482,7 +482,7 @@ def _run_example(fn, args: tuple, kwargs: dict):
         if not _passthrough(e):
             # a falsifying example: Hypothesis now shrinks it (each smaller
             # failing example found replaces it)
-            _RUN["raised"] = (e, {k: v for k, v in kwargs.items()})
+            _RUN["raised"] = (e, dict(kwargs))
             if failed_at is None:
                 _RUN["failed_at"] = time.monotonic()
         raise

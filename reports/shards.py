@@ -110,8 +110,8 @@ def merge_docs(docs: Sequence[dict]) -> dict:
                     f"merge: shards differ in {k}: {first['environment'].get(k)!r} "
                     f"!= {d['environment'].get(k)!r}"
                 )
-        suite = (d.get("suite") or {}), (first.get("suite") or {})
-        if any(a.get(k) != b.get(k) for a, b in [suite] for k in ("version", "commit")):
+        mine, theirs = d.get("suite") or {}, first.get("suite") or {}
+        if any(mine.get(k) != theirs.get(k) for k in ("version", "commit")):
             raise ResultsError("merge: shards were run by different versions of the suite")
     tests: dict[str, dict] = {}
     for d in docs:

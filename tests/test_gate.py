@@ -6,6 +6,7 @@ Each case runs ``torch-conformance run`` in a subprocess on a few claims.
 from __future__ import annotations
 
 import json
+import os
 import textwrap
 
 import pytest
@@ -339,3 +340,28 @@ def test_an_unmeasured_entry_explains_only_its_exact_failure(cli, tmp_path, read
     (t,) = [t for t in doc["tests"] if t["verdict"] == "expected-deviation"]
     assert t["expectation"]["unmeasured"] is True
     assert "not measured on this release" in proc.stdout
+
+
+def test_bad_shrink_budget_is_one_line_exit_2(cli, tmp_path):
+    env = dict(os.environ, TORCH_CONFORMANCE_SHRINK_BUDGET="soon")
+    proc = cli("run", "--claims", "detach.shares-storage", "--out", str(tmp_path / "o"), env=env)
+    lines = proc.stderr.strip().splitlines()
+    assert (
+        proc.returncode == 2 and len(lines) == 1 and "TORCH_CONFORMANCE_SHRINK_BUDGET" in lines[0]
+    )
+    assert not (tmp_path / "o").exists()
+
+
+def test_spent_shrink_budget_keeps_the_regression_and_says_so(cli, tmp_path, read_results):
+    """Under a detach() that returns zeros and a budget of 0 s, shrinking
+    stops at once: the claim still fails, with the example found and a note
+    that it is not a minimal one."""
+    env = mutant_env("detach-returns-zeros", tmp_path / "site")
+    env["TORCH_CONFORMANCE_SHRINK_BUDGET"] = "0"
+    proc, out = run_gate(cli, tmp_path, "--claims", "detach.keeps-dtype-and-values", env=env)
+    assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
+    doc = read_results(out)
+    (t,) = [t for t in doc["tests"] if t["verdict"] == "regression"]
+    assert "shrinking stopped at the budget" in t["failure"]["falsifying_example"]
+    assert "spec=TensorSpec(" in t["failure"]["falsifying_example"]
+    assert "shrinking stopped after 0 s" in t["failure"]["notes"]
