@@ -165,17 +165,22 @@ def element_bytes(t: torch.Tensor) -> np.ndarray:
     n = t.numel()
     if n == 0:
         return np.zeros((0, itemsize), dtype=np.uint8)
-    offsets = np.array(t.storage_offset(), dtype=np.int64)
-    for size, stride in zip(t.shape, t.stride(), strict=True):
-        offsets = offsets[..., None] + np.arange(size, dtype=np.int64) * stride
-    offsets = offsets.reshape(-1)
-    lo, hi = int(offsets.min()), int(offsets.max())
+    shape, strides = tuple(t.shape), t.stride()
+    if any(s < 0 for s in strides):  # torch has none; the arithmetic below assumes it
+        raise ValueError(f"negative strides {strides} are not a torch layout")
+    # Element offsets run from storage_offset (every index 0) to
+    # storage_offset + sum((size - 1) * stride) (every index at its last).
+    lo = t.storage_offset()
+    hi = lo + sum((n - 1) * s for n, s in zip(shape, strides, strict=True))
     storage = t.untyped_storage()
     if storage.device.type != "cpu":
         storage = storage.cpu()
     raw = ctypes.string_at(storage.data_ptr() + lo * itemsize, (hi - lo + 1) * itemsize)
-    index = (offsets - lo)[:, None] * itemsize + np.arange(itemsize, dtype=np.int64)
-    out = np.frombuffer(raw, dtype=np.uint8)[index]  # fancy indexing: a writable copy
+    # The same metadata read by NumPy: one row of ``itemsize`` bytes per
+    # element, at byte strides ``stride * itemsize``; ``copy`` gathers them in
+    # logical row-major order into a fresh, writable array.
+    rows = np.ndarray((*shape, itemsize), np.uint8, raw, 0, (*(s * itemsize for s in strides), 1))
+    out = rows.copy().reshape(n, itemsize)
     # The byte holding the sign bit of each floating component.
     parts = 2 if t.dtype.is_complex else 1
     width = itemsize // parts

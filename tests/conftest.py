@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -14,12 +15,28 @@ ROOT = Path(__file__).resolve().parent.parent
 SEEDS_DIR = ROOT.parent / "shared" / "seeds"
 
 
+#: One bytecode cache for every process the self-tests spawn (outside the
+#: checkout). Each such process imports torch, Hypothesis and the suite and
+#: has pytest rewrite the asserts of ~100 modules (Hypothesis' among them, as
+#: a pytest plugin): where PYTHONDONTWRITEBYTECODE is set (as on this
+#: project's machines) that is 3-4 s of compiling, redone by every process.
+PYCACHE = Path(tempfile.gettempdir()) / f"torch-conformance-selftests-pycache-{os.getuid()}"
+
+
+def subprocess_env(env: dict | None = None) -> dict[str, str]:
+    """``env`` (default ``os.environ``) with bytecode cached under :data:`PYCACHE`."""
+    out = dict(env if env is not None else os.environ)
+    out.pop("PYTHONDONTWRITEBYTECODE", None)
+    out.setdefault("PYTHONPYCACHEPREFIX", str(PYCACHE))
+    return out
+
+
 def run_cli(*args: str, env: dict | None = None, timeout: int = 600) -> subprocess.CompletedProcess:
     """Run ``torch-conformance ARGS`` in a subprocess; returns the completed process."""
     return subprocess.run(
         [sys.executable, "-m", "reports.cli", *args],
         cwd=str(ROOT),
-        env=env or dict(os.environ),
+        env=subprocess_env(env),
         capture_output=True,
         text=True,
         timeout=timeout,

@@ -324,3 +324,20 @@ def test_sweep_tables_render():
     console.print(targeted.by_claim_table(_mutation_doc()))
     text = console.export_text()
     assert "clone-shares-storage" in text and "killed" in text and "ESCAPED" in text
+
+
+def test_a_mutant_run_stops_only_on_claims_it_falsified():
+    """The sweep's early stop (``TORCH_CONFORMANCE_STOP_WHEN_FALSIFIED``)
+    counts a claim as falsified exactly as ``claim_verdicts`` reads a test
+    record: a regression or unexpected pass names it (``failed_claims`` for
+    a test of several claims), and no recorded deviation excuses it."""
+    from conformance.mutants.order import falsified_claims
+
+    assert falsified_claims({"verdict": "regression", "claims": ["a.x"]}) == {"a.x"}
+    assert falsified_claims({"verdict": "unexpected-pass", "claims": ["a.x"]}) == {"a.x"}
+    for verdict in ("held", "expected-deviation", "region-not-reached", "suite-error"):
+        assert falsified_claims({"verdict": verdict, "claims": ["a.x"]}) == set()
+    several = {"verdict": "regression", "claims": ["a.x", "a.y", "a.z"], "failed_claims": ["a.y"]}
+    assert falsified_claims(several) == {"a.y"}
+    excused = {**several, "failed_claims": ["a.x", "a.y"], "claim_expectations": {"a.x": {}}}
+    assert falsified_claims(excused) == {"a.y"}

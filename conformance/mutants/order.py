@@ -13,16 +13,31 @@
   known deviations. Whether a mutant is killed is decided by the first
   failing example, so this only shortens the time to kill; the recorded
   falsifying example is the unshrunk one.
+- ``TORCH_CONFORMANCE_STOP_WHEN_FALSIFIED=1`` (the targeted sweep): stop
+  the session as soon as every claim of ``--claims`` has failed (a test of
+  it ended as a regression or an unexpected pass that names it, and no
+  recorded deviation excuses it). The sweep asks only whether each
+  declared claim turned ``FAILED``; the claim's remaining tests would only
+  confirm it. The stop can never make a claim look falsified: the sweep
+  still reads each verdict from the results (:func:`reports.results.claim_verdicts`),
+  so a wrong early stop shows as an escape. What the sweep no longer sees
+  is a suite error in a test that would have run after the claim failed;
+  suite errors are the business of the run on real torch (the conformance
+  tier of the README test command), not of a mutant's run.
 """
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
 
 ENV = "TORCH_CONFORMANCE_FIRST_CLAIMS"
 NO_SHRINK_ENV = "TORCH_CONFORMANCE_NO_SHRINK"
+STOP_ENV = "TORCH_CONFORMANCE_STOP_WHEN_FALSIFIED"
+#: Verdicts of a test record that falsify the claims it names.
+_FALSIFYING = ("regression", "unexpected-pass")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -51,3 +66,49 @@ def pytest_collection_modifyitems(session, config, items) -> None:
         return min((rank[c] for c in claims if c in rank), default=last)
 
     items.sort(key=key)
+
+
+def falsified_claims(record: dict) -> set[str]:
+    """The claims one test record of the conformance plugin falsifies: for a
+    regression or unexpected pass, its ``failed_claims`` (a test of several
+    claims names the ones that failed) or else all its claims, minus those
+    whose failure is their own recorded deviation (``claim_expectations``)
+    - the same reading :func:`reports.results.claim_verdicts` makes."""
+    if record.get("verdict") not in _FALSIFYING:
+        return set()
+    failed = record.get("failed_claims")
+    named = failed if failed is not None else record.get("claims", [])
+    excused = record.get("claim_expectations") or {}
+    return {c for c in named if c not in excused}
+
+
+_SESSION: dict = {}
+
+
+def pytest_configure(config) -> None:
+    wanted = config.getoption("claims", None) if os.environ.get(STOP_ENV) else None
+    config._stop_when_falsified = (  # type: ignore[attr-defined]
+        {"wanted": {c.strip() for c in wanted.split(",") if c.strip()}, "falsified": set()}
+        if wanted
+        else None
+    )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session) -> None:
+    _SESSION["session"] = session
+
+
+def pytest_runtest_logreport(report) -> None:
+    session = _SESSION.get("session")
+    state = getattr(session.config, "_stop_when_falsified", None) if session else None
+    if state is None:
+        return
+    for key, value in report.user_properties:
+        if key == "conformance":
+            state["falsified"] |= falsified_claims(json.loads(value)) & state["wanted"]
+    if state["falsified"] >= state["wanted"] and not session.shouldfail:
+        # as -x does: the session ends after this test, exit status 1
+        session.shouldfail = "every claim asked for (--claims) has failed: " + ", ".join(
+            sorted(state["wanted"])
+        )

@@ -21,13 +21,19 @@ device-only path (:attr:`Mutant.devices`, e.g. CUDA) on a machine without
 that device is ``not judged here`` (with the reason): it neither proves nor
 disproves anything, and it is counted apart.
 
-Speed: one *fork server* imports torch, NumPy, Hypothesis and pytest once;
-each mutant runs in a forked child that executes the mutant's source (as
-its ``sitecustomize`` would right after ``import torch``) and then
-``pytest.main`` on the modules holding its claims' tests. The suite's own
-modules are imported by the child only, after the patch. ``workers``
-children run at once. Where ``fork`` is missing, each mutant runs in a
-fresh interpreter with a generated ``sitecustomize`` instead.
+Speed: one *fork server* imports torch, NumPy, Hypothesis, pytest and
+libcst (Hypothesis' failing-example patches) once and parses the claim
+registry and oracle table (TOML data; their modules import no torch); each
+mutant runs in a forked child that executes the mutant's source (as its
+``sitecustomize`` would right after ``import torch``) and then
+``pytest.main`` on the modules holding its claims' tests. The suite's
+test and strategy modules are imported by the child only, after the patch,
+from one bytecode cache under ``out_dir`` (compiled, and assert-rewritten
+by pytest, once per sweep). A child stops as soon as every declared claim
+has failed (:mod:`conformance.mutants.order`) and skips pytest's long
+tracebacks (``--tb=native``; the verdicts come from the plugin).
+``workers`` children run at once. Where ``fork`` is missing, each mutant
+runs in a fresh interpreter with a generated ``sitecustomize`` instead.
 """
 
 from __future__ import annotations
@@ -45,7 +51,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from conformance.mutants import CATALOGUE, Mutant, write_sitecustomize
-from conformance.mutants.order import NO_SHRINK_ENV
+from conformance.mutants.order import NO_SHRINK_ENV, STOP_ENV
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFORMANCE_DIR = ROOT / "conformance"
@@ -105,6 +111,9 @@ def _pytest_args(mutant: Mutant, results: Path, profile: str, devices: str) -> l
         *(["--backends", ",".join(mutant.backends)] if mutant.backends else []),
         "--results-json", str(results),
         "-q", "--no-header",
+        # The verdicts come from the plugin; pytest's own long tracebacks
+        # (source lookups per frame) cost ~1 s per failing test and go unread.
+        "--tb=native",
     ]  # fmt: skip
 
 
@@ -115,7 +124,21 @@ _SERVER = r"""
 import json, os, select, signal, sys, time
 import numpy, torch
 import hypothesis, pytest  # noqa: F401
+try:  # libcst, for Hypothesis' failing-example patches: ~1.8 s per child otherwise
+    import hypothesis.extra._patching  # noqa: F401
+except ImportError:
+    pass
 torch.set_num_threads(1)
+# The claim registry and the oracle table are TOML data (their modules import
+# no torch): parsed once here, not once per child (~0.4 s each).
+from conformance.oracles import default_oracles
+from conformance.registry import default_registry
+default_registry(); default_oracles()
+# One bytecode cache (under the sweep's output) for every child: the suite's
+# modules, and pytest's assertion rewriting of them, compile once per sweep
+# instead of once per mutant, even where PYTHONDONTWRITEBYTECODE is set.
+sys.dont_write_bytecode = False
+sys.pycache_prefix = sys.argv[2]
 
 def child(job):
     fd = os.open(job["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -201,6 +224,7 @@ def _child_env(workdir: Path, profile: str) -> dict[str, str]:
     return {
         "HYPOTHESIS_STORAGE_DIRECTORY": str(storage),
         NO_SHRINK_ENV: "1",
+        STOP_ENV: "1",
         "PYTHONHASHSEED": "0",
     }
 
@@ -364,7 +388,7 @@ def sweep(
         env.pop("PYTEST_ADDOPTS", None)
         env.pop("PYTEST_XDIST_WORKER", None)
         proc = subprocess.Popen(
-            [sys.executable, "-c", _SERVER, str(max(1, workers))],
+            [sys.executable, "-c", _SERVER, str(max(1, workers)), str(out_dir / "pycache")],
             cwd=str(ROOT), env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             text=True, start_new_session=True,
         )  # fmt: skip
