@@ -340,6 +340,20 @@ def _torch_version() -> str:
     return torch.__version__
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Move everything alive after collection (torch, NumPy, Hypothesis, the
+    suite's modules, the collected items) into the garbage collector's
+    permanent generation (``gc.freeze()``): the examples' own objects are
+    collected as before, but a full collection no longer walks torch's
+    hundreds of thousands of module-level objects, which Hypothesis' churn
+    of small objects triggers again and again (measured: ~20% of a mutant
+    run's CPU time). Nothing observable changes: no frozen object was
+    garbage, and the tests' objects are created after the freeze."""
+    import gc
+
+    gc.freeze()
+
+
 def pytest_collection_modifyitems(
     session: pytest.Session, config: pytest.Config, items: list
 ) -> None:

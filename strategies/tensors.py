@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -310,6 +311,28 @@ def shapes(
     )
 
 
+#: Strategy objects are immutable and reusable, and Hypothesis validates
+#: each new one (``is_empty``, ``label``, ...) the first time it is drawn
+#: from: building them afresh for every example cost more than drawing from
+#: them (about two thirds of an eager example's time). The helpers below
+#: build each distinct strategy once; the draws, and so the examples of a
+#: derandomized run, are the same.
+_cached = functools.lru_cache(maxsize=None)
+
+
+@_cached
+def _sampled(options: tuple) -> st.SearchStrategy:
+    """``st.sampled_from(options)``, one object per distinct ``options``."""
+    return st.sampled_from(options)
+
+
+@_cached
+def _integers(lo: int, hi: int) -> st.SearchStrategy[int]:
+    """``st.integers(lo, hi)``, one object per distinct range."""
+    return st.integers(lo, hi)
+
+
+@_cached
 def _elements(dtype: torch.dtype) -> st.SearchStrategy:
     """Finite element values for ``dtype`` (floats bounded to +-1e3 to keep
     gradients and products representable in float16)."""
@@ -424,6 +447,7 @@ def _nearest_bfloat16(x: float) -> float:
     return np.array([bits], dtype=np.uint32).view(np.float32)[0].item()
 
 
+@_cached
 def _special_elements(dtype: torch.dtype, values: str) -> st.SearchStrategy:
     """Element values of ``dtype`` for ``values`` in ``("finite", "all")``:
     Hypothesis' ``from_dtype`` (which favours boundary values), mixed with
@@ -457,13 +481,40 @@ def _special_elements(dtype: torch.dtype, values: str) -> st.SearchStrategy:
     return st.one_of(drawn, specials).map(lambda v: v.item() if hasattr(v, "item") else v)
 
 
+@_cached
+def _shuffles(n: int) -> st.SearchStrategy[list[int]]:
+    """Permutations of ``range(n)`` other than the identity."""
+    return st.permutations(range(n)).filter(lambda p: list(p) != sorted(p))
+
+
+@_cached
+def _nonempty_subsets(cand: tuple[int, ...]) -> st.SearchStrategy[list[int]]:
+    """Non-empty lists of distinct members of ``cand``."""
+    return st.lists(st.sampled_from(cand), min_size=1, unique=True)
+
+
+@_cached
+def _view_chains(shape: tuple[int, ...], kinds: tuple[str, ...], max_views: int):
+    """:func:`_view_chain` for these arguments, one object per distinct set."""
+    return _view_chain(shape, kinds, max_views)
+
+
+@_cached
+def _flat_arrays(dtype: torch.dtype, values: str, numel: int) -> st.SearchStrategy[np.ndarray]:
+    """1-D arrays of ``numel`` element values of ``dtype`` in value class ``values``."""
+    elements = _elements(dtype) if values == "bounded" else _special_elements(dtype, values)
+    return hnp.arrays(
+        numpy_dtype(dtype) if dtype != torch.bool else np.dtype(bool), (numel,), elements=elements
+    )
+
+
 @st.composite
 def _view_chain(draw, shape: tuple[int, ...], kinds: Sequence[str], max_views: int):
     """Draw a chain of view ops producing ``shape``; returns (base_shape, ops)."""
     # Views in about four draws out of five: most semantics bugs live there.
     # (sampled_from draws uniformly; integers() and one_of() favour their
     # first/lowest choice, which would starve the view families.)
-    n = draw(st.sampled_from([1, 0, *range(1, max_views + 1)] * 2)) if max_views else 0
+    n = draw(_sampled((1, 0, *range(1, max_views + 1)) * 2)) if max_views else 0
     ops: list[tuple] = []
     out = list(shape)
     for _ in range(n):
@@ -480,20 +531,20 @@ def _view_chain(draw, shape: tuple[int, ...], kinds: Sequence[str], max_views: i
             break
         # Layout-changing views (slice, permute, expand) weigh double.
         kind = draw(
-            st.sampled_from(usable + [k for k in usable if k in ("slice", "permute", "expand")])
+            _sampled((*usable, *(k for k in usable if k in ("slice", "permute", "expand"))))
         )
         if kind in ("offset", "slice"):
-            dim = draw(st.integers(0, len(out) - 1))
-            step = 1 if kind == "offset" else draw(st.integers(2, 3))
-            start = draw(st.integers(1, 2)) if kind == "offset" else draw(st.integers(0, 1))
-            tail = draw(st.integers(0, 1))
+            dim = draw(_integers(0, len(out) - 1))
+            step = 1 if kind == "offset" else draw(_integers(2, 3))
+            start = draw(_integers(1, 2)) if kind == "offset" else draw(_integers(0, 1))
+            tail = draw(_integers(0, 1))
             size = out[dim]
             span = 0 if size == 0 else (size - 1) * step + 1
             out[dim] = start + span + tail
             stop = None if tail == 0 and size > 0 else start + span
             ops.append((kind, dim, start, stop, step))
         elif kind == "permute":
-            perm = draw(st.permutations(range(len(out))).filter(lambda p: list(p) != sorted(p)))
+            perm = draw(_shuffles(len(out)))
             new = [0] * len(out)
             for i, p in enumerate(perm):
                 new[p] = out[i]
@@ -502,7 +553,7 @@ def _view_chain(draw, shape: tuple[int, ...], kinds: Sequence[str], max_views: i
         elif kind == "expand":
             target = tuple(out)
             cand = [i for i, s in enumerate(out) if s != 1]
-            chosen = draw(st.lists(st.sampled_from(cand), min_size=1, unique=True))
+            chosen = draw(_nonempty_subsets(tuple(cand)))
             lead = 0
             if chosen and min(chosen) == 0 and len(out) > 1 and draw(st.booleans()):
                 lead = 1  # the first expanded dim is a new leading dim
@@ -511,13 +562,13 @@ def _view_chain(draw, shape: tuple[int, ...], kinds: Sequence[str], max_views: i
             out = out[lead:]
             ops.append(("expand", target))
         elif kind == "unsqueeze":
-            dim = draw(st.sampled_from([i for i, s in enumerate(out) if s == 1]))
+            dim = draw(_sampled(tuple(i for i, s in enumerate(out) if s == 1)))
             out = out[:dim] + out[dim + 1 :]
             ops.append(("unsqueeze", dim))
         elif kind == "select":
-            dim = draw(st.integers(0, len(out)))
-            index = draw(st.integers(0, 2))
-            out = out[:dim] + [index + 1 + draw(st.integers(0, 1))] + out[dim:]
+            dim = draw(_integers(0, len(out)))
+            index = draw(_integers(0, 2))
+            out = out[:dim] + [index + 1 + draw(_integers(0, 1))] + out[dim:]
             ops.append(("select", dim, index))
     ops.reverse()
     return tuple(out), tuple(ops)
@@ -595,6 +646,23 @@ def tensor_specs(
     )
 
 
+@_cached
+def _shape_families() -> st.SearchStrategy[st.SearchStrategy[tuple[int, ...]]]:
+    """The shape families :func:`tensor_specs` draws from when no shape is
+    given: weighted so that every layout family shows up within ~100 draws
+    (mostly non-empty shapes, a 4-D branch for channels_last bases, and a
+    branch admitting zero-size sides)."""
+    return st.sampled_from(
+        [
+            shapes(min_side=1),
+            shapes(min_dims=2, min_side=1),
+            shapes(min_dims=1, min_side=1),
+            shapes(min_dims=4, max_dims=4, min_side=1, max_side=3),
+            shapes(min_dims=1, min_side=0),
+        ]
+    )
+
+
 @st.composite
 def _tensor_specs(
     draw, *, dtype, shape, views, max_views, channels_last, requires_grad, values
@@ -602,38 +670,27 @@ def _tensor_specs(
     """The draws of :func:`tensor_specs` (arguments validated there)."""
     if dtype is None:
         pool = DIFFERENTIABLE if requires_grad else ALL_DTYPES
-        dt = draw(st.sampled_from(pool))
+        dt = draw(_sampled(tuple(pool)))
     elif isinstance(dtype, st.SearchStrategy):
         dt = draw(dtype)
     elif isinstance(dtype, torch.dtype):
         dt = dtype
     else:
-        dt = draw(st.sampled_from(list(dtype)))
+        dt = draw(_sampled(tuple(dtype)))
     if requires_grad and dt not in DIFFERENTIABLE:
         raise ValueError(f"requires_grad=True asked for non-differentiable dtype {dt}")
     if shape is None:
         # Weighted so that every layout family shows up within ~100 draws:
         # mostly non-empty shapes, a 4-D branch for channels_last bases, and
         # a branch admitting zero-size sides.
-        family = draw(
-            st.sampled_from(
-                [
-                    shapes(min_side=1),
-                    shapes(min_dims=2, min_side=1),
-                    shapes(min_dims=1, min_side=1),
-                    shapes(min_dims=4, max_dims=4, min_side=1, max_side=3),
-                    shapes(min_dims=1, min_side=0),
-                ]
-            )
-        )
-        shp = draw(family)
+        shp = draw(draw(_shape_families()))
     elif isinstance(shape, st.SearchStrategy):
         shp = tuple(draw(shape))
     else:
         shp = tuple(shape)
     kinds = VIEW_KINDS if views is True else tuple(views) if views else ()
     if kinds:
-        base_shape, ops = draw(_view_chain(shp, kinds, max_views))
+        base_shape, ops = draw(_view_chains(tuple(shp), tuple(kinds), max_views))
     else:
         base_shape, ops = shp, ()
     numel = math.prod(base_shape)
@@ -648,14 +705,7 @@ def _tensor_specs(
         from hypothesis import reject
 
         reject()
-    elements = _elements(dt) if values == "bounded" else _special_elements(dt, values)
-    drawn = draw(
-        hnp.arrays(
-            numpy_dtype(dt) if dt != torch.bool else np.dtype(bool),
-            (numel,),
-            elements=elements,
-        )
-    )
+    drawn = draw(_flat_arrays(dt, values, numel))
     storage = tuple(v.item() for v in drawn)
     if dt == torch.bfloat16 and values == "bounded":
         # Drawn as float32: store what the built tensor holds, so the spec's

@@ -208,6 +208,8 @@ import numpy, torch
 torch.set_num_threads(1)
 import hypothesis, pytest  # noqa: F401  (imported before the patch, like in a run)
 from strategies import DIFFERENTIABLE, layout_grid
+import gc
+gc.freeze()  # the children share all of this copy-on-write; no collection walks it
 
 def smoke():
     for spec in layout_grid((torch.float32, torch.int64)):

@@ -139,6 +139,10 @@ default_registry(); default_oracles()
 # instead of once per mutant, even where PYTHONDONTWRITEBYTECODE is set.
 sys.dont_write_bytecode = False
 sys.pycache_prefix = sys.argv[2]
+# Everything imported so far is shared with the children copy-on-write; a
+# full collection in a child would touch (and copy) all of it.
+import gc
+gc.freeze()
 
 def child(job):
     fd = os.open(job["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
