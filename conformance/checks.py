@@ -171,7 +171,7 @@ def element_bytes(t: torch.Tensor) -> np.ndarray:
     # Element offsets run from storage_offset (every index 0) to
     # storage_offset + sum((size - 1) * stride) (every index at its last).
     lo = t.storage_offset()
-    hi = lo + sum((n - 1) * s for n, s in zip(shape, strides, strict=True))
+    hi = lo + sum((size - 1) * s for size, s in zip(shape, strides, strict=True))
     storage = t.untyped_storage()
     if storage.device.type != "cpu":
         storage = storage.cpu()

@@ -317,22 +317,21 @@ def shapes(
 #: them (about two thirds of an eager example's time). The helpers below
 #: build each distinct strategy once; the draws, and so the examples of a
 #: derandomized run, are the same.
-_cached = functools.lru_cache(maxsize=None)
 
 
-@_cached
+@functools.cache
 def _sampled(options: tuple) -> st.SearchStrategy:
     """``st.sampled_from(options)``, one object per distinct ``options``."""
     return st.sampled_from(options)
 
 
-@_cached
+@functools.cache
 def _integers(lo: int, hi: int) -> st.SearchStrategy[int]:
     """``st.integers(lo, hi)``, one object per distinct range."""
     return st.integers(lo, hi)
 
 
-@_cached
+@functools.cache
 def _elements(dtype: torch.dtype) -> st.SearchStrategy:
     """Finite element values for ``dtype`` (floats bounded to +-1e3 to keep
     gradients and products representable in float16)."""
@@ -447,7 +446,7 @@ def _nearest_bfloat16(x: float) -> float:
     return np.array([bits], dtype=np.uint32).view(np.float32)[0].item()
 
 
-@_cached
+@functools.cache
 def _special_elements(dtype: torch.dtype, values: str) -> st.SearchStrategy:
     """Element values of ``dtype`` for ``values`` in ``("finite", "all")``:
     Hypothesis' ``from_dtype`` (which favours boundary values), mixed with
@@ -481,25 +480,25 @@ def _special_elements(dtype: torch.dtype, values: str) -> st.SearchStrategy:
     return st.one_of(drawn, specials).map(lambda v: v.item() if hasattr(v, "item") else v)
 
 
-@_cached
+@functools.cache
 def _shuffles(n: int) -> st.SearchStrategy[list[int]]:
     """Permutations of ``range(n)`` other than the identity."""
     return st.permutations(range(n)).filter(lambda p: list(p) != sorted(p))
 
 
-@_cached
+@functools.cache
 def _nonempty_subsets(cand: tuple[int, ...]) -> st.SearchStrategy[list[int]]:
     """Non-empty lists of distinct members of ``cand``."""
     return st.lists(st.sampled_from(cand), min_size=1, unique=True)
 
 
-@_cached
+@functools.cache
 def _view_chains(shape: tuple[int, ...], kinds: tuple[str, ...], max_views: int):
     """:func:`_view_chain` for these arguments, one object per distinct set."""
     return _view_chain(shape, kinds, max_views)
 
 
-@_cached
+@functools.cache
 def _flat_arrays(dtype: torch.dtype, values: str, numel: int) -> st.SearchStrategy[np.ndarray]:
     """1-D arrays of ``numel`` element values of ``dtype`` in value class ``values``."""
     elements = _elements(dtype) if values == "bounded" else _special_elements(dtype, values)
@@ -646,7 +645,7 @@ def tensor_specs(
     )
 
 
-@_cached
+@functools.cache
 def _shape_families() -> st.SearchStrategy[st.SearchStrategy[tuple[int, ...]]]:
     """The shape families :func:`tensor_specs` draws from when no shape is
     given: weighted so that every layout family shows up within ~100 draws
@@ -680,9 +679,6 @@ def _tensor_specs(
     if requires_grad and dt not in DIFFERENTIABLE:
         raise ValueError(f"requires_grad=True asked for non-differentiable dtype {dt}")
     if shape is None:
-        # Weighted so that every layout family shows up within ~100 draws:
-        # mostly non-empty shapes, a 4-D branch for channels_last bases, and
-        # a branch admitting zero-size sides.
         shp = draw(draw(_shape_families()))
     elif isinstance(shape, st.SearchStrategy):
         shp = tuple(draw(shape))
