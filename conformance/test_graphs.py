@@ -394,29 +394,69 @@ def low_precision_tolerance(
     return rtol, atol, magnitude
 
 
+class _RoundedReads(_Reads):
+    """The ``read`` hook of :func:`emulated_low_precision`: every value a
+    non-aliasing op reads (and the loss's input) is rounded to the dtype its
+    node has in the original graph, then handed on in float64/complex128."""
+
+    def __init__(self, graph: Graph, model: GraphModel) -> None:
+        super().__init__()
+        self._graph = graph
+        self._model = model
+
+    def __call__(self, step: int, pos: int, t: torch.Tensor) -> torch.Tensor:
+        ops = self._graph.ops
+        node = self._graph.output if step == len(ops) else ops[step].args[pos]
+        low = self._model.state(node).dtype
+        if (low.is_floating_point or low.is_complex) and low != t.dtype:
+            t = t.to(low).to(t.dtype)
+        return super().__call__(step, pos, t)
+
+
+def emulated_low_precision(graph: Graph, model: GraphModel, device: str):
+    """The forward pass of ``graph`` computed in float64/complex128 from
+    values rounded to each node's own dtype wherever an op reads them:
+    ``(run, reads)``. It estimates what the low-precision forward pass
+    computes (overflow, rounding, the branch taken at a kink) from float64
+    kernels and dtype conversions alone, so whether an example can be judged
+    is decided without torch's low-precision results (the behaviour under
+    test)."""
+    reads = _RoundedReads(graph, model)
+    run = graph.promoted().run(device, read=reads, replay=True)
+    return run, reads
+
+
 def _ill_conditioned(
-    graph: Graph, leaves: list[int], run, reads: _Reads, ref_run, ref_reads: _Reads,
-    dtype: torch.dtype, rtol: float,
+    graph: Graph, model: GraphModel, device: str, reference: Reference, dtype: torch.dtype,
+    rtol: float,
 ) -> str | None:  # fmt: skip
     """Why the low-precision run of ``graph`` cannot be judged by the rule
     of :mod:`conformance.tolerances` (None if it can), as a short reason for
-    ``evidence.tally("ill-conditioned: <reason>")``: a value or gradient
-    overflows in ``dtype`` (reaches ``finfo(dtype).max / 16``); a relu/abs/maximum/amax takes another branch
-    than in float64 (the gradients then legitimately differ); or a value the
-    forward pass computed already differs from its float64 counterpart by
-    more than ``FORWARD_SHARE * rtol * max(|value|, 1)`` (a cancellation, an
-    exp amplifying rounding), so the gradient budget cannot cover it."""
+    ``evidence.tally("ill-conditioned: <reason>")``.
+
+    Decided from the float64 ``reference`` and the emulated low-precision
+    forward pass (:func:`emulated_low_precision`), never from torch's
+    low-precision results: a value of the emulated forward pass overflows
+    in ``dtype`` (reaches ``finfo(dtype).max / 16``); a gradient of the
+    float64 backward does (``reference.peak``); a relu/abs/maximum/amax takes
+    another branch in the emulation than in float64 (the gradients then
+    legitimately differ); or an emulated value already differs from its
+    float64 counterpart by more than ``FORWARD_SHARE * rtol * max(|value|, 1)``
+    (a cancellation, an exp amplifying rounding), so the gradient budget
+    cannot cover it. (Until 2026-11 this read torch's own low-precision
+    forward values and gradients: a backward kernel wrong enough to overflow
+    declined its own example.)"""
     name = dtype_name(dtype)
     big = torch.finfo(dtype).max / 16
-    for t in (*run.nodes, *reads.values.values()):
+    run, reads = emulated_low_precision(graph, model, device)
+    for t in reads.values.values():
         if (t.is_floating_point() or t.is_complex()) and t.numel():
-            if not bool(torch.isfinite(t).all()) or t.detach().abs().max().item() >= big:
+            if not bool(torch.isfinite(t).all()) or t.abs().max().item() >= big:
                 return f"a value overflows in {name}"
-    for i in leaves:
-        g = run.nodes[i].grad
-        if g is not None and g.numel():
-            if not bool(torch.isfinite(g).all()) or g.abs().max().item() >= big:
-                return f"a gradient overflows in {name}"
+    grads = [g for g in reference.grads.values() if g is not None and g.numel()]
+    if reference.peak >= big or any(not bool(torch.isfinite(g).all()) for g in grads):
+        return f"a gradient overflows in {name}"
+    ref_reads = reference.reads
     for step, op in enumerate(graph.ops):
         if op.kind in _KINK_OPS:
             args = [reads.values.get((step, p)) for p in range(len(op.args))]
@@ -426,7 +466,7 @@ def _ill_conditioned(
                 if not torch.equal(mine.to(theirs.dtype), theirs):
                     return f"{op.kind} takes another branch in {name} than in float64"
     pairs = [(reads.values[k], ref_reads.values[k]) for k in reads.values if k in ref_reads.values]
-    pairs += list(zip(run.nodes, ref_run.nodes, strict=True))
+    pairs += list(zip(run.nodes, reference.run.nodes, strict=True))
     for t, ref in pairs:
         if not (t.is_floating_point() or t.is_complex()) or not t.numel():
             continue
@@ -665,7 +705,7 @@ def test_gradient_values_match_finite_differences(device, graph):
     lowest = _least_precise(graph, model)
 
     reference = float64_reference(graph, device, leaves)
-    ref_run, ref_reads, ref = reference.run, reference.reads, reference.grads
+    ref = reference.grads
 
     # 1. float64 autograd vs finite differences: the backward formulas.
     fd, why = finite_differences(graph, model, device)
@@ -691,14 +731,13 @@ def test_gradient_values_match_finite_differences(device, graph):
 
     # 2. the graph in its own dtypes vs the float64 autograd gradient.
     rtol, atol, magnitude = low_precision_tolerance(graph, device, reference, lowest)
-    reads = _Reads()
-    run = graph.run(device, read=reads)
-    run.loss.backward()
-    reason = _ill_conditioned(graph, leaves, run, reads, ref_run, ref_reads, lowest, rtol)
+    reason = _ill_conditioned(graph, model, device, reference, lowest, rtol)
     if reason:
         evidence.tally(f"ill-conditioned: {reason}")
         note(f"ill-conditioned: {reason}: {lowest} gradient not judged")
         return
+    run = graph.run(device)
+    run.loss.backward()
     note(f"{lowest}: rtol={rtol:.2e}, atol={atol:.2e} (M={magnitude:.3g})")
     for i in leaves:
         got, want = run.nodes[i].grad, ref[i]

@@ -390,6 +390,40 @@ MUTANTS: tuple[Mutant, ...] = (
         """,
     ),
     Mutant(
+        name="half-sin-backward-off-by-1e6",
+        description="sin's backward for float16 returns a million times the gradient (it overflows to inf for most inputs)",
+        claims=("graphs.gradient-values",),
+        region="float16 sin",
+        family="dtype",
+        source="""
+        # issue 28, item 5: the gradient check once declined an example whose
+        # low-precision gradient overflowed, judging by torch's own result.
+        import torch
+        _sin = torch.sin
+        class _Sin(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return _sin(x)
+            @staticmethod
+            def backward(ctx, grad):
+                (x,) = ctx.saved_tensors
+                return grad * torch.cos(x) * 1e6
+        def sin(input, *, out=None):
+            if out is None and input.dtype == torch.float16 and input.requires_grad:
+                return _Sin.apply(input)
+            return _sin(input) if out is None else _sin(input, out=out)
+        torch.sin = sin
+        torch.Tensor.sin = sin
+        """,
+        witness="""
+        import torch
+        x = torch.tensor([0.5], dtype=torch.float16, requires_grad=True)
+        torch.sin(x).sum().backward()
+        assert abs(x.grad.item() - 0.8776) < 1e-2, x.grad
+        """,
+    ),
+    Mutant(
         name="exp-backward-recomputes-float64",
         description="exp's backward for float64 recomputes exp from its input's current value instead of reading the result it saved",
         claims=("graphs.data-silent-example",),
