@@ -60,6 +60,7 @@ __all__ = [
     "checked",
     "credit",
     "muted",
+    "violation_of_muted",
     "tally",
     "current_example",
     "current_ledger",
@@ -121,6 +122,10 @@ class Ledger:
             did not violate it.
         tallies: name -> count, from :func:`tally`.
         muted_counts: claim id -> number of examples violating a muted claim.
+        muted_signatures: claim id -> Counter of ``(exception type name,
+            message)`` of those violations: the plugin
+            requires each to have the signature of the entry that explains
+            the claim's failure (a different one is a regression).
         not_applicable: reason -> number of examples that could not exercise
             the test's claims on this torch (:func:`not_applicable`).
         region: deviation key -> {"inside": n, "outside": m} (filled by the plugin).
@@ -131,14 +136,20 @@ class Ledger:
     claim_examples: Counter = field(default_factory=Counter)
     tallies: Counter = field(default_factory=Counter)
     muted_counts: Counter = field(default_factory=Counter)
+    muted_signatures: dict = field(default_factory=dict)
     not_applicable: Counter = field(default_factory=Counter)
     region: dict = field(default_factory=dict)
+
+    def note_violation(self, claim: str, exception: str, message: str) -> None:
+        """Keep the signature of one violation of the muted ``claim``."""
+        self.muted_signatures.setdefault(claim, Counter())[(exception, message[:2000])] += 1
 
     def reset_counts(self) -> None:
         """Forget the counts of a previous pass (the muted set stays)."""
         self.claim_examples.clear()
         self.tallies.clear()
         self.muted_counts.clear()
+        self.muted_signatures.clear()
         self.not_applicable.clear()
         self.region.clear()
 
@@ -150,8 +161,9 @@ class Ledger:
         if not passed or ex.credited:
             return
         violated = {c for c, _ in ex.muted_violations}
-        for c, _ in ex.muted_violations:
+        for c, message in ex.muted_violations:
             self.muted_counts[c] += 1
+            self.note_violation(c, "ClaimViolation", f"[{c}] {message}")
         checked = ex.checked or (set(self.claims) - self.muted)
         for c in checked - violated:
             self.claim_examples[c] += 1
@@ -245,6 +257,21 @@ def check(claim: str, ok: bool, message: str) -> None:
             ex.muted_violations.append((claim, message))
         return
     raise ClaimViolation(claim, message)
+
+
+def violation_of_muted(claim: str, message: str, exception: str = "AssertionError") -> None:
+    """Record a violation of ``claim``, which the running test muted (it
+    already failed), instead of raising it: counted, and its signature kept
+    for the plugin to compare with the entry that explains the claim.
+
+    For a check that goes on after the violation itself (the state machine:
+    one program checks many claims and keeps going where it can); a
+    :func:`check` of a muted claim records its violations the same way.
+    ``message`` is the text the violation would have been raised with."""
+    led = current_ledger()
+    if led is not None:
+        led.muted_counts[claim] += 1
+        led.note_violation(claim, exception, message)
 
 
 def muted(claim: str) -> bool:

@@ -14,16 +14,23 @@ _BAD = ("ERROR", "FAILED", "unexpected pass")
 
 
 def _test_signature(t: dict) -> str:
-    """The signature a test failed with: for an expected deviation, the
-    recorded one it matched (raw messages may differ between pytest or torch
-    versions while still matching it); otherwise the observed first line."""
+    """The signature a test failed with, as observed: the first line of its
+    failure, or, for a deviation counted example by example, of the first
+    example that deviated (``region.example``); the recorded signature only
+    where a run kept neither (results written before 2026-11)."""
     exp = t.get("expectation")
     if t.get("verdict") not in ("regression", "expected-deviation"):
         return ""  # held, skipped, or not reached (another claim's failure)
+    observed = (t.get("failure") or {}).get("signature")
+    if observed:
+        return observed
+    example = (t.get("region") or {}).get("example") or ""
+    if "\n-> " in example:
+        return example.rsplit("\n-> ", 1)[1]
     if t.get("verdict") == "expected-deviation" and exp:
         where = f" on {exp['region_text']}" if not exp.get("whole_test", True) else ""
         return f"{exp['exception']}: ...{exp['match']}... (as recorded{where})"
-    return (t.get("failure") or {}).get("signature") or ""
+    return ""
 
 
 def _signature(cell: dict) -> str | None:

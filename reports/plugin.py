@@ -35,7 +35,6 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, Phase, is_hypothesis_test, settings
-from hypothesis.errors import InvalidArgument
 
 from conformance.expectations import (
     EXPECTATIONS_DIR,
@@ -436,20 +435,11 @@ def pytest_collection_modifyitems(
             return _run_example(__inner, args, kwargs)
 
         fn.hypothesis.inner_test = per_example
-        if any(d.whole_test for d in hits):
-            # A whole-test deviation fails fast: no shrinking, the first
-            # falsifying example is enough to compare signatures.
-            # A test with its own @settings cannot be re-decorated (Hypothesis
-            # refuses); it keeps shrinking, which costs time, not verdicts.
-            try:
-                item.obj = settings(phases=[Phase.explicit, Phase.reuse, Phase.generate])(fn)
-            except InvalidArgument:
-                pass
 
 
 #: The item whose test is running: its applicable deviations, and its last
 #: failing example ``(fn, kwargs, draws, error)`` for the torch-only snippet.
-_RUN: dict = {"hits": [], "failing": None, "failed_at": None, "raised": None}
+_RUN: dict = {"hits": [], "claims": (), "failing": None, "failed_at": None, "raised": None}
 
 
 class _Draws:
@@ -561,6 +551,11 @@ def _run_example_timed(fn, args: tuple, kwargs: dict):
 
     led = evidence.current_ledger()
     regional = [d for d in _RUN["hits"] if not d.whole_test]
+    # A whole-test entry of a single-claim test is checked on every example
+    # (a test of several claims re-runs with the failed claim muted instead,
+    # and compares each later violation with the entry: see
+    # _per_claim_deviations).
+    whole = [d for d in _RUN["hits"] if d.whole_test] if len(_RUN["claims"]) == 1 else []
     draws: list = []
     call_kwargs = {
         k: _Draws(v, draws) if type(v).__name__ == "DataObject" else v for k, v in kwargs.items()
@@ -584,6 +579,21 @@ def _run_example_timed(fn, args: tuple, kwargs: dict):
             # The last failing example of a test is the one Hypothesis
             # reports (it replays the minimal one last): kept for the snippet.
             _RUN["failing"] = (fn, call_kwargs, list(draws), e)
+        if error is not None and whole:
+            pairs = [(type(x).__name__, str(x)) for x in _flatten(error)]
+            matched = next((d for d in whole if all(d.matches_failure(t, m) for t, m in pairs)), None)
+            if matched is not None:
+                # deviates as recorded: counted, and the search goes on, so
+                # every example is compared with the entry (one that fails
+                # differently is a regression, raised below and shrunk)
+                _count_inside(led, matched, kwargs, pairs)
+                if led is not None:
+                    led.finish_example(ex, passed=False)
+                return None
+            error.add_note(
+                f"(the recorded whole-test deviation {whole[0].key} is {whole[0].exception}: "
+                f"{whole[0].match!r})"
+            )
         if not regional:
             if error is not None:
                 raise error
@@ -648,15 +658,23 @@ def _run_example_timed(fn, args: tuple, kwargs: dict):
         # "outside" counts the examples outside every region of the test (the
         # claim was asserted there and held), so one deviation's examples are
         # never counted as another's "held elsewhere".
-        stats[matched.key]["inside"] += 1
-        if "example" not in stats[matched.key]:
-            shown = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
-            stats[matched.key]["example"] = (
-                f"{shown[:1500]}\n-> {pairs[0][0]}: {pairs[0][1].splitlines()[0][:300]}"
-            )
+        _count_inside(led, matched, kwargs, pairs)
         if led is not None:
             led.finish_example(ex, passed=False)
         return None
+
+
+def _count_inside(led, d, kwargs: dict, pairs: list) -> None:
+    """Count one example that deviated as entry ``d`` records; the first
+    one is kept (its arguments and the observed signature) for the report."""
+    if led is None:
+        return
+    st = led.region.setdefault(d.key, {"inside": 0, "outside": 0})
+    st["inside"] += 1
+    if "example" not in st:
+        shown = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
+        first = pairs[0][1].splitlines()[0] if pairs[0][1] else ""
+        st["example"] = f"{shown[:1500]}\n-> {pairs[0][0]}: {first[:300]}"
 
 
 #: Exception types that are defects of the suite, never verdicts on torch.
@@ -686,12 +704,19 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 _ledger_key = pytest.StashKey[dict]()
 
 
-def _per_claim_deviations(report, record: dict, whole: list, failures: dict) -> dict:
+def _per_claim_deviations(
+    report, record: dict, whole: list, failures: dict, muted: dict | None = None
+) -> dict:
     """The verdict of a test of several claims that has whole-test deviations.
 
     Each deviation covers its own claim only: a claim whose failure has the
     recorded signature is an expected deviation (``claim_expectations``), and
-    any other claim's failure is a regression. A deviating claim that never
+    any other claim's failure is a regression - one claim's entry never
+    explains another claim's failure, even one the same failure text cites.
+    Every later violation of an explained claim (``muted``: claim -> the
+    ``[exception, message, count]`` the re-runs recorded with the claim
+    muted) must have the entry's signature too; one that differs is a
+    regression (``changed_violations``). A deviating claim that never
     failed is "region not reached" (``unreached_claims``): a whole-test entry
     names no region, so a run whose examples (the state machine's programs)
     never met the deviating input cannot tell a fix from a miss - the claim's
@@ -710,15 +735,25 @@ def _per_claim_deviations(report, record: dict, whole: list, failures: dict) -> 
                 stale.setdefault(d.claim, d)
         elif d.claim not in expected and d.matches_failure(f["exception"], f["message"]):
             expected[d.claim] = d
-    for c, f in failures.items():
-        # A failure that named no claim was attributed to every claim still
-        # unmuted: where its deviation matched, it is explained for all of them.
-        shared = next((d for e, d in expected.items() if failures[e] is f), None)
-        if c not in expected and shared is not None:
-            expected[c] = shared
+    changed: dict[str, list] = {}
+    for c, d in list(expected.items()):
+        other = [v for v in (muted or {}).get(c, []) if not d.matches_failure(v[0], v[1])]
+        if other:
+            changed[c] = other
+            del expected[c]
     stale = {c: d for c, d in stale.items() if c not in expected}
     unexplained = [c for c in failures if c not in expected]
     out = {k: v for k, v in record.items() if k not in ("expectation", "changed_failure")}
+    if changed:
+        out["changed_violations"] = changed
+        report.sections.append((
+            "conformance",
+            "CHANGED FAILURE: " + "; ".join(
+                f"{c}: a later violation reads {v[0][0]}: {v[0][1].splitlines()[0][:300]!r}, "
+                "not the recorded "
+                "signature" for c, v in changed.items()
+            ),
+        ))  # fmt: skip
     if expected:
         out["claim_expectations"] = {c: d.to_dict() for c, d in expected.items()}
     if stale:
@@ -749,8 +784,11 @@ def _unmeasured_note(d) -> str:
 
 
 def _cited_claims(e: BaseException, claims: tuple[str, ...]) -> list[str]:
-    """The claims a failure names: a :class:`ClaimViolation`'s claim, or the
-    claim ids cited in its message (the state machine's steps cite theirs)."""
+    """The claims a failure blames: a :class:`ClaimViolation`'s claim; the
+    ``[claim-id]`` a message starts with (the state machine's failures: the
+    claim of the check that failed, never the other claims its step cites,
+    which the message lists for the reader); else the claim ids the message
+    names."""
     from conformance.evidence import ClaimViolation
 
     out: list[str] = []
@@ -759,6 +797,10 @@ def _cited_claims(e: BaseException, claims: tuple[str, ...]) -> list[str]:
             out.append(x.claim)
             continue
         text = str(x)
+        lead = re.match(r"\[([\w.-]+)\] ", text)
+        if lead and lead.group(1) in claims:
+            out.append(lead.group(1))
+            continue
         out.extend(c for c in claims if re.search(rf"(?<![\w.-]){re.escape(c)}(?![\w-])", text))
     return list(dict.fromkeys(out))
 
@@ -782,6 +824,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function):
     kwargs = {n: pyfuncitem.funcargs[n] for n in names if n in pyfuncitem.funcargs}
     hyp = is_hypothesis_test(fn)
     _RUN["hits"] = pyfuncitem.stash.get(_expect_key, [])
+    _RUN["claims"] = tuple(claims)
     failures: dict[str, dict] = {}
     first: BaseException | None = None
     failing = None
@@ -819,18 +862,28 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function):
                     if not new or len(claims) == 1:
                         break  # nothing attributable left to mute: stop here
                     led.muted.update(new)
-                    if led.muted >= set(claims) or (selected and led.muted >= selected):
+                    # a claim a whole-test entry may explain gets one more
+                    # pass muted: each later violation must match the entry
+                    recheck = any(d.whole_test and d.claim in new for d in _RUN["hits"])
+                    if not recheck and (
+                        led.muted >= set(claims) or (selected and led.muted >= selected)
+                    ):
                         # every claim of the test, or every one this run was
                         # asked about (--claims), has its failure already
                         break
         finally:
             _RUN["hits"] = []
+            _RUN["claims"] = ()
             snippet = _snippet(pyfuncitem, claims, failing) if first is not None else {}
             pyfuncitem.stash[_ledger_key] = {
                 **snippet,
                 "claim_examples": dict(led.claim_examples),
                 "tallies": dict(led.tallies),
                 "muted_counts": dict(led.muted_counts),
+                "muted_signatures": {
+                    c: [[exc, msg, n] for (exc, msg), n in sigs.most_common()]
+                    for c, sigs in led.muted_signatures.items()
+                },
                 "not_applicable": dict(led.not_applicable),
                 "region": {k: dict(v) for k, v in led.region.items()},
                 "failures": failures,
@@ -945,7 +998,27 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
                 and (not d.unmeasured or stats.get(d.key, {}).get("inside", 0) > 0)
             ]
             reached = [d for d in regional if stats.get(d.key, {}).get("inside", 0) > 0]
-            if whole:
+            # a single-claim test compared every example with its whole-test
+            # entries (_run_example_timed): those that deviated as recorded
+            deviated = [
+                d for d in hits if d.whole_test and stats.get(d.key, {}).get("inside", 0) > 0
+            ]
+            if deviated and len(claims) == 1:
+                d = deviated[0]
+                region = _region_record(d, stats)
+                held = max(led.get("claim_examples", {}).values(), default=0)
+                report.outcome = "skipped"
+                report.wasxfail = (
+                    f"expected deviation{_unmeasured_note(d)} {d.key}: every failing example "
+                    f"deviates as recorded ({region['inside']} examples; {held} held): {d.reason}"
+                )
+                record = {
+                    "verdict": "expected-deviation",
+                    "outcome": "passed",
+                    "expectation": d.to_dict(),
+                    "region": region,
+                }
+            elif whole:
                 d = whole[0]
                 report.outcome = "failed"
                 report.longrepr = (
@@ -1082,7 +1155,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     if led and len(claims) > 1 and record["verdict"] != "suite-error":
         whole = [d for d in item.stash.get(_expect_key, []) if d.whole_test]
         if whole:
-            record = _per_claim_deviations(report, record, whole, led.get("failures", {}))
+            record = _per_claim_deviations(
+                report, record, whole, led.get("failures", {}), led.get("muted_signatures")
+            )
     if led:
         failures = led.get("failures", {})
         if len(claims) > 1 and failures and record["verdict"] != "held":

@@ -365,3 +365,135 @@ def test_spent_shrink_budget_keeps_the_regression_and_says_so(cli, tmp_path, rea
     assert "shrinking stopped at the budget" in t["failure"]["falsifying_example"]
     assert "spec=TensorSpec(" in t["failure"]["falsifying_example"]
     assert "shrinking stopped after 0 s" in t["failure"]["notes"]
+
+
+#: detach() copies float64 tensors (the recorded whole-test deviation below)
+#: and, with ``refuse_int64``, refuses int64 ones with an error of its own.
+_DETACH_COPIES_SOURCE = """
+import torch
+_detach = torch.Tensor.detach
+def detach(self):
+    if self.dtype == torch.int64 and {refuse_int64}:
+        raise RuntimeError("detach() refused for int64 (a different regression)")
+    out = _detach(self)
+    return out.clone() if self.dtype == torch.float64 else out
+torch.Tensor.detach = detach
+"""
+
+
+@pytest.mark.parametrize("refuse_int64", [False, True])
+def test_a_whole_test_entry_checks_every_example(cli, tmp_path, read_results, refuse_int64):
+    """A whole-test entry of a single-claim test is compared with every
+    example, not with the first failing one (issue 28, item 2): with
+    detach() copying float64 tensors recorded as the test's deviation, the
+    test runs its full example count, every float64 example deviates as
+    recorded and the others hold; a torch that also breaks int64 detach in a
+    way of its own fails the gate, however many float64 examples came first
+    (the entry once switched shrinking off and read the first failure)."""
+    from conformance.mutants import Mutant
+
+    mutant = Mutant(
+        name="detach-copies-float64-self-test",
+        description="self-test",
+        claims=(SHARES,),
+        source=_DETACH_COPIES_SOURCE.format(refuse_int64=refuse_int64),
+        witness="",
+    )
+    env = mutant_env(mutant, tmp_path / "mutant")
+    exp = _expectations(
+        tmp_path,
+        f"""
+        [[deviation]]
+        claim = "{SHARES}"
+        test = "test_detach_shares_storage"
+        exception = "AssertionError"
+        match = "detach() result does not share storage with its input"
+        reason = "pretend detach copies float64 tensors"
+        upstream = "not triaged"
+        torch = ">=1.0,<9"
+        """,
+    )
+    proc, out = run_gate(cli, tmp_path, "--claims", SHARES, "--expectations", exp, env=env)
+    (t,) = [
+        t for t in read_results(out)["tests"]
+        if t["name"] == "test_detach_shares_storage" and t["device"] == "cpu"
+    ]  # fmt: skip
+    if refuse_int64:
+        assert proc.returncode == 1, proc.stdout[-2000:]
+        assert t["verdict"] == "regression", t["verdict"]
+        assert "refused for int64" in t["failure"]["message"]
+    else:
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+        assert t["verdict"] == "expected-deviation", t["verdict"]
+        assert t["region"]["inside"] >= 2, t["region"]
+        assert t["example_counts"]["checked"] >= 50, t["example_counts"]
+
+
+#: copy_() returns a clone for a float64 dst (the recorded whole-test
+#: deviation below) and, with ``rebind_int64``, moves an int64 dst to new
+#: storage (a different violation of the same claim).
+_COPY_SOURCE = """
+import torch
+_copy = torch.Tensor.copy_
+def copy_(self, src, non_blocking=False):
+    out = _copy(self, src, non_blocking)
+    if self.dtype == torch.int64 and {rebind_int64} and self.numel():
+        with torch.no_grad():
+            self.set_(self.clone())
+    return out.clone() if self.dtype == torch.float64 else out
+torch.Tensor.copy_ = copy_
+"""
+
+
+@pytest.mark.parametrize("rebind_int64", [False, True])
+def test_later_violations_of_an_explained_claim_must_match_its_entry(
+    cli, tmp_path, read_results, rebind_int64
+):
+    """In a test of several claims, a claim whose failure a whole-test entry
+    explains is re-run muted, and each of its later violations must have the
+    entry's signature (issue 28, item 2): with copy_() returning a clone for
+    float64 recorded as a deviation of copy.returns-self, the gate passes and
+    copy.copies-values holds; a torch that also rebinds int64 destinations
+    to new storage (copy.returns-self's other check) fails the gate, even
+    when the recorded failure was met first."""
+    from conformance.mutants import Mutant
+
+    claim = "copy.returns-self"
+    mutant = Mutant(
+        name="copy-returns-clone-self-test",
+        description="self-test",
+        claims=(claim,),
+        source=_COPY_SOURCE.format(rebind_int64=rebind_int64),
+        witness="",
+    )
+    env = mutant_env(mutant, tmp_path / "mutant")
+    exp = _expectations(
+        tmp_path,
+        f"""
+        [[deviation]]
+        claim = "{claim}"
+        test = "test_copy_returns_self_and_copies_values"
+        exception = "ClaimViolation"
+        match = "copy_() did not return self"
+        reason = "pretend copy_ returns a clone for float64"
+        upstream = "not triaged"
+        torch = ">=1.0,<9"
+        """,
+    )
+    proc, out = run_gate(cli, tmp_path, "--claims", claim, "--expectations", exp, env=env)
+    (t,) = [
+        t for t in read_results(out)["tests"]
+        if t["name"] == "test_copy_returns_self_and_copies_values" and t["device"] == "cpu"
+    ]  # fmt: skip
+    if rebind_int64:
+        assert proc.returncode == 1, proc.stdout[-2000:]
+        assert t["verdict"] == "regression", t["verdict"]
+        changed = t.get("changed_violations", {}).get(claim) or [
+            [t["claim_failures"][claim]["exception"], t["claim_failures"][claim]["message"]]
+        ]
+        assert any("changed dst's storage" in v[1] for v in changed), changed
+    else:
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+        assert t["verdict"] == "expected-deviation", t["verdict"]
+        assert claim in t["claim_expectations"]
+        assert t["claim_examples"].get("copy.copies-values", 0) >= 50, t["claim_examples"]

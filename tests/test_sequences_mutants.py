@@ -163,3 +163,45 @@ def _installed() -> str:
     from packaging.version import Version
 
     return Version(torch.__version__).public
+
+
+def test_one_claims_entry_never_explains_another_claim_of_the_same_step(
+    cli, tmp_path, read_results
+):
+    """A step that cites several claims blames each violation on its own
+    claim and goes on checking the others (issue 28, item 3).
+
+    Under ``seq-expanded-setitem-writes-wrong-value`` a scalar index
+    assignment into an expanded tensor writes - as torch 2.15 does on the
+    CPU, recorded there as an expected deviation of
+    ``sequences.write-overlap-raises`` - but the wrong value and without a
+    version bump. With that 2.15 entry applied to the installed torch, the
+    refusal the model predicted is explained, and the step still checks what
+    the write did: ``sequences.index-assignment-in-place`` fails with a
+    failure of its own (the values), never explained by the entry of
+    ``sequences.write-overlap-raises`` (which it once was: the failure text
+    cited both claims, and the entry was handed to every claim it cited)."""
+    env = mutant_env("seq-expanded-setitem-writes-wrong-value", tmp_path / "mutant")
+    exp = tmp_path / "sequences.toml"
+    exp.write_text(
+        '[[deviation]]\nclaim = "sequences.write-overlap-raises"\ntest = "test_copy_sequences"\n'
+        'devices = ["cpu"]\nexception = "AssertionError"\n'
+        'match = "refers to a single memory location) but torch did not raise"\n'
+        f'torch = ">=1.0,<9"\nmeasured = ["{_installed()}"]\nupstream = "not triaged"\n'
+        'reason = "self-test: the 2.15 entry, applied to the installed torch"\n'
+    )
+    out = tmp_path / "out"
+    proc = cli(
+        "run", "--no-measure", "-n", "0", "--devices", "cpu", "--out", str(out),
+        "--claims", ",".join(MACHINE_ONLY), "--expectations", str(exp), env=env,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-2000:]
+    doc = read_results(out)
+    (machine,) = [t for t in doc["tests"] if t["name"] == "test_copy_sequences"]
+    assert machine["verdict"] == "regression", machine["verdict"]
+    explained = machine.get("claim_expectations", {})
+    assert "sequences.write-overlap-raises" in explained, sorted(explained)
+    assert "sequences.index-assignment-in-place" not in explained
+    own = machine["claim_failures"]["sequences.index-assignment-in-place"]["message"]
+    assert own.startswith("[sequences.index-assignment-in-place] "), own[:300]
+    assert "holds" in own.splitlines()[0], own[:300]  # the values written, not the refusal

@@ -52,7 +52,9 @@ reported as an unexpected pass); outside it the claim itself is asserted
 (a failure there is a regression). The test runs its full example count
 either way, and the verdict says how many examples fell on each side.
 An entry without ``region`` covers the whole test and is flagged in the
-report as a *whole-test deviation*.
+report as a *whole-test deviation*; the test still runs its full example
+count, and every failing example (every later violation, in a test of
+several claims) must have the entry's signature.
 
 A test of that claim that fails with exactly this signature is an *expected
 deviation*; one that fails differently is a *regression* (changed failure);

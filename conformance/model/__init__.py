@@ -53,7 +53,7 @@ here, so ``from conformance.model import ...`` is the one import to use.
 from __future__ import annotations
 
 from conformance.model.autograd import AutogradRules
-from conformance.model.claims import CLAIM_IDS, MSG, Raises
+from conformance.model.claims import CLAIM_IDS, MSG, WAIVABLE, Raises
 from conformance.model.construct import InteropRules, storage_values
 from conformance.model.copies import CopyRules
 from conformance.model.core import ModelCore
@@ -78,6 +78,7 @@ __all__ = [
     "DTYPES",
     "DIFFERENTIABLE",
     "MSG",
+    "WAIVABLE",
     "Raises",
     "Buffer",
     "Storage",

@@ -114,3 +114,10 @@ class Raises(Exception):
     def matches(self, error: BaseException) -> bool:
         """True when ``error`` has this type name and one of the substrings."""
         return type(error).__name__ == self.exc and any(m in str(error) for m in self.match)
+
+
+#: The refusals a prediction can be made without (:meth:`Model.waiving`):
+#: the operation has a defined effect when torch performs it anyway - an
+#: overlapping write writes (the elements several writes reach are left to
+#: torch where the written values differ).
+WAIVABLE: frozenset[str] = frozenset({"sequences.write-overlap-raises"})

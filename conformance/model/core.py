@@ -3,6 +3,7 @@ and the observations every rule shares (values, version counters)."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 
@@ -53,6 +54,8 @@ class ModelCore:
         #: tensors whose ``.grad`` the last backward leaves to torch (see
         #: :class:`conformance.model.graph.Outcome`)
         self.grad_unspecified: set[TensorModel] = set()
+        #: claims whose refusal the model skips (see :meth:`waiving`)
+        self.waived: frozenset[str] = frozenset()
         self._ids = itertools.count()
 
     # ---- bookkeeping ------------------------------------------------------
@@ -66,6 +69,37 @@ class ModelCore:
         assert claim in _CLAIMS, claim
         if claim not in self.cited:
             self.cited.append(claim)
+
+    @contextlib.contextmanager
+    def waiving(self, claim: str):
+        """Predict as if torch did not refuse what ``claim`` says it refuses.
+
+        For a state machine that saw torch perform an operation the model
+        predicts it refuses (a violation of ``claim``, already recorded): the
+        prediction made inside this block is what the operation does when it
+        runs, so the program goes on checking the step's other claims (the
+        values written, the version bump). Only the refusals in
+        :data:`conformance.model.claims.WAIVABLE` have such a continuation; any other refusal still
+        raises :class:`Raises`."""
+        old = self.waived
+        self.waived = old | {claim}
+        try:
+            yield
+        finally:
+            self.waived = old
+
+    def _refuses(self, claim: str) -> bool:
+        """False when ``claim``'s refusal is waived (cited either way)."""
+        self._cite(claim)
+        return claim not in self.waived
+
+    def adopt_values(self, t: TensorModel, actual: np.ndarray) -> None:
+        """Take torch's values for every element of ``t`` (``actual``: its
+        values read from torch, storage representation) - after a violation
+        of a claim the run already failed, so the program goes on checking
+        the others from the state torch is in."""
+        pos = t.positions()
+        t.buffer.values[pos] = convert(np.asarray(actual), t.dtype, t.dtype)
 
     def _raise(self, exc: str, *match: str, claim: str) -> Raises:
         self._cite(claim)

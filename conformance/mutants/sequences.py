@@ -91,11 +91,9 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         name="seq-copy-into-view-loses-graph",
         description="copy_ runs without autograd (no graph, no leaf check) when the destination is a view",
-        claims=(
-            "sequences.leaf-inplace-raises",
-            "sequences.copy-in-place",
-            "sequences.inplace-records-history",
-        ),
+        # sequences.copy-in-place (values, return, bump) holds under this
+        # mutant: only the refusal and the history are broken
+        claims=("sequences.leaf-inplace-raises", "sequences.inplace-records-history"),
         region="destinations that are views",
         family="autograd",
         source="""
@@ -114,6 +112,29 @@ MUTANTS: tuple[Mutant, ...] = (
         src = torch.ones(2, requires_grad=True)
         base[:2].copy_(src)
         assert base.requires_grad and base.grad_fn is not None
+        """,
+    ),
+    Mutant(
+        name="seq-copy-returns-a-clone-float64",
+        description="dst.copy_(src) of a float64 destination writes dst but returns a clone of it instead of dst itself",
+        claims=("sequences.copy-in-place",),
+        region="float64 destinations",
+        family="dtype",
+        source="""
+        import torch
+        _copy = torch.Tensor.copy_
+        def _copy_(self, src, non_blocking=False):
+            out = _copy(self, src, non_blocking)
+            if self.dtype == torch.float64:
+                with torch.no_grad():
+                    return out.clone()
+            return out
+        torch.Tensor.copy_ = _copy_
+        """,
+        witness="""
+        import torch
+        dst = torch.zeros(2, dtype=torch.float64)
+        assert dst.copy_(torch.ones(2)) is dst
         """,
     ),
     # ---- copies -----------------------------------------------------------
@@ -507,7 +528,10 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         name="seq-unsqueeze-detaches-grad",
         description="unsqueeze() of a tensor that requires grad returns a view of its detached alias (no history, not a view of the root)",
-        claims=("sequences.view-autograd-follows-base", "sequences.views-alias-base"),
+        # its _base is wrong too (sequences.views-alias-base), but the machine
+        # ends a program at the first violation it cannot follow, and the
+        # history check of the same tensor comes first
+        claims=("sequences.view-autograd-follows-base",),
         region="inputs that require grad",
         family="autograd",
         source="""
@@ -715,6 +739,40 @@ MUTANTS: tuple[Mutant, ...] = (
         x = torch.zeros(2, 2)
         x[0] = 1.0
         assert x[0, 0].item() == 1.0 and x[1, 0].item() == 0.0
+        """,
+    ),
+    Mutant(
+        name="seq-expanded-setitem-writes-wrong-value",
+        description="t[i] = v of a Python scalar into an expanded (stride-0) target writes, as CUDA and torch 2.15 do, but v + 1 (not v for bool) and without bumping the version counter",
+        claims=("sequences.index-assignment-in-place",),
+        region="index assignment of a Python scalar into a tensor with a stride-0 dimension of size > 1",
+        family="layout",
+        source="""
+        # issue 28, item 3: the step that refuses this write cites three
+        # claims; a run that failed sequences.write-overlap-raises (expected
+        # on torch 2.15, which writes) must still check the values written.
+        import torch
+        _setitem = torch.Tensor.__setitem__
+        def _setitem_wrong(self, key, value):
+            if isinstance(value, (bool, int, float)):
+                target = self.data if key is Ellipsis else self.data[key]
+                if any(st == 0 and n > 1 for n, st in zip(target.shape, target.stride())):
+                    size = [1 if st == 0 else n for n, st in zip(target.shape, target.stride())]
+                    dense = target.as_strided(size, target.stride(), target.storage_offset())
+                    dense.fill_((not value) if target.dtype == torch.bool else value + 1)
+                    return
+            return _setitem(self, key, value)
+        torch.Tensor.__setitem__ = _setitem_wrong
+        """,
+        witness="""
+        import torch
+        e = torch.zeros(2).expand(3, 2)
+        try:
+            e[0] = 1
+        except RuntimeError as err:
+            assert "single memory location" in str(err)
+        else:
+            assert e.tolist() == [[1.0, 1.0]] * 3 and e._version == 1, (e, e._version)
         """,
     ),
     Mutant(
