@@ -205,7 +205,8 @@ def save_supports(dtype: torch.dtype) -> bool:
     saving them (:data:`RELEASE_FEATURES` ``save-wide-unsigned``). Decided
     from the release, never by saving: a ``torch.save`` that refuses a dtype
     on a release that supports it is a verdict on the serialization claims."""
-    if dtype in (torch.uint16, torch.uint32, torch.uint64):
+    wide = {getattr(torch, n, None) for n in ("uint16", "uint32", "uint64")} - {None}
+    if dtype in wide:  # (torch < 2.3 has none of them)
         return release_has("save-wide-unsigned")
     return True
 

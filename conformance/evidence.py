@@ -121,7 +121,9 @@ class Ledger:
         claim_examples: claim id -> number of examples that checked it and
             did not violate it.
         tallies: name -> count, from :func:`tally`.
-        muted_counts: claim id -> number of examples violating a muted claim.
+        muted_counts: claim id -> number of violations of a muted claim (one
+            per example for :func:`check`; a state-machine program can record
+            several).
         muted_signatures: claim id -> Counter of ``(exception type name,
             message)`` of those violations: the plugin
             requires each to have the signature of the entry that explains

@@ -412,17 +412,26 @@ class _RoundedReads(_Reads):
             t = t.to(low).to(t.dtype)
         return super().__call__(step, pos, t)
 
+    def target(self, step: int, t: torch.Tensor) -> None:
+        """The tensor an in-place op writes: rounded in place to its node's
+        dtype (the op reads it too) and recorded as read at position 0."""
+        low = self._model.state(self._graph.ops[step].args[0]).dtype
+        if (low.is_floating_point or low.is_complex) and low != t.dtype:
+            t.copy_(t.to(low).to(t.dtype))
+        self.values[(step, 0)] = t.detach().clone()
+
 
 def emulated_low_precision(graph: Graph, model: GraphModel, device: str):
     """The forward pass of ``graph`` computed in float64/complex128 from
-    values rounded to each node's own dtype wherever an op reads them:
+    values rounded to each node's own dtype wherever an op reads them (an
+    in-place op's target too):
     ``(run, reads)``. It estimates what the low-precision forward pass
     computes (overflow, rounding, the branch taken at a kink) from float64
     kernels and dtype conversions alone, so whether an example can be judged
     is decided without torch's low-precision results (the behaviour under
     test)."""
     reads = _RoundedReads(graph, model)
-    run = graph.promoted().run(device, read=reads, replay=True)
+    run = graph.promoted().run(device, read=reads, replay=True, target=reads.target)
     return run, reads
 
 

@@ -8,25 +8,43 @@ are listed as changes, not regressions.
 
 from __future__ import annotations
 
+import re
+
 from reports.results import claim_verdicts
 
 _BAD = ("ERROR", "FAILED", "unexpected pass")
 
 
+_HEX = re.compile(r"0x[0-9a-fA-F]+")
+_NUMBER = re.compile(r"(?<![A-Za-z_])-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|(?<=[A-Za-z_])\d+")
+_RUN_OF_N = re.compile(r"N(?:, N)+")
+
+
+def normalize_signature(signature: str) -> str:
+    """``signature`` without what varies from example to example: addresses
+    become ``<address>``, every number ``N`` (tensor names ``t22`` -> ``tN``), and a
+    run of numbers ``N, ...`` - so two runs that fail the same way on
+    different inputs compare equal, and a different failure does not."""
+    s = _HEX.sub("<address>", signature)
+    s = _NUMBER.sub("N", s)
+    return _RUN_OF_N.sub("N, ...", s)
+
+
 def _test_signature(t: dict) -> str:
-    """The signature a test failed with, as observed: the first line of its
-    failure, or, for a deviation counted example by example, of the first
-    example that deviated (``region.example``); the recorded signature only
-    where a run kept neither (results written before 2026-11)."""
+    """The signature a test failed with, as observed and normalized
+    (:func:`normalize_signature`): the first line of its failure, or, for a
+    deviation counted example by example, of the first example that deviated
+    (``region.example``); the recorded signature only where a run kept
+    neither (results written before 2026-11)."""
     exp = t.get("expectation")
     if t.get("verdict") not in ("regression", "expected-deviation"):
         return ""  # held, skipped, or not reached (another claim's failure)
     observed = (t.get("failure") or {}).get("signature")
     if observed:
-        return observed
+        return normalize_signature(observed)
     example = (t.get("region") or {}).get("example") or ""
     if "\n-> " in example:
-        return example.rsplit("\n-> ", 1)[1]
+        return normalize_signature(example.rsplit("\n-> ", 1)[1])
     if t.get("verdict") == "expected-deviation" and exp:
         where = f" on {exp['region_text']}" if not exp.get("whole_test", True) else ""
         return f"{exp['exception']}: ...{exp['match']}... (as recorded{where})"

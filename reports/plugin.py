@@ -577,16 +577,21 @@ def _run_example_timed(fn, args: tuple, kwargs: dict):
                 raise
             error = e
             # The last failing example of a test is the one Hypothesis
-            # reports (it replays the minimal one last): kept for the snippet.
+            # reports (it replays the minimal one last): kept for the snippet
+            # (put back where the example deviated as recorded instead).
+            kept = _RUN["failing"]
             _RUN["failing"] = (fn, call_kwargs, list(draws), e)
         if error is not None and whole:
             pairs = [(type(x).__name__, str(x)) for x in _flatten(error)]
-            matched = next((d for d in whole if all(d.matches_failure(t, m) for t, m in pairs)), None)
+            matched = next(
+                (d for d in whole if all(d.matches_failure(t, m) for t, m in pairs)), None
+            )
             if matched is not None:
                 # deviates as recorded: counted, and the search goes on, so
                 # every example is compared with the entry (one that fails
                 # differently is a regression, raised below and shrunk)
                 _count_inside(led, matched, kwargs, pairs)
+                _RUN["failing"] = kept
                 if led is not None:
                     led.finish_example(ex, passed=False)
                 return None
@@ -659,6 +664,7 @@ def _run_example_timed(fn, args: tuple, kwargs: dict):
         # claim was asserted there and held), so one deviation's examples are
         # never counted as another's "held elsewhere".
         _count_inside(led, matched, kwargs, pairs)
+        _RUN["failing"] = kept
         if led is not None:
             led.finish_example(ex, passed=False)
         return None
@@ -736,11 +742,24 @@ def _per_claim_deviations(
         elif d.claim not in expected and d.matches_failure(f["exception"], f["message"]):
             expected[d.claim] = d
     changed: dict[str, list] = {}
-    for c, d in list(expected.items()):
-        other = [v for v in (muted or {}).get(c, []) if not d.matches_failure(v[0], v[1])]
+    for c in list(expected):
+        own = [e for e in whole if e.claim == c]
+        other = [
+            v for v in (muted or {}).get(c, [])
+            if not any(e.matches_failure(v[0], v[1]) for e in own)
+        ]  # fmt: skip
         if other:
             changed[c] = other
             del expected[c]
+            first = other[0][1].splitlines()[0] if other[0][1] else ""
+            failures[c] = {
+                "exception": other[0][0],
+                "message": other[0][1],
+                "signature": f"{other[0][0]}: {first}"[:500],
+                "falsifying_example": None,
+                "reproduce": None,
+                "notes": "a later violation of a claim whose first failure matched its entry",
+            }
     stale = {c: d for c, d in stale.items() if c not in expected}
     unexplained = [c for c in failures if c not in expected]
     out = {k: v for k, v in record.items() if k not in ("expectation", "changed_failure")}
@@ -854,6 +873,12 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function):
                     cited = _cited_claims(e, claims) if len(claims) > 1 else list(claims)
                     new = [c for c in cited if c not in led.muted]
                     info = _failure_info_from(e)
+                    if not new and len(claims) > 1 and first is not None:
+                        # raised in a pass where the claims it names were
+                        # already muted (a check that cannot be muted): a
+                        # later violation of each, compared with its entry
+                        for c in cited or sorted(led.muted):
+                            led.note_violation(c, info["exception"], info["message"])
                     for c in new or [c for c in claims if c not in led.muted]:
                         failures.setdefault(c, info)
                     if first is None:

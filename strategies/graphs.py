@@ -252,6 +252,7 @@ class Graph:
         read: Callable[[int, int, torch.Tensor], torch.Tensor] | None = None,
         on_step: Callable[[int], None] | None = None,
         replay: bool = False,
+        target: Callable[[int, torch.Tensor], None] | None = None,
     ) -> GraphRun:
         """Execute the forward pass and the loss on ``device``.
 
@@ -261,9 +262,13 @@ class Graph:
         plain tensors (``leaf_values``, when given, replace the leaves);
         ``read(step, position, tensor)`` may substitute a value read by a
         non-aliasing op; ``on_step(step)`` is called before each op (the loss
-        is step ``len(ops)``). The mutation and ``backward()`` are left to
-        the caller (:meth:`GraphRun.mutate`).
+        is step ``len(ops)``); ``target(step, tensor)`` is called with the
+        tensor an in-place op is about to write (with ``replay`` only: it may
+        change its values in place). The mutation and ``backward()`` are left
+        to the caller (:meth:`GraphRun.mutate`).
         """
+        if target is not None and not replay:
+            raise ValueError("target= needs replay=True (it may write the tensor in place)")
         dmap = dtype_map or (lambda d: d)
         nodes: list[torch.Tensor] = []
         hidden: list[torch.Tensor | None] = []
@@ -288,6 +293,8 @@ class Graph:
                 if on_step is not None:
                     on_step(step)
                 args = [nodes[j] for j in op.args]
+                if target is not None and op.kind in INPLACE_OPS:
+                    target(step, args[0])
                 if read is not None and op.kind not in _ALIASING:
                     first = 1 if op.kind in INPLACE_OPS else 0
                     for pos in range(first, len(args)):

@@ -118,6 +118,6 @@ class Raises(Exception):
 
 #: The refusals a prediction can be made without (:meth:`Model.waiving`):
 #: the operation has a defined effect when torch performs it anyway - an
-#: overlapping write writes (the elements several writes reach are left to
-#: torch where the written values differ).
+#: overlapping write writes (the memory several elements address is left
+#: to torch).
 WAIVABLE: frozenset[str] = frozenset({"sequences.write-overlap-raises"})

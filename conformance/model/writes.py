@@ -93,10 +93,10 @@ class WriteRules:
             self.unspecified.append((t, frozenset(int(p) for p in pos.reshape(-1))))
 
     def _reached_twice(self, t: TensorModel) -> None:
-        """Leave to torch the memory several elements of ``t`` address (an
-        overlapping write torch performed although the model predicts it
-        refuses: which write lands last, and what each one read, is the
-        kernel's order)."""
+        """Leave to torch every memory position several elements of ``t``
+        address (an overlapping write torch performed although the model
+        predicts it refuses: which write lands last, and what each one read,
+        is the kernel's order)."""
         pos = t.positions().reshape(-1)
         uniq, counts = np.unique(pos, return_counts=True)
         if (counts > 1).any():
