@@ -866,6 +866,15 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function):
                             _run_example(fn, (), kwargs)
                     except ShrinkBudgetSpent:
                         raise _budget_failure() from None
+                    except BaseExceptionGroup as group:
+                        # Several distinct failures, and the budget ran out
+                        # while Hypothesis replayed them (a slow example, e.g.
+                        # an inductor compile): report the last one raised.
+                        if not any(isinstance(x, ShrinkBudgetSpent) for x in _flatten(group)):
+                            raise
+                        if _RUN.get("raised") is None:
+                            raise
+                        raise _budget_failure() from None
                     break
                 except BaseException as e:
                     if _passthrough(e) and not isinstance(e, Exception):
