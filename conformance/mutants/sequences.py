@@ -766,13 +766,13 @@ MUTANTS: tuple[Mutant, ...] = (
         """,
         witness="""
         import torch
-        e = torch.zeros(2).expand(3, 2)
+        e = torch.zeros(2, 1).expand(2, 3)  # row e[0] has a stride-0 dimension of size 3
         try:
             e[0] = 1
-        except RuntimeError as err:
+        except RuntimeError as err:  # the CPU before 2.15
             assert "single memory location" in str(err)
-        else:
-            assert e.tolist() == [[1.0, 1.0]] * 3 and e._version == 1, (e, e._version)
+        else:  # CUDA, and the CPU since 2.15
+            assert e.tolist() == [[1.0] * 3, [0.0] * 3] and e._version == 1, (e, e._version)
         """,
     ),
     Mutant(
