@@ -2182,6 +2182,16 @@ def test_asarray_of_ndarray_shares(device, spec, via_numpy, layout, copy):
     deviation of :func:`test_asarray_copy_false_of_ndarray_shares`).
 
     Kills: an asarray that copies ndarrays of some ranks or layouts."""
+    machine, a = _array_operand(device, spec, via_numpy, layout)
+    machine.from_array(a, "asarray" if copy is None else "asarray-no-copy")
+    machine.agrees_with_model()
+
+
+def _array_operand(device: str, spec: Fresh, via_numpy: bool, layout: str | None):
+    """A machine and one ndarray in it: ``spec`` made by NumPy or taken as
+    ``t.numpy()`` of a tensor (``via_numpy``), then transposed (``"T"``) or
+    flipped (``"flip"``); checked against the model. Skips off the CPU
+    (NumPy interop is CPU-only)."""
     if device != "cpu":
         pytest.skip("NumPy interop is CPU-only")
     machine = CopySequences(device)
@@ -2194,14 +2204,13 @@ def test_asarray_of_ndarray_shares(device, spec, via_numpy, layout, copy):
     elif layout == "flip":
         a = machine.np_flip(a)
     machine.agrees_with_model()
-    machine.from_array(a, "asarray" if copy is None else "asarray-no-copy")
-    machine.agrees_with_model()
+    return machine, a
 
 
 @pytest.mark.claim("sequences.from-numpy-shares")
 @pytest.mark.oracle("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
 @given(
-    spec=fresh_specs(arrays=True).filter(lambda s: s.shape and 0 not in s.shape),
+    spec=fresh_specs(arrays=True).filter(lambda s: 0 not in s.shape),
     via_numpy=st.booleans(),
     layout=st.sampled_from([None, "T"]),
     how=st.sampled_from(["from_numpy", "as_tensor"]),
@@ -2210,23 +2219,14 @@ def test_asarray_of_ndarray_shares(device, spec, via_numpy, layout, copy):
 @example(spec=Fresh("int16", (3, 2), (1,) * 6), via_numpy=True, layout="T", how="as_tensor")
 def test_from_numpy_and_as_tensor_share_ndarrays(device, spec, via_numpy, layout, how):
     """``torch.from_numpy(a)`` and ``torch.as_tensor(a)`` of an ndarray of
-    1 or more dimensions (fresh or ``t.numpy()``, C-ordered or transposed)
+    any rank, 0-d included (fresh or ``t.numpy()``, C-ordered or transposed)
     share a's memory with a's strides (a flipped one is refused:
     sequences.numpy-negative-strides-raise; the state machine meets both,
     but a run that failed the refusal ends the programs that flip, so this
     test draws the transposed ones directly).
 
     Kills: a from_numpy or as_tensor that copies ndarrays of some layouts."""
-    if device != "cpu":
-        pytest.skip("NumPy interop is CPU-only")
-    machine = CopySequences(device)
-    if via_numpy:
-        a = machine.numpy(t=machine.init_tensor(spec))
-    else:
-        a = machine.make_array(spec=spec)
-    if layout == "T":
-        a = machine.np_transpose(a)
-    machine.agrees_with_model()
+    machine, a = _array_operand(device, spec, via_numpy, layout)
     machine.from_array(a, how)
     machine.agrees_with_model()
 

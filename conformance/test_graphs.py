@@ -452,9 +452,7 @@ def _ill_conditioned(
     legitimately differ); or an emulated value already differs from its
     float64 counterpart by more than ``FORWARD_SHARE * rtol * max(|value|, 1)``
     (a cancellation, an exp amplifying rounding), so the gradient budget
-    cannot cover it. (Until 2026-11 this read torch's own low-precision
-    forward values and gradients: a backward kernel wrong enough to overflow
-    declined its own example.)"""
+    cannot cover it."""
     name = dtype_name(dtype)
     big = torch.finfo(dtype).max / 16
     run, reads = emulated_low_precision(graph, model, device)

@@ -560,6 +560,7 @@ def _run_example_timed(fn, args: tuple, kwargs: dict):
     call_kwargs = {
         k: _Draws(v, draws) if type(v).__name__ == "DataObject" else v for k, v in kwargs.items()
     }
+    kept = _RUN["failing"]  # the last raised failing example
     with evidence.example_frame(evidence.auto_features(kwargs)) as ex:
         try:
             fn(*args, **call_kwargs)
@@ -579,7 +580,6 @@ def _run_example_timed(fn, args: tuple, kwargs: dict):
             # The last failing example of a test is the one Hypothesis
             # reports (it replays the minimal one last): kept for the snippet
             # (put back where the example deviated as recorded instead).
-            kept = _RUN["failing"]
             _RUN["failing"] = (fn, call_kwargs, list(draws), e)
         if error is not None and whole:
             pairs = [(type(x).__name__, str(x)) for x in _flatten(error)]

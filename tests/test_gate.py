@@ -367,6 +367,19 @@ def test_spent_shrink_budget_keeps_the_regression_and_says_so(cli, tmp_path, rea
     assert "shrinking stopped after 0 s" in t["failure"]["notes"]
 
 
+def _gate_under(cli, tmp_path, read_results, source: str, claim: str, exp: str, test: str):
+    """Run the gate on ``claim`` with the expectations ``exp`` under a torch
+    patched by ``source``; returns the process and the CPU record of ``test``."""
+    from conformance.mutants import Mutant
+
+    mutant = Mutant(name="self-test", description="self-test", claims=(claim,),
+                    source=source, witness="")  # fmt: skip
+    env = mutant_env(mutant, tmp_path / "mutant")
+    proc, out = run_gate(cli, tmp_path, "--claims", claim, "--expectations", exp, env=env)
+    (t,) = [t for t in read_results(out)["tests"] if t["name"] == test and t["device"] == "cpu"]
+    return proc, t
+
+
 #: detach() copies float64 tensors (the recorded whole-test deviation below)
 #: and, with ``refuse_int64``, refuses int64 ones with an error of its own.
 _DETACH_COPIES_SOURCE = """
@@ -390,16 +403,7 @@ def test_a_whole_test_entry_checks_every_example(cli, tmp_path, read_results, re
     recorded and the others hold; a torch that also breaks int64 detach in a
     way of its own fails the gate, however many float64 examples came first
     (the entry once switched shrinking off and read the first failure)."""
-    from conformance.mutants import Mutant
-
-    mutant = Mutant(
-        name="detach-copies-float64-self-test",
-        description="self-test",
-        claims=(SHARES,),
-        source=_DETACH_COPIES_SOURCE.format(refuse_int64=refuse_int64),
-        witness="",
-    )
-    env = mutant_env(mutant, tmp_path / "mutant")
+    source = _DETACH_COPIES_SOURCE.format(refuse_int64=refuse_int64)
     exp = _expectations(
         tmp_path,
         f"""
@@ -413,11 +417,8 @@ def test_a_whole_test_entry_checks_every_example(cli, tmp_path, read_results, re
         torch = ">=1.0,<9"
         """,
     )
-    proc, out = run_gate(cli, tmp_path, "--claims", SHARES, "--expectations", exp, env=env)
-    (t,) = [
-        t for t in read_results(out)["tests"]
-        if t["name"] == "test_detach_shares_storage" and t["device"] == "cpu"
-    ]  # fmt: skip
+    proc, t = _gate_under(cli, tmp_path, read_results, source, SHARES, exp,
+                          "test_detach_shares_storage")  # fmt: skip
     if refuse_int64:
         assert proc.returncode == 1, proc.stdout[-2000:]
         assert t["verdict"] == "regression", t["verdict"]
@@ -456,17 +457,8 @@ def test_later_violations_of_an_explained_claim_must_match_its_entry(
     copy.copies-values holds; a torch that also rebinds int64 destinations
     to new storage (copy.returns-self's other check) fails the gate, even
     when the recorded failure was met first."""
-    from conformance.mutants import Mutant
-
     claim = "copy.returns-self"
-    mutant = Mutant(
-        name="copy-returns-clone-self-test",
-        description="self-test",
-        claims=(claim,),
-        source=_COPY_SOURCE.format(rebind_int64=rebind_int64),
-        witness="",
-    )
-    env = mutant_env(mutant, tmp_path / "mutant")
+    source = _COPY_SOURCE.format(rebind_int64=rebind_int64)
     exp = _expectations(
         tmp_path,
         f"""
@@ -480,11 +472,8 @@ def test_later_violations_of_an_explained_claim_must_match_its_entry(
         torch = ">=1.0,<9"
         """,
     )
-    proc, out = run_gate(cli, tmp_path, "--claims", claim, "--expectations", exp, env=env)
-    (t,) = [
-        t for t in read_results(out)["tests"]
-        if t["name"] == "test_copy_returns_self_and_copies_values" and t["device"] == "cpu"
-    ]  # fmt: skip
+    proc, t = _gate_under(cli, tmp_path, read_results, source, claim, exp,
+                          "test_copy_returns_self_and_copies_values")  # fmt: skip
     if rebind_int64:
         assert proc.returncode == 1, proc.stdout[-2000:]
         assert t["verdict"] == "regression", t["verdict"]
