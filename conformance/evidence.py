@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import contextlib
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 __all__ = [
@@ -62,6 +62,8 @@ __all__ = [
     "muted",
     "violation_of_muted",
     "tally",
+    "program_started",
+    "program_failed",
     "current_example",
     "current_ledger",
     "auto_features",
@@ -131,6 +133,9 @@ class Ledger:
         not_applicable: reason -> number of examples that could not exercise
             the test's claims on this torch (:func:`not_applicable`).
         region: deviation key -> {"inside": n, "outside": m} (filled by the plugin).
+        program_clock: set by the plugin: the shrinking budget of a test
+            that runs a Hypothesis engine of its own (see
+            :func:`program_started`, :func:`program_failed`).
     """
 
     claims: tuple[str, ...] = ()
@@ -141,6 +146,7 @@ class Ledger:
     muted_signatures: dict = field(default_factory=dict)
     not_applicable: Counter = field(default_factory=Counter)
     region: dict = field(default_factory=dict)
+    program_clock: Callable[[BaseException | None], None] | None = None
 
     def note_violation(self, claim: str, exception: str, message: str) -> None:
         """Keep the signature of one violation of the muted ``claim``."""
@@ -280,6 +286,33 @@ def muted(claim: str) -> bool:
     """True when the running test has muted ``claim`` (it already failed)."""
     led = current_ledger()
     return led is not None and claim in led.muted
+
+
+def program_started() -> None:
+    """Call first in each program of a Hypothesis engine that a test runs
+    itself (a ``hypothesis.stateful`` machine under
+    ``run_state_machine_as_test``, whose programs the plugin does not see
+    one by one).
+
+    Once a program of the engine failed (:func:`program_failed`) and the
+    engine has shrunk it for the suite's shrinking budget
+    (``TORCH_CONFORMANCE_SHRINK_BUDGET``, as for ``@given`` tests), this
+    raises the plugin's ``ShrinkBudgetSpent`` (a ``BaseException``, which
+    Hypothesis lets through): the test then reports the smallest failing
+    program found by then. A no-op outside a conformance run."""
+    led = current_ledger()
+    if led is not None and led.program_clock is not None:
+        led.program_clock(None)
+
+
+def program_failed(error: BaseException) -> None:
+    """Call with the error a program of such an engine is about to raise
+    (a falsifying program): starts the shrinking budget's clock at the
+    first one, and keeps ``error`` as the failure to report if the budget
+    stops the shrinking. A no-op outside a conformance run."""
+    led = current_ledger()
+    if led is not None and led.program_clock is not None:
+        led.program_clock(error)
 
 
 def tally(name: str, n: int = 1) -> None:

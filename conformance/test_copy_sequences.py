@@ -364,6 +364,9 @@ class CopySequences(RuleBasedStateMachine):
     arrays = Bundle("arrays")
 
     def __init__(self, device: str = "cpu"):
+        # a new program: stops the engine once a failing program has shrunk
+        # for the suite's budget (the plugin cannot see programs one by one)
+        evidence.program_started()
         super().__init__()
         self.device = device
         self.model = Model(device=device, missing_kernels=_missing_kernels(device))
@@ -424,9 +427,11 @@ class CopySequences(RuleBasedStateMachine):
                 return
             evidence.tally("programs ended at a violation of a failed claim")
             reject()
-        raise AssertionError(
+        error = AssertionError(
             text + "\n--- the program as torch calls ---\n" + "\n".join(self.trace)
         )
+        evidence.program_failed(error)
+        raise error
 
     @staticmethod
     def _n(h) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import os
 import signal
 import subprocess
@@ -780,22 +781,30 @@ def cmd_claims(args) -> int:
 def claim_tests(claim_id: str) -> list[str]:
     """``module::test`` of every conformance test marked with ``claim_id``
     (read from the source with :mod:`ast`; nothing is imported)."""
+    return list(_claim_test_index().get(claim_id, ()))
+
+
+@functools.cache
+def _claim_test_index() -> dict[str, tuple[str, ...]]:
+    """Claim id -> ``module::test`` of the conformance tests whose
+    ``@pytest.mark.claim(...)`` quotes it, from one parse of each module
+    (``run --claims`` with many claims once parsed every module per claim)."""
     import ast
 
-    out = []
+    out: dict[str, list[str]] = {}
     for path in sorted((Path(__file__).resolve().parent.parent / "conformance").glob("test_*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in tree.body:
             if not isinstance(node, ast.FunctionDef):
                 continue
             for dec in node.decorator_list:
-                if (
-                    isinstance(dec, ast.Call)
-                    and getattr(dec.func, "attr", None) == "claim"
-                    and any(isinstance(a, ast.Constant) and a.value == claim_id for a in dec.args)
-                ):
-                    out.append(f"{path.name}::{node.name}")
-    return out
+                if isinstance(dec, ast.Call) and getattr(dec.func, "attr", None) == "claim":
+                    for a in dec.args:
+                        if isinstance(a, ast.Constant) and isinstance(a.value, str):
+                            tests = out.setdefault(a.value, [])
+                            if f"{path.name}::{node.name}" not in tests:
+                                tests.append(f"{path.name}::{node.name}")
+    return {c: tuple(t) for c, t in out.items()}
 
 
 def show_claim(claim_id: str) -> str:

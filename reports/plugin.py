@@ -164,6 +164,14 @@ def backend_unavailable(backend: str) -> str | None:
 
 def pytest_configure(config: pytest.Config) -> None:
     _LAST_CONFIG["config"] = config
+    # Registered before pytest's unraisableexception plugin adds its own
+    # cleanup (this plugin is registered after pytest's, so its configure
+    # runs first), and cleanups run last-in first-out: the objects
+    # pytest_collection_finish froze are handed back only after that
+    # cleanup's five full collections (~1 s per run when they walk torch).
+    import gc
+
+    config.add_cleanup(gc.unfreeze)
     config.addinivalue_line("markers", "claim(*ids): registered claim ids this test checks")
     config.addinivalue_line(
         "markers",
@@ -348,20 +356,12 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     of small objects triggers again and again (measured: ~20% of a mutant
     run's CPU time). Nothing observable changes: garbage is collected first,
     so no frozen object is garbage, and the tests' objects are created after
-    the freeze. :func:`pytest_unconfigure` unfreezes them again."""
+    the freeze. A cleanup registered by :func:`pytest_configure` unfreezes
+    them again."""
     import gc
 
     gc.collect()
     gc.freeze()
-
-
-def pytest_unconfigure(config: pytest.Config) -> None:
-    """Hand the objects :func:`pytest_collection_finish` froze back to the
-    garbage collector (a process running pytest more than once, or going on
-    after it, keeps its usual collection)."""
-    import gc
-
-    gc.unfreeze()
 
 
 def pytest_collection_modifyitems(
@@ -525,10 +525,34 @@ def shrink_budget() -> float:
         return SHRINK_BUDGET_S
 
 
-class ShrinkBudgetSpent(BaseException):
-    """Raised into Hypothesis (which lets a ``BaseException`` through) when a
-    failing test has shrunk for :func:`shrink_budget` seconds; the plugin
-    then reports the smallest falsifying example found so far."""
+def _program_clock(error: BaseException | None) -> None:
+    """The shrinking budget of a test that runs a Hypothesis engine of its
+    own (:func:`conformance.evidence.program_started` and
+    :func:`~conformance.evidence.program_failed`): ``error`` is a program's
+    failure (the first starts the clock), ``None`` a program's start (raises
+    :class:`ShrinkBudgetSpent` once the budget is spent)."""
+    if error is not None:
+        _RUN["raised"] = (error, None)
+        if _RUN.get("failed_at") is None:
+            _RUN["failed_at"] = time.monotonic()
+        return
+    failed_at = _RUN.get("failed_at")
+    if failed_at is not None and time.monotonic() - failed_at > shrink_budget():
+        raise ShrinkBudgetSpent()
+
+
+class ShrinkBudgetSpent(KeyboardInterrupt):
+    """Raised into Hypothesis when a failing test has shrunk for
+    :func:`shrink_budget` seconds; the plugin then reports the smallest
+    falsifying example found so far.
+
+    A ``KeyboardInterrupt``, Hypothesis' way to stop a run mid-example: its
+    engine lets it through without recording the interrupted example (any
+    other exception is recorded as the example's end, and an example stopped
+    before it drew what the same choices drew before - a state-machine
+    program stopped as it starts - is then reported as a flaky strategy).
+    The plugin catches it by this class only; a real interruption (a plain
+    ``KeyboardInterrupt``) still stops the session."""
 
 
 def _budget_failure() -> BaseException:
@@ -536,8 +560,14 @@ def _budget_failure() -> BaseException:
     falsifying example's error (Hypothesis only replaces it by smaller
     ones), with the example and the stop noted."""
     error, kwargs = _RUN["raised"]
-    shown = ",\n".join(f"    {k}={v!r}" for k, v in kwargs.items())
-    error.add_note(f"Falsifying example (shrinking stopped at the budget):\n(\n{shown},\n)")
+    if kwargs is None:  # a program of the test's own engine (a state machine)
+        error.add_note(
+            "Falsifying example (shrinking stopped at the budget): the program as torch "
+            "calls it, in the message"
+        )
+    else:
+        shown = ",\n".join(f"    {k}={v!r}" for k, v in kwargs.items())
+        error.add_note(f"Falsifying example (shrinking stopped at the budget):\n(\n{shown},\n)")
     error.add_note(
         f"(shrinking stopped after {shrink_budget():g} s, the suite's budget per failing test "
         f"({SHRINK_BUDGET_ENV}): the smallest falsifying example found by then, not a minimal one)"
@@ -852,6 +882,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function):
     selected = selected & set(claims) if selected else set()
     passes = 0
     with evidence.ledger(claims) as led:
+        led.program_clock = _program_clock
         try:
             while True:
                 passes += 1
@@ -865,6 +896,8 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function):
                         else:
                             _run_example(fn, (), kwargs)
                     except ShrinkBudgetSpent:
+                        if _RUN.get("failing") is None:  # a program of the test's own engine
+                            _RUN["failing"] = (fn, kwargs, [], _RUN["raised"][0])
                         raise _budget_failure() from None
                     except BaseExceptionGroup as group:
                         # Several distinct failures, and the budget ran out

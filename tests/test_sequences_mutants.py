@@ -182,6 +182,9 @@ def test_one_claims_entry_never_explains_another_claim_of_the_same_step(
     ``sequences.write-overlap-raises`` (which it once was: the failure text
     cited both claims, and the entry was handed to every claim it cited)."""
     env = mutant_env("seq-expanded-setitem-writes-wrong-value", tmp_path / "mutant")
+    # No shrinking: the machine's programs obey the shrinking budget as
+    # @given examples do (issue 32); the failure keeps its program as torch calls.
+    env["TORCH_CONFORMANCE_SHRINK_BUDGET"] = "0"
     exp = tmp_path / "sequences.toml"
     exp.write_text(
         '[[deviation]]\nclaim = "sequences.write-overlap-raises"\ntest = "test_copy_sequences"\n'
@@ -205,3 +208,6 @@ def test_one_claims_entry_never_explains_another_claim_of_the_same_step(
     own = machine["claim_failures"]["sequences.index-assignment-in-place"]["message"]
     assert own.startswith("[sequences.index-assignment-in-place] "), own[:300]
     assert "holds" in own.splitlines()[0], own[:300]  # the values written, not the refusal
+    failure = machine["failure"]
+    assert "shrinking stopped after 0 s" in (failure.get("notes") or ""), failure.get("notes")
+    assert "--- the program as torch calls ---" in failure["message"]
