@@ -66,6 +66,14 @@ def cpu_verdicts(doc: dict) -> dict[str, set[str]]:
     return out
 
 
+def no_shrinking(env: dict) -> dict:
+    """``env`` with the suite's shrinking budget at 0 s
+    (``TORCH_CONFORMANCE_SHRINK_BUDGET``): for self-tests that ask which
+    claims a broken torch fails, not how small its falsifying example is
+    (the example found first is reported, with a note that it is not minimal)."""
+    return {**env, "TORCH_CONFORMANCE_SHRINK_BUDGET": "0"}
+
+
 def run_gate(cli, tmp_path, *extra, env=None, timeout: int = 600):
     """``torch-conformance run`` on CPU in one process, without timings;
     returns ``(completed process, output dir)``."""

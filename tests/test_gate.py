@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from tests.conftest import cpu_verdicts, run_gate
+from tests.conftest import cpu_verdicts, no_shrinking, run_gate
 from tests.mutants import MUTANTS, mutant_env
 
 SHARES = "detach.shares-storage"
@@ -133,7 +133,7 @@ def test_mutant_is_caught_and_named(cli, tmp_path, read_results, mutant, claims,
     """A broken torch (installed via sitecustomize) fails the gate and the
     results name exactly the claims it breaks among those run."""
     assert mutant in MUTANTS
-    env = mutant_env(mutant, tmp_path / "mutant")
+    env = no_shrinking(mutant_env(mutant, tmp_path / "mutant"))
     proc, out = run_gate(cli, tmp_path, "--claims", claims, env=env)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     doc = read_results(out)

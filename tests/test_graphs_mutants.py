@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import cpu_verdicts, run_gate
+from tests.conftest import cpu_verdicts, no_shrinking, run_gate
 from tests.mutants import MUTANTS, mutant_env
 
 #: A claim no mutant here touches: it must keep holding (the gate names
@@ -52,7 +52,7 @@ def test_graph_mutant_is_caught_and_named(cli, tmp_path, read_results, mutant, c
     results name exactly the claims it breaks among those run; the falsifying
     example is a graph."""
     assert mutant in MUTANTS
-    env = mutant_env(mutant, tmp_path / "mutant")
+    env = no_shrinking(mutant_env(mutant, tmp_path / "mutant"))
     proc, out = run_gate(cli, tmp_path, "--claims", f"{claims},{CONTROL}", env=env)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     doc = read_results(out)

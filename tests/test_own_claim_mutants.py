@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from reports.results import claim_verdicts
-from tests.conftest import run_gate
+from tests.conftest import no_shrinking, run_gate
 from tests.mutants import MUTANTS, mutant_env
 
 CASES = [
@@ -30,8 +30,8 @@ def _verdict(doc: dict, claim: str) -> dict:
 @pytest.mark.parametrize(("mutant", "claim", "clean"), CASES, ids=[c[0] for c in CASES])
 def test_mutant_turns_its_own_claim_red(cli, tmp_path, read_results, mutant, claim, clean):
     assert mutant in MUTANTS
-    proc, out = run_gate(cli, tmp_path / "mutant", "--claims", claim, env=mutant_env(
-        mutant, tmp_path / "env"))  # fmt: skip
+    env = no_shrinking(mutant_env(mutant, tmp_path / "env"))
+    proc, out = run_gate(cli, tmp_path / "mutant", "--claims", claim, env=env)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     cell = _verdict(read_results(out), claim)
     assert cell["verdict"] == "FAILED", cell
