@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from reports.results import claim_verdicts
-from tests.conftest import no_shrinking, run_gate
-from tests.mutants import MUTANTS, mutant_env
+from conformance.mutants import get
+from conformance.registry import default_registry
+from tests.mutants import MUTANTS
 
 CASES = [
     # (mutant, the claim it breaks, the verdict of that claim on real torch 2.13)
@@ -23,21 +23,19 @@ CASES = [
 ]
 
 
-def _verdict(doc: dict, claim: str) -> dict:
-    return claim_verdicts(doc)[claim]["cpu"]
-
-
 @pytest.mark.parametrize(("mutant", "claim", "clean"), CASES, ids=[c[0] for c in CASES])
-def test_mutant_turns_its_own_claim_red(cli, tmp_path, read_results, mutant, claim, clean):
+def test_mutant_turns_its_own_claim_red(mutant, claim, clean):
+    """Each demonstration is judged where the README test command already
+    runs it: the targeted sweep (``tests/test_targeted_sweep.py``) runs the
+    mutant's claims' tests under it and requires every claim it declares to
+    turn FAILED, on the CPU and every compile backend; the conformance tier
+    of the same command gives the claim its verdict on real torch (``clean``
+    on 2.13), where a failure is a regression of the command. Running both
+    again here through the CLI cost ~70 s of the command (issue 32); this
+    checks that the sweep still covers each demonstration."""
     assert mutant in MUTANTS
-    env = no_shrinking(mutant_env(mutant, tmp_path / "env"))
-    proc, out = run_gate(cli, tmp_path / "mutant", "--claims", claim, env=env)
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    cell = _verdict(read_results(out), claim)
-    assert cell["verdict"] == "FAILED", cell
-
-    proc, out = run_gate(cli, tmp_path / "clean", "--claims", claim)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    cell = _verdict(read_results(out), claim)
-    assert cell["verdict"] == clean, cell
-    assert cell["examples"] > 0
+    m = get(mutant)
+    assert claim in m.claims, f"{mutant} no longer declares {claim}: the sweep would not judge it"
+    assert not m.devices and not m.backends, f"{mutant} is no longer judged on the CPU eager tier"
+    assert claim in default_registry()
+    assert clean in ("held", "expected deviation")

@@ -1,9 +1,11 @@
 """Torch-only reproducers (a bug report in one paste) really reproduce.
 
 Under a handful of mutants from different areas, every failing test's
-snippet (:mod:`reports.snippet`) is run in a fresh interpreter: with the
-mutant installed it must fail with the test's assertion, on real torch it
-must exit 0 - and it must not import this suite, pytest or Hypothesis.
+snippet (:mod:`reports.snippet`) is run outside the checkout, in an
+interpreter that imported only torch and NumPy (a fork of one, per
+snippet): with the mutant installed it must fail with the test's assertion,
+on real torch it must exit 0 - and it must not import this suite, pytest or
+Hypothesis.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conformance.checks import assert_same_bits, shares_storage
-from conformance.mutants import get, targeted, write_sitecustomize
+from conformance.mutants import get, targeted
 from reports.plugin import _Draws
 from reports.snippet import SnippetUnavailable, make_snippet
 from strategies import TensorSpec, tensor_specs
@@ -41,6 +43,61 @@ _SUITE_IMPORTS = ("import conformance", "from conformance", "import strategies",
 def _run(code: str, env: dict) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                           timeout=120, cwd="/")  # fmt: skip
+
+
+#: Runs many snippets cheaply: a server in the clean environment imports
+#: only torch and NumPy, then forks one child per JSON job read from stdin
+#: (``{"code": ..., "mutant": source or null}``); a child installs the
+#: mutant as its sitecustomize would, runs the snippet in a fresh namespace
+#: as ``__main__`` and exits as an interpreter would (``sys.exit`` status; 1
+#: with the traceback on stderr for an exception). The
+#: server replies one JSON line per job: ``{"returncode", "stderr"}``.
+_SNIPPET_SERVER = r"""
+import json, os, sys, tempfile, traceback
+import numpy, torch
+for line in sys.stdin:
+    job = json.loads(line)
+    err = tempfile.TemporaryFile()
+    pid = os.fork()
+    if pid == 0:
+        os.dup2(err.fileno(), 2)
+        sys.stderr = os.fdopen(2, "w", buffering=1)
+        rc = 0
+        try:
+            if job["mutant"]:
+                exec(compile(job["mutant"], "<mutant>", "exec"), {"__name__": "sitecustomize"})
+            exec(compile(job["code"], "<snippet>", "exec"), {"__name__": "__main__"})
+        except SystemExit as e:  # sys.exit(): the status an interpreter would exit with
+            if e.code is None or isinstance(e.code, int):
+                rc = e.code or 0
+            else:
+                print(e.code, file=sys.stderr)
+                rc = 1
+        except BaseException:
+            traceback.print_exc()
+            rc = 1
+        sys.stderr.flush()
+        os._exit(rc)
+    _, status = os.waitpid(pid, 0)
+    err.seek(0)
+    print(json.dumps({"returncode": os.waitstatus_to_exitcode(status),
+                      "stderr": err.read().decode(errors="replace")}), flush=True)
+"""
+
+
+def _run_many(jobs: list[tuple[str, str | None]]) -> list[subprocess.CompletedProcess]:
+    """Run each ``(snippet, mutant source or None)`` in a fork of one
+    interpreter started in :func:`_clean_env` (outside the checkout, no
+    ``PYTHONPATH``) that imported only torch and NumPy: a snippet that needs
+    anything of the suite fails as in a fresh interpreter, and the mutant is
+    installed after ``import torch``, as its sitecustomize does."""
+    lines = "".join(json.dumps({"code": c, "mutant": m}) + "\n" for c, m in jobs)
+    proc = subprocess.run([sys.executable, "-c", _SNIPPET_SERVER], input=lines, env=_clean_env(),
+                          capture_output=True, text=True, timeout=600, cwd="/")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = [json.loads(ln) for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    assert len(out) == len(jobs), proc.stdout[-2000:] + proc.stderr[-2000:]
+    return [subprocess.CompletedProcess([], r["returncode"], "", r["stderr"]) for r in out]
 
 
 def _clean_env() -> dict:
@@ -93,12 +150,9 @@ def test_snippet_inputs_rebuild_the_same_bits(spec):
 def test_every_snippet_of_a_mutant_run_fails_there_and_passes_on_real_torch(tmp_path):
     doc = targeted.sweep([get(n) for n in MUTANTS], tmp_path, workers=2, timeout=600)
     assert all(r["status"] == "killed" for r in doc["mutants"]), doc["mutants"]
-    checked, unavailable = 0, []
+    unavailable, cases = [], []
     for name in MUTANTS:
         results = json.loads((tmp_path / "mutants-work" / name / "results.json").read_text())
-        site = tmp_path / "site" / name
-        write_sitecustomize(name, site)
-        mutated = {**_clean_env(), "PYTHONPATH": str(site)}
         for t in results["tests"]:
             if t["verdict"] not in ("regression", "unexpected-pass"):
                 continue
@@ -107,13 +161,15 @@ def test_every_snippet_of_a_mutant_run_fails_there_and_passes_on_real_torch(tmp_
                 unavailable.append((t["nodeid"], t["failure"].get("snippet_unavailable")))
                 continue
             assert not any(s in snippet for s in _SUITE_IMPORTS), t["nodeid"]
-            bad = _run(snippet, mutated)
-            assert bad.returncode != 0, f"{t['nodeid']}: the snippet passed under {name}"
-            assert "Error" in bad.stderr, bad.stderr[-2000:]
-            good = _run(snippet, _clean_env())
-            assert good.returncode == 0, (
-                f"{t['nodeid']}: fails on real torch\n{good.stderr[-2000:]}"
-            )
-            checked += 1
+            cases.append((name, t["nodeid"], snippet))
+    # each snippet under its mutant, then on real torch
+    runs = _run_many([(c, get(n).source) for n, _, c in cases] + [(c, None) for _, _, c in cases])
+    for (name, nodeid, _), bad, good in zip(
+        cases, runs[: len(cases)], runs[len(cases) :], strict=True
+    ):
+        assert bad.returncode != 0, f"{nodeid}: the snippet passed under {name}"
+        assert "Error" in bad.stderr, bad.stderr[-2000:]
+        assert good.returncode == 0, f"{nodeid}: fails on real torch\n{good.stderr[-2000:]}"
+    checked = len(cases)
     assert checked >= len(MUTANTS), (checked, unavailable)
     assert not unavailable, unavailable
