@@ -297,9 +297,11 @@ def program_started() -> None:
     Once a program of the engine failed (:func:`program_failed`) and the
     engine has shrunk it for the suite's shrinking budget
     (``TORCH_CONFORMANCE_SHRINK_BUDGET``, as for ``@given`` tests), this
-    raises the plugin's ``ShrinkBudgetSpent`` (a ``BaseException``, which
-    Hypothesis lets through): the test then reports the smallest failing
-    program found by then. A no-op outside a conformance run."""
+    raises the plugin's ``ShrinkBudgetSpent`` (a ``KeyboardInterrupt``,
+    which Hypothesis lets through without recording the program): the test
+    then reports the smallest failing program found by then. A failure that
+    does not pass through :func:`program_failed` starts no clock. A no-op
+    outside a conformance run."""
     led = current_ledger()
     if led is not None and led.program_clock is not None:
         led.program_clock(None)
