@@ -71,7 +71,9 @@ def no_shrinking(env: dict) -> dict:
     (``TORCH_CONFORMANCE_SHRINK_BUDGET``): for self-tests that ask which
     claims a broken torch fails, not how small its falsifying example is
     (the example found first is reported, with a note that it is not minimal)."""
-    return {**env, "TORCH_CONFORMANCE_SHRINK_BUDGET": "0"}
+    from reports.plugin import SHRINK_BUDGET_ENV
+
+    return {**env, SHRINK_BUDGET_ENV: "0"}
 
 
 def run_gate(cli, tmp_path, *extra, env=None, timeout: int = 600):

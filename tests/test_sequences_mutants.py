@@ -10,6 +10,7 @@ shrunk program, and every other claim it checks keeps a verdict of its own.
 from __future__ import annotations
 
 from conformance import test_copy_sequences
+from tests.conftest import no_shrinking
 from tests.mutants import mutant_env
 
 #: The machine's claims that no other test of the module carries: selecting
@@ -181,10 +182,9 @@ def test_one_claims_entry_never_explains_another_claim_of_the_same_step(
     failure of its own (the values), never explained by the entry of
     ``sequences.write-overlap-raises`` (which it once was: the failure text
     cited both claims, and the entry was handed to every claim it cited)."""
-    env = mutant_env("seq-expanded-setitem-writes-wrong-value", tmp_path / "mutant")
     # No shrinking: the machine's programs obey the shrinking budget as
     # @given examples do (issue 32); the failure keeps its program as torch calls.
-    env["TORCH_CONFORMANCE_SHRINK_BUDGET"] = "0"
+    env = no_shrinking(mutant_env("seq-expanded-setitem-writes-wrong-value", tmp_path / "mutant"))
     exp = tmp_path / "sequences.toml"
     exp.write_text(
         '[[deviation]]\nclaim = "sequences.write-overlap-raises"\ntest = "test_copy_sequences"\n'
