@@ -29,6 +29,7 @@ import ctypes
 import dataclasses
 import functools
 import math
+import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -818,6 +819,7 @@ GRID_LAYOUTS: tuple[tuple[str, tuple[int, ...], tuple[tuple, ...], bool], ...] =
 _GRID_SPECIAL_ORDER = (-0.0, math.nan, math.inf, -math.inf)
 
 
+@functools.cache
 def _grid_values(dtype: torch.dtype, n: int, values: str = "bounded") -> tuple:
     if dtype == torch.bool:
         return tuple(bool(i % 2) for i in range(n))
@@ -839,7 +841,8 @@ def _grid_values(dtype: torch.dtype, n: int, values: str = "bounded") -> tuple:
 
 
 def _same_float(a: float, b: float) -> bool:
-    return np.array(a, dtype=np.float64).view(np.uint64) == np.array(b, np.float64).view(np.uint64)
+    """The same float64 bit pattern (tells -0.0 from 0.0 and NaNs apart)."""
+    return struct.pack("<d", a) == struct.pack("<d", b)
 
 
 def layout_grid(

@@ -390,6 +390,26 @@ def load_expectations(
     if not path.exists():
         return []
     files = sorted(path.glob("*.toml")) if path.is_dir() else [path]
+    # Parsed once per process for unchanged files (the targeted sweep's fork
+    # server parses them before forking: ~0.25 s saved per mutant run).
+    # The memo is keyed by the files' bytes, not their timestamps (coarse).
+    try:
+        stamp = tuple((str(f), f.read_bytes()) for f in files)
+    except OSError as e:
+        raise ExpectationsError(f"{path.name}: cannot read: {e}") from None
+    cached = _PARSED.get(path.resolve())
+    if cached is not None and cached[0] is registry and cached[1] == stamp:
+        return list(cached[2])
+    out = _load_files(files, registry)
+    _PARSED[path.resolve()] = (registry, stamp, tuple(out))
+    return out
+
+
+#: load_expectations' memo: resolved path -> (registry, files' bytes, entries).
+_PARSED: dict[Path, tuple[Registry | None, tuple, tuple[Deviation, ...]]] = {}
+
+
+def _load_files(files: list[Path], registry: Registry | None) -> list[Deviation]:
     out: list[Deviation] = []
     for f in files:
         out.extend(_load_file(f, registry, start=len(out)))

@@ -23,7 +23,8 @@ disproves anything, and it is counted apart.
 
 Speed: one *fork server* imports torch, NumPy, Hypothesis, pytest and
 libcst (Hypothesis' failing-example patches) once and parses the claim
-registry and oracle table (TOML data; their modules import no torch); each
+registry, oracle table and expectations (TOML data; their modules import
+no torch); each
 mutant runs in a forked child that executes the mutant's source (as its
 ``sitecustomize`` would right after ``import torch``) and then
 ``pytest.main`` on the modules holding its claims' tests. The suite's
@@ -129,11 +130,13 @@ try:  # libcst, for Hypothesis' failing-example patches: ~1.8 s per child otherw
 except ImportError:
     pass
 torch.set_num_threads(1)
-# The claim registry and the oracle table are TOML data (their modules import
-# no torch): parsed once here, not once per child (~0.4 s each).
+# The claim registry, the oracle table and the expectations are TOML data
+# (their modules import no torch): parsed once here, not once per child
+# (~0.4 s and ~0.25 s each).
+from conformance.expectations import load_expectations
 from conformance.oracles import default_oracles
 from conformance.registry import default_registry
-default_registry(); default_oracles()
+load_expectations(registry=default_registry()); default_oracles()
 # One bytecode cache (under the sweep's output) for every child: the suite's
 # modules, and pytest's assertion rewriting of them, compile once per sweep
 # instead of once per mutant, even where PYTHONDONTWRITEBYTECODE is set.
