@@ -31,8 +31,8 @@ def test_state_machine_alone_catches_a_sequence_mutant_and_masks_no_other(
 ):
     """A torch broken only in some situations (``contiguous()`` always
     copies) fails the gate through the state machine alone: the failure names
-    the claim of the rule that exposed it and prints a shrunk, runnable
-    program.
+    the claim of the rule that exposed it and prints the falsifying program
+    as torch calls it, runnable as it stands.
 
     No masking: that claim fails, and every other claim the machine checks
     still gets its own verdict - held, over a non-zero number of programs
@@ -43,7 +43,10 @@ def test_state_machine_alone_catches_a_sequence_mutant_and_masks_no_other(
     it declares is the targeted sweep's job (``tests/test_targeted_sweep.py``
     runs all of them); this test checks what a run shows of one such catch.
     """
-    env = mutant_env("seq-contiguous-always-copies", tmp_path / "mutant")
+    # No shrinking: how far shrinking gets in the budget's 5 s depends on the
+    # machine's load, and with it which program is reported (the minimal one
+    # took ~15 s more here); the first falsifying program is deterministic.
+    env = no_shrinking(mutant_env("seq-contiguous-always-copies", tmp_path / "mutant"))
     out = tmp_path / "out"
     proc = cli(
         "run", "--no-measure", "-n", "0", "--devices", "cpu", "--out", str(out),
@@ -58,12 +61,10 @@ def test_state_machine_alone_catches_a_sequence_mutant_and_masks_no_other(
     message = result["failure"]["message"]
     cited = message[1 : message.index("]")]
     assert cited == "sequences.contiguous-self-or-copy", message[:300]
-    # Hypothesis prints the shrunk program one step per note after "Falsifying example:"
     failure = result["failure"]
-    program = f"{failure['falsifying_example']}\n{failure['notes']}"
-    assert "Falsifying example" in program
-    assert "state = CopySequences()" in program and "state.teardown()" in program
-    assert "--- the program as torch calls ---" in message
+    assert "shrinking stopped after 0 s" in (failure.get("notes") or ""), failure.get("notes")
+    program = message[message.index("--- the program as torch calls ---") :]
+    assert "torch." in program, program[:300]
 
     failed = set(result["failed_claims"])
     assert "sequences.contiguous-self-or-copy" in failed
@@ -123,7 +124,7 @@ def test_a_deviation_of_one_machine_claim_covers_that_claim_only(cli, tmp_path, 
     machine checks keeps a verdict of its own (held over its own programs).
     Recording it under another claim of the machine does not excuse it (that
     claim, which never failed, is "region not reached")."""
-    env = mutant_env("seq-contiguous-always-copies", tmp_path / "mutant")
+    env = no_shrinking(mutant_env("seq-contiguous-always-copies", tmp_path / "mutant"))
     entry = (
         '[[deviation]]\nclaim = "{claim}"\ntest = "test_copy_sequences"\n'
         'exception = "AssertionError"\nmatch = "[sequences.contiguous-self-or-copy] "\n'

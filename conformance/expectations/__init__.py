@@ -393,10 +393,13 @@ def load_expectations(
     # Parsed once per process for unchanged files (the targeted sweep's fork
     # server parses them before forking: ~0.25 s saved per mutant run).
     # The memo is keyed by the files' bytes, not their timestamps (coarse).
-    try:
-        stamp = tuple((str(f), f.read_bytes()) for f in files)
-    except OSError as e:
-        raise ExpectationsError(f"{path.name}: cannot read: {e}") from None
+    stamp = []
+    for f in files:
+        try:
+            stamp.append((str(f), f.read_bytes()))
+        except OSError as e:
+            raise ExpectationsError(f"{f.name}: cannot read: {e}") from None
+    stamp = tuple(stamp)
     cached = _PARSED.get(path.resolve())
     if cached is not None and cached[0] is registry and cached[1] == stamp:
         return list(cached[2])
