@@ -333,6 +333,10 @@ def auto_features(kwargs: dict) -> dict:
       tensor, computed on the meta device), ``x.ndim``, ``x.numel``, ``x.view``
       (bool) and ``x.channels_last``; the first such argument also gives the
       unprefixed ``dtype``, ``layout``, ``ndim`` and ``numel``;
+    - a ``numpy.ndarray`` argument ``a`` gives ``a.dtype`` (NumPy's name, which
+      is torch's for the dtypes both have), ``a.ndim``, ``a.numel`` and
+      ``a.writeable``; the first tensor-like argument also gives the unprefixed
+      ``dtype``, ``ndim`` and ``numel``;
     - a recipe whose ``dtype`` is a str (the sequences machine's ``Fresh``) gives
       ``x.dtype`` (and the unprefixed ``dtype`` when it comes first);
     - a ``torch.dtype`` or ``numpy.dtype`` argument gives its name, ``None`` gives ``"none"``;
@@ -377,6 +381,13 @@ def auto_features(kwargs: dict) -> dict:
             out[f"{name}.dtype"] = value.dtype
             if first:
                 out["dtype"] = value.dtype
+                first = False
+        elif isinstance(value, np.ndarray):
+            f = {"dtype": value.dtype.name, "ndim": value.ndim, "numel": value.size,
+                 "writeable": bool(value.flags.writeable)}  # fmt: skip
+            out.update({f"{name}.{k}": v for k, v in f.items()})
+            if first:
+                out.update({k: f[k] for k in ("dtype", "ndim", "numel")})
                 first = False
         elif isinstance(value, torch.dtype):
             out[name] = dtype_name(value)
