@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -24,6 +24,7 @@ from strategies import (
     FLOATING,
     INTEGRAL,
     NON_OVERLAPPING_VIEWS,
+    TensorSpec,
     shapes,
     tensor_specs,
 )
@@ -500,16 +501,27 @@ def test_chain_rule_values(device, pair):
     assert same_values(b.grad, (a.detach() * 2).conj().resolve_conj()), "b.grad != 2 * conj(a)"
 
 
+_PARAM_SPEC = TensorSpec(dtype=torch.float32, base_shape=(2,), storage=(1.0, 2.0))
+
+
 @pytest.mark.claim("autograd.grad-accumulates")
+# An nn.Parameter is a leaf too (issue 29: the sentence speaks of every leaf).
+@example(spec=_PARAM_SPEC, k=3, retained=False, leaf_kind="parameter")
+@example(spec=_PARAM_SPEC, k=2, retained=True, leaf_kind="parameter")
 @given(
     spec=tensor_specs(requires_grad=True),
     k=st.integers(1, 4),
     retained=st.booleans(),
+    leaf_kind=st.sampled_from(["tensor", "parameter"]),
 )
-def test_grad_accumulates(device, spec, k, retained):
+def test_grad_accumulates(device, spec, k, retained, leaf_kind):
     """Kills: a .grad that starts non-None, is overwritten instead of
-    accumulated, or accumulates differently for retained graphs."""
+    accumulated (for any leaf: a plain tensor or an ``nn.Parameter``), or
+    accumulates differently for retained graphs."""
     x = spec.build(device, requires_grad=True, leaf=True)
+    if leaf_kind == "parameter":
+        x = torch.nn.Parameter(x)
+    evidence.features(leaf_kind=leaf_kind)
     assert x.grad is None, ".grad is not None before any backward"
     loss = real_scalar(x * k)
     loss.backward(retain_graph=retained)

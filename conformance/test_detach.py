@@ -13,6 +13,7 @@ import torch
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from conformance import evidence
 from conformance.checks import (
     assert_same_bits,
     element_bytes,
@@ -22,18 +23,45 @@ from conformance.checks import (
 )
 from strategies import DIFFERENTIABLE, NON_OVERLAPPING_VIEWS, grid_examples, shapes, tensor_specs
 
+#: How a tensor may carry a lazy math bit: none, a conjugate view
+#: (``t.conj()`` of a complex tensor: ``is_conj()``), or a negative view
+#: (``t.conj().imag``: ``is_neg()``, a real dtype). Views with a math bit share
+#: their base's memory and resolve the bit only when materialized.
+MATH_BITS = ("none", "conj", "neg")
+COMPLEX = (torch.complex64, torch.complex128)
+
+
+def with_math_bit(t: torch.Tensor, math_bit: str) -> torch.Tensor:
+    """``t`` itself, or its conjugate view (``"conj"``) or the negative-bit
+    view ``t.conj().imag`` (``"neg"``) when ``t`` is complex (a real tensor
+    has neither: returned as it is). Raises ``ValueError`` for an unknown
+    ``math_bit``."""
+    if math_bit not in MATH_BITS:
+        raise ValueError(f"math_bit must be one of {MATH_BITS}, not {math_bit!r}")
+    if math_bit == "none" or not t.is_complex():
+        return t
+    return t.conj() if math_bit == "conj" else t.conj().imag
+
 
 @pytest.mark.claim("detach.shares-storage")
-@grid_examples(requires_grad=True, form="method")
+@grid_examples(requires_grad=True, form="method", math_bit="none")
+# Every layout of both complex dtypes as a conjugate and as a negative-bit
+# view (issue 29: "every tensor" includes the views with a math bit).
+@grid_examples(dtypes=COMPLEX, requires_grad=False, form="function", math_bit="conj")
+@grid_examples(dtypes=COMPLEX, requires_grad=True, form="method", math_bit="neg")
 @given(
     spec=tensor_specs(),
     requires_grad=st.booleans(),
     form=st.sampled_from(["method", "function"]),
+    math_bit=st.sampled_from(MATH_BITS),
 )
-def test_detach_shares_storage(device, spec, requires_grad, form):
+def test_detach_shares_storage(device, spec, requires_grad, form, math_bit):
     """Kills: a detach that copies (always, or for some layout/dtype/autograd
-    state, or in one calling convention: ``t.detach()`` vs ``torch.detach(t)``)."""
+    state, or in one calling convention: ``t.detach()`` vs ``torch.detach(t)``,
+    or for conjugate / negative-bit views, resolving the bit into new memory)."""
     t = spec.build(device, requires_grad=requires_grad and spec.dtype in DIFFERENTIABLE)
+    t = with_math_bit(t, math_bit)
+    evidence.features(math_bit=math_bit if spec.dtype in COMPLEX else "none")
     d = t.detach() if form == "method" else torch.detach(t)
     assert shares_storage(d, t), "detach() result does not share storage with its input"
     assert d.data_ptr() == t.data_ptr(), "detach() result starts at a different address"

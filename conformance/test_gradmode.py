@@ -481,9 +481,15 @@ def _expect_mode(enabled: bool, x: torch.Tensor, where: str) -> None:
     assert (x * 2).requires_grad is enabled, f"recording does not follow the grad mode {where}"
 
 
-def _run_nested(modes: list[str], x: torch.Tensor) -> None:
+class _BlockExit(Exception):
+    """Raised to leave a grad-mode block by an exception (caught right outside it)."""
+
+
+def _run_nested(modes: list[str], x: torch.Tensor, raise_at: int = -1, depth: int = 0) -> None:
     """Apply ``modes`` outermost first: a context/decorator opens a scope
-    holding the rest, a function call changes the current scope's mode."""
+    holding the rest, a function call changes the current scope's mode. The
+    scope opened by ``modes[raise_at]`` (when it opens one) is left by an
+    exception raised at the end of its body, caught just outside it."""
     if not modes:
         return
     head, rest = modes[0], modes[1:]
@@ -492,38 +498,62 @@ def _run_nested(modes: list[str], x: torch.Tensor) -> None:
     if how == "function":
         torch.set_grad_enabled(inner)
         _expect_mode(inner, x, f"after {head}")
-        _run_nested(rest, x)
+        _run_nested(rest, x, raise_at, depth + 1)
         return
-    if how == "context":
-        with _manager(head):
-            _expect_mode(inner, x, f"inside {head}")
-            _run_nested(rest, x)
-    else:
+    leave = depth == raise_at
+    try:
+        if how == "context":
+            with _manager(head):
+                _expect_mode(inner, x, f"inside {head}")
+                _run_nested(rest, x, raise_at, depth + 1)
+                if leave:
+                    raise _BlockExit
+        else:
 
-        @_manager(head)
-        def body():
-            _expect_mode(inner, x, f"inside a function decorated {head}")
-            _run_nested(rest, x)
+            @_manager(head)
+            def body():
+                _expect_mode(inner, x, f"inside a function decorated {head}")
+                _run_nested(rest, x, raise_at, depth + 1)
+                if leave:
+                    raise _BlockExit
 
-        body()
-    _expect_mode(before, x, f"after leaving {head}")
+            body()
+    except _BlockExit:
+        pass
+    _expect_mode(before, x, f"after leaving {head}" + (" by an exception" if leave else ""))
+
+
+_ONE = TensorSpec(dtype=torch.float32, base_shape=(2,), storage=(1.0, 2.0))
 
 
 @pytest.mark.claim("gradmode.set-grad-enabled-restores")
+# Every block form left by an exception (issue 29: the sentence's "restore
+# the enclosing mode on exit" holds however the block ends).
+@example(spec=_ONE, modes=["no_grad"], start=True, raise_at=0)
+@example(spec=_ONE, modes=["enable_grad"], start=False, raise_at=0)
+@example(spec=_ONE, modes=["set_grad_enabled(False)"], start=True, raise_at=0)
+@example(spec=_ONE, modes=["set_grad_enabled(True)"], start=False, raise_at=0)
+@example(spec=_ONE, modes=["@no_grad"], start=True, raise_at=0)
+@example(spec=_ONE, modes=["@enable_grad"], start=False, raise_at=0)
+@example(spec=_ONE, modes=["enable_grad", "no_grad"], start=False, raise_at=1)
 @given(
     spec=tensor_specs(requires_grad=True),
     modes=st.lists(st.sampled_from(sorted(NEST_MODES)), max_size=5),
     start=st.booleans(),
+    raise_at=st.integers(-1, 4),
 )
-def test_grad_modes_nest_and_restore(device, spec, modes, start):
+def test_grad_modes_nest_and_restore(device, spec, modes, start, raise_at):
     """Kills: a grad-mode context or decorator that restores True instead of
-    the enclosing mode, leaks its mode past its block, or a
-    set_grad_enabled that works only as a context manager."""
+    the enclosing mode, leaks its mode past its block (left normally or by an
+    exception), or a set_grad_enabled that works only as a context manager."""
+    evidence.features(
+        exception_exit=0 <= raise_at < len(modes) and NEST_MODES[modes[raise_at]][0] != "function"
+    )
     x = spec.build(device, requires_grad=True, leaf=True)
     with grad_mode_restored():
         torch.set_grad_enabled(start)
         _expect_mode(start, x, "at the start")
-        _run_nested(modes, x)
+        _run_nested(modes, x, raise_at)
 
 
 # --------------------------------------------------------------------------- inference mode

@@ -288,19 +288,37 @@ def test_tensor_of_ndarray_dtype_override(device, case, target, cap):
 
 @pytest.mark.claim("numpy.from-numpy-shares-memory")
 @pytest.mark.oracle("detach")
-@nd_grid_examples(direction="array-write")
-@nd_grid_examples(direction="tensor-write")
-@given(case=nd_cases(), direction=st.sampled_from(["array-write", "tensor-write"]))
-def test_from_numpy_shares_memory_both_ways(device, case, direction):
-    """Kills: from_numpy that copies (always, or for non-contiguous/offset arrays), or
-    changes dtype, shape or strides."""
+@nd_grid_examples(direction="array-write", writeable=True)
+@nd_grid_examples(direction="tensor-write", writeable=True)
+# Every grid array read-only too (issue 29): the sentence speaks of every
+# ndarray, and torch documents only a warning for non-writable ones.
+@nd_grid_examples(direction="address-only", writeable=False)
+@given(
+    case=nd_cases(),
+    direction=st.sampled_from(["array-write", "tensor-write"]),
+    writeable=st.booleans(),
+)
+def test_from_numpy_shares_memory_both_ways(device, case, direction, writeable):
+    """Kills: from_numpy that copies (always, or for non-contiguous/offset arrays, or
+    for read-only arrays), or changes dtype, shape or strides. A read-only array
+    (``flags.writeable`` False) is checked for its address and values only: torch
+    warns that writing through the tensor is undefined behaviour."""
+    import warnings
+
     a = case.build()
-    t = torch.from_numpy(a)
+    a.flags.writeable = writeable
+    evidence.features(writeable=writeable)
+    with warnings.catch_warnings():
+        # torch warns (once per process) that the array is not writable
+        warnings.simplefilter("ignore", UserWarning)
+        t = torch.from_numpy(a)
     assert t.dtype == NP_TO_TORCH[a.dtype], f"from_numpy({a.dtype} array) is {t.dtype}"
     assert _strides_match(t, a), "from_numpy changed shape or strides"
     assert _same_values(t, a), "from_numpy changed the values"
     if a.size:  # an empty array has no element to share
         assert t.data_ptr() == _np_addr(a), "from_numpy result is not at the array's address"
+        if not writeable:
+            return
         if direction == "array-write":
             assert _array_write_seen_in_tensor(a, t), "array write not seen in from_numpy(a)"
         else:

@@ -10,6 +10,43 @@ from conformance.mutants.base import Mutant
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant(
+        name="backward-overwrites-parameter-grad",
+        description="backward() into an nn.Parameter that already has a .grad overwrites it with the new gradient instead of adding to it (plain leaf tensors still accumulate)",
+        claims=("autograd.grad-accumulates",),
+        region="nn.Parameter leaves that already have a .grad",
+        family="subclass",
+        source="""
+        import torch
+        _orig = torch.autograd.backward
+        def _parameters_with_grad(roots):
+            seen, out = set(), []
+            stack = [r.grad_fn for r in roots if r.grad_fn is not None]
+            while stack:
+                fn = stack.pop()
+                if fn is None or id(fn) in seen:
+                    continue
+                seen.add(id(fn))
+                var = getattr(fn, "variable", None)
+                if isinstance(var, torch.nn.Parameter) and var.grad is not None:
+                    out.append(var)
+                stack.extend(f for f, _ in fn.next_functions)
+            return out
+        def backward(tensors, *args, **kwargs):
+            roots = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors)
+            for p in _parameters_with_grad(roots):
+                p.grad = None
+            return _orig(tensors, *args, **kwargs)
+        torch.autograd.backward = backward
+        """,
+        witness="""
+        import torch
+        p = torch.nn.Parameter(torch.ones(2))
+        (p * 3).sum().backward()
+        (p * 3).sum().backward()
+        assert p.grad.tolist() == [6.0, 6.0]
+        """,
+    ),
+    Mutant(
         name="requires-grad-noop",
         description="requires_grad_() returns self without changing the flag",
         claims=("autograd.requires-grad-method", "autograd.leaf-table"),

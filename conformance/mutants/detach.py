@@ -248,6 +248,30 @@ MUTANTS: tuple[Mutant, ...] = (
         """,
     ),
     Mutant(
+        name="detach-resolves-math-bits",
+        description="detach() of a conjugate or negative-bit view resolves the bit into new memory (same values, no longer an alias of its input)",
+        claims=("detach.shares-storage",),
+        region="conjugate and negative-bit views (t.conj(), t.conj().imag of a complex t)",
+        family="layout",
+        source="""
+        import torch
+        _orig = torch.Tensor.detach
+        def detach(self):
+            out = _orig(self)
+            if out.is_conj() or out.is_neg():
+                return out.resolve_conj().resolve_neg()
+            return out
+        torch.Tensor.detach = detach
+        torch.detach = detach
+        """,
+        witness="""
+        import torch
+        z = torch.tensor([1 + 2j, 3 - 1j])
+        for v in (z.conj(), z.conj().imag):
+            assert v.detach().data_ptr() == v.data_ptr()
+        """,
+    ),
+    Mutant(
         name="detach-returns-zeros",
         description="detach() returns a tensor of zeros (same dtype, shape and device) instead of the input's values",
         claims=("detach.keeps-dtype-and-values",),

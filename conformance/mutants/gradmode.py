@@ -10,6 +10,32 @@ from conformance.mutants.base import Mutant
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant(
+        name="no-grad-exit-by-exception-keeps-mode",
+        description="a no_grad block (or @no_grad function) left by an exception does not restore the enclosing grad mode: grad mode stays disabled after it",
+        claims=("gradmode.set-grad-enabled-restores",),
+        region="no_grad blocks left by an exception",
+        family="mode",
+        source="""
+        import torch
+        _orig_exit = torch.no_grad.__exit__
+        def __exit__(self, exc_type, exc_value, traceback):
+            if exc_type is not None:
+                return None
+            return _orig_exit(self, exc_type, exc_value, traceback)
+        torch.no_grad.__exit__ = __exit__
+        """,
+        witness="""
+        import torch
+        torch.set_grad_enabled(True)
+        try:
+            with torch.no_grad():
+                raise ValueError("leave the block")
+        except ValueError:
+            pass
+        assert torch.is_grad_enabled()
+        """,
+    ),
+    Mutant(
         name="tensor-no-grad-drops-requires-grad",
         description="torch.tensor(..., requires_grad=True) under no_grad returns a tensor that does not require grad",
         claims=("gradmode.no-grad-factories-unaffected",),

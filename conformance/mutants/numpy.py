@@ -10,6 +10,34 @@ from conformance.mutants.base import Mutant
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant(
+        name="from-numpy-copies-read-only",
+        description="torch.from_numpy of a read-only ndarray (flags.writeable False) returns a copy instead of a tensor sharing the array's memory",
+        claims=("numpy.from-numpy-shares-memory",),
+        region="read-only ndarrays",
+        family="other",
+        source="""
+        import numpy as np
+        import torch
+        _orig = torch.from_numpy
+        def from_numpy(a):
+            if isinstance(a, np.ndarray) and not a.flags.writeable:
+                return _orig(a.copy())
+            return _orig(a)
+        torch.from_numpy = from_numpy
+        """,
+        witness="""
+        import warnings
+        import numpy as np
+        import torch
+        a = np.arange(3.0)
+        a.flags.writeable = False
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            t = torch.from_numpy(a)
+        assert t.data_ptr() == a.ctypes.data
+        """,
+    ),
+    Mutant(
         name="tensor-shares-ndarray-float32",
         description="torch.tensor(a) of a C-contiguous float32 ndarray shares its memory (from_numpy fast path)",
         claims=("numpy.tensor-copies-ndarray",),
