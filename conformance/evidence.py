@@ -49,6 +49,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
+from conformance.registry import domain_value
+
 __all__ = [
     "ClaimViolation",
     "NotApplicable",
@@ -133,6 +135,11 @@ class Ledger:
         not_applicable: reason -> number of examples that could not exercise
             the test's claims on this torch (:func:`not_applicable`).
         region: deviation key -> {"inside": n, "outside": m} (filled by the plugin).
+        domains: claim id -> its declared domain ``((dimension, values), ...)``
+            (set by the plugin from the registry).
+        coverage: claim id -> Counter of ``(dimension, value name)``: the
+            examples that checked the claim, held, and reported that value of
+            a declared dimension as a feature.
         program_clock: set by the plugin: the shrinking budget of a test
             that runs a Hypothesis engine of its own (see
             :func:`program_started`, :func:`program_failed`).
@@ -146,6 +153,8 @@ class Ledger:
     muted_signatures: dict = field(default_factory=dict)
     not_applicable: Counter = field(default_factory=Counter)
     region: dict = field(default_factory=dict)
+    domains: dict = field(default_factory=dict)
+    coverage: dict = field(default_factory=dict)
     program_clock: Callable[[BaseException | None], None] | None = None
 
     def note_violation(self, claim: str, exception: str, message: str) -> None:
@@ -160,6 +169,7 @@ class Ledger:
         self.muted_signatures.clear()
         self.not_applicable.clear()
         self.region.clear()
+        self.coverage.clear()
 
     def finish_example(self, ex: Example, *, passed: bool) -> None:
         """Fold one example into the counts. An example that passed credits
@@ -175,6 +185,10 @@ class Ledger:
         checked = ex.checked or (set(self.claims) - self.muted)
         for c in checked - violated:
             self.claim_examples[c] += 1
+            for dim, _values in self.domains.get(c, ()):
+                if dim in ex.features:
+                    value = domain_value(ex.features[dim])
+                    self.coverage.setdefault(c, Counter())[(dim, value)] += 1
 
 
 _LEDGER: list[Ledger] = []

@@ -22,8 +22,11 @@ doc source with a quote; ``folklore`` claims need a seed source;
 ``characterization`` claims pin undocumented behaviour and need a ``note``
 explaining why. ``check = "measurement"`` marks a claim (a speed claim) that
 is measured and reported outside the pass/fail gate instead of tested.
-``unfalsifiable = "..."`` says why no mutant of torch patched from Python can
-break the claim (every other claim is declared by some mutant in
+``domain = { <dimension> = [values] }`` declares what the claim's sentence
+quantifies over, in the vocabulary of ``conformance/domains.toml``
+(:func:`load_dimensions`): every run checks that each declared value was
+drawn by an example that checked the claim. ``unfalsifiable = "..."`` says
+why no mutant of torch patched from Python can break the claim (every other claim is declared by some mutant in
 ``conformance/mutants/<area>.py``, whose targeted sweep proves the claim's
 own tests would catch it).
 
@@ -49,6 +52,7 @@ _ID_RE = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_-]+)+$")
 SEED_RE = re.compile(r"^\d{3}_[0-9a-f]{16}\.txt$")
 _ROW_RE = re.compile(r"^[A-Z_]+-\d{2}$")
 OUT_OF_SCOPE_FILE = Path(__file__).parent / "out_of_scope.toml"
+DOMAINS_FILE = Path(__file__).parent / "domains.toml"
 
 
 class RegistryError(Exception):
@@ -89,6 +93,9 @@ class Claim:
     #: Why no mutant of torch can break this claim from Python (shown in the
     #: report's detection-power section); ``None`` for a falsifiable claim.
     unfalsifiable: str | None = None
+    #: The declared domain: ``((dimension, (value, ...)), ...)`` in the
+    #: vocabulary of ``conformance/domains.toml``; empty when undeclared.
+    domain: tuple[tuple[str, tuple], ...] = ()
 
     def to_dict(self) -> dict:
         d = {
@@ -107,6 +114,8 @@ class Claim:
             d["catalogue"] = list(self.catalogue)
         if self.unfalsifiable:
             d["unfalsifiable"] = self.unfalsifiable
+        if self.domain:
+            d["domain"] = {dim: list(values) for dim, values in self.domain}
         return d
 
 
@@ -190,6 +199,7 @@ def load_file(path: Path) -> tuple[str, str, list[Claim]]:
             "check",
             "catalogue",
             "unfalsifiable",
+            "domain",
         }
         if unknown:
             raise RegistryError(f"{where}: unknown key(s) {sorted(unknown)}")
@@ -226,6 +236,7 @@ def load_file(path: Path) -> tuple[str, str, list[Claim]]:
             not isinstance(unfalsifiable, str) or not unfalsifiable.strip()
         ):
             raise RegistryError(f"{where}: unfalsifiable must be a non-empty reason")
+        domain = _domain(raw.get("domain", {}), where)
         claims.append(
             Claim(
                 id=cid,
@@ -239,9 +250,71 @@ def load_file(path: Path) -> tuple[str, str, list[Claim]]:
                 catalogue=tuple(catalogue),
                 file=name,
                 unfalsifiable=" ".join(unfalsifiable.split()) if unfalsifiable else None,
+                domain=domain,
             )
         )
     return area, title, claims
+
+
+def _domain(raw, where: str) -> tuple[tuple[str, tuple], ...]:
+    """A claim's ``domain`` table, checked against the vocabulary."""
+    if not isinstance(raw, dict):
+        raise RegistryError(f"{where}: domain must be a table of dimension = [values]")
+    vocabulary = load_dimensions()
+    out = []
+    for dim, values in raw.items():
+        if dim not in vocabulary:
+            raise RegistryError(
+                f"{where}: domain dimension {dim!r} is not in domains.toml "
+                f"(known: {', '.join(sorted(vocabulary))})"
+            )
+        if not isinstance(values, list) or not values or len(set(map(repr, values))) < len(values):
+            raise RegistryError(f"{where}: domain {dim} must list distinct values")
+        allowed = vocabulary[dim]["values"]
+        bad = [v for v in values if not any(type(v) is type(a) and v == a for a in allowed)]
+        if bad:
+            raise RegistryError(
+                f"{where}: domain {dim} has value(s) {bad!r} outside its vocabulary {allowed!r}"
+            )
+        out.append((dim, tuple(values)))
+    return tuple(out)
+
+
+@lru_cache(maxsize=1)
+def load_dimensions(path: Path | str = DOMAINS_FILE) -> dict[str, dict]:
+    """The domain vocabulary: dimension name -> ``{"doc": str, "values": list}``
+    from ``conformance/domains.toml`` (``[dimension.<name>]`` tables). Raises
+    :class:`RegistryError` (one line) when the file is unreadable or malformed."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        raise RegistryError(f"{path.name}: cannot read the domain vocabulary: {e}") from None
+    dims = data.get("dimension")
+    if not isinstance(dims, dict) or set(data) - {"dimension"}:
+        raise RegistryError(f"{path.name}: expected only [dimension.<name>] tables")
+    for name, d in dims.items():
+        if (
+            not isinstance(d, dict)
+            or set(d) != {"doc", "values"}
+            or not isinstance(d["doc"], str)
+            or not isinstance(d["values"], list)
+            or not d["values"]
+            or not all(isinstance(v, str | bool | int) for v in d["values"])
+        ):
+            raise RegistryError(
+                f"{path.name}: dimension {name!r} needs a doc and a non-empty list of "
+                "str/bool/int values"
+            )
+    return dims
+
+
+def domain_value(value) -> str:
+    """The name of a domain value (a feature's value) in results and reports:
+    ``true``/``false`` for bools, the string itself, or the int's digits."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 def load_registry(directory: Path | str = CLAIMS_DIR) -> Registry:

@@ -506,6 +506,7 @@ _PARAM_SPEC = TensorSpec(dtype=torch.float32, base_shape=(2,), storage=(1.0, 2.0
 
 @pytest.mark.claim("autograd.grad-accumulates")
 # An nn.Parameter is a leaf too (issue 29: the sentence speaks of every leaf).
+@example(spec=_PARAM_SPEC, k=3, retained=False, leaf_kind="tensor")
 @example(spec=_PARAM_SPEC, k=3, retained=False, leaf_kind="parameter")
 @example(spec=_PARAM_SPEC, k=2, retained=True, leaf_kind="parameter")
 @given(

@@ -529,6 +529,7 @@ _ONE = TensorSpec(dtype=torch.float32, base_shape=(2,), storage=(1.0, 2.0))
 @pytest.mark.claim("gradmode.set-grad-enabled-restores")
 # Every block form left by an exception (issue 29: the sentence's "restore
 # the enclosing mode on exit" holds however the block ends).
+@example(spec=_ONE, modes=["no_grad"], start=True, raise_at=-1)
 @example(spec=_ONE, modes=["no_grad"], start=True, raise_at=0)
 @example(spec=_ONE, modes=["enable_grad"], start=False, raise_at=0)
 @example(spec=_ONE, modes=["set_grad_enabled(False)"], start=True, raise_at=0)

@@ -137,6 +137,27 @@ def _decision(doc: dict, cid: str, claim: dict, per_col: dict, cols: list[str]) 
             "changed": any(t.get("changed_failure") for t in tests)}  # fmt: skip
 
 
+def _domain_rows(claim: dict, per_dev: dict[str, dict]) -> list[dict]:
+    """One row per value of the claim's declared domain: ``{dimension,
+    value, counts: {column: checked examples}}`` over the columns where the
+    claim's tests ran (issue 29's coverage table)."""
+    from conformance.registry import domain_value
+
+    cols = [c for c, cell in per_dev.items() if cell.get("tests")]
+    return [
+        {
+            "dimension": dim,
+            "value": domain_value(v),
+            "counts": {
+                c: ((per_dev[c].get("coverage") or {}).get(dim) or {}).get(domain_value(v), 0)
+                for c in cols
+            },
+        }
+        for dim, values in (claim.get("domain") or {}).items()
+        for v in values
+    ]
+
+
 def render_report(doc: dict, title: str | None = None) -> str:
     """The HTML text of the report for ``doc`` (a loaded ``results.json``).
 
@@ -179,6 +200,7 @@ def render_report(doc: dict, title: str | None = None) -> str:
                 **claim,
                 "overall": overall,
                 "cells": {d: per_dev.get(d, empty) for d in cols},
+                "domain_rows": _domain_rows(claim, per_dev),
                 "tests": tests,
                 "measurements": [m for m in doc.get("measurements", []) if m.get("claim") == cid],
             }

@@ -555,6 +555,14 @@ class ShrinkBudgetSpent(KeyboardInterrupt):
     ``KeyboardInterrupt``) still stops the session."""
 
 
+def _nested_coverage(counts) -> dict[str, dict[str, int]]:
+    """``Counter[(dimension, value)]`` -> ``{dimension: {value: examples}}``."""
+    out: dict[str, dict[str, int]] = {}
+    for (dim, value), n in sorted(counts.items()):
+        out.setdefault(dim, {})[value] = n
+    return out
+
+
 def _budget_failure() -> BaseException:
     """The failure to report when shrinking stopped on the budget: the last
     falsifying example's error (Hypothesis only replaces it by smaller
@@ -883,6 +891,12 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function):
     passes = 0
     with evidence.ledger(claims) as led:
         led.program_clock = _program_clock
+        registry = _state(pyfuncitem.config)["registry"]
+        led.domains = {
+            c: registry.claims[c].domain
+            for c in claims
+            if c in registry.claims and registry.claims[c].domain
+        }
         try:
             while True:
                 passes += 1
@@ -953,6 +967,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function):
                 },
                 "not_applicable": dict(led.not_applicable),
                 "region": {k: dict(v) for k, v in led.region.items()},
+                "coverage": {c: _nested_coverage(counts) for c, counts in led.coverage.items()},
                 "failures": failures,
                 "passes": passes,
                 "examples": _count["n"],
@@ -1233,6 +1248,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
             record["failed_claims"] = [c for c in claims if c in failures]
             record["claim_failures"] = {c: failures[c] for c in record["failed_claims"]}
         record["claim_examples"] = led.get("claim_examples", {})
+        if led.get("coverage"):
+            record["claim_coverage"] = led["coverage"]
         if call.when == "call":
             checked = max(record["claim_examples"].values(), default=0)
             na = sum(led.get("not_applicable", {}).values())
@@ -1423,10 +1440,37 @@ def pytest_collectreport(report) -> None:
 _LAST_CONFIG: dict = {}
 
 
+def _domain_gaps(config: pytest.Config) -> list[str]:
+    """One line per (claim, column) whose tests held without an example that
+    drew some value of the claim's declared domain (issue 29)."""
+    from reports.results import claim_verdicts
+
+    st = _state(config)
+    if not st["results"]:
+        return []
+    mini = {
+        "environment": {"devices": st["devices"]},
+        "claims": {cid: c.to_dict() for cid, c in st["registry"].claims.items() if c.domain},
+        "tests": st["results"],
+    }
+    return [
+        f"claim {cid} ({col}): domain value {m} never checked"
+        for cid, cells in claim_verdicts(mini).items()
+        for col, cell in cells.items()
+        for m in cell.get("domain_missing", [])
+    ]
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
     if _is_worker(config) or not hasattr(config, "_conformance"):
         return
+    gaps = _domain_gaps(config)
+    _state(config)["domain_gaps"] = gaps
+    if gaps and session.exitstatus == 0:
+        # "held" covers the declared domain: a value no checked example drew
+        # is a defect of the suite, and fails the run like a suite error
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
     out = config.getoption("results_json")
     if not out:
         return
@@ -1456,6 +1500,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
             terminalreporter.write_line(
                 f"{r['verdict'].upper()}: {r['nodeid']} [{', '.join(r['claims'])}]"
             )
+    for line in st.get("domain_gaps", []):
+        terminalreporter.write_line(f"SUITE ERROR: {line}")
     from reports.causes import cause_lines
 
     mini = {

@@ -246,7 +246,12 @@ def claim_verdicts(doc: dict) -> dict[str, dict[str, dict]]:
                 )
                 cell["tests"].append(view)
                 cell["examples"] += examples
-    for _cid, per_dev in out.items():
+                if view.get("verdict") == "held":
+                    cov = cell.setdefault("coverage", {})
+                    for dim, counts in ((t.get("claim_coverage") or {}).get(cid) or {}).items():
+                        for value, n in counts.items():
+                            cov.setdefault(dim, {})[value] = cov.get(dim, {}).get(value, 0) + n
+    for cid, per_dev in out.items():
         for cell in per_dev.values():
             vs = {t["verdict"] for t in cell["tests"]}
             if not vs:
@@ -263,6 +268,16 @@ def claim_verdicts(doc: dict) -> dict[str, dict[str, dict]]:
                 cell["verdict"] = "region not reached"
             elif "held" in vs:
                 cell["verdict"] = "held"
+                missing = domain_gaps(doc["claims"].get(cid, {}), cell.get("coverage") or {})
+                if missing:
+                    # "held" means checked over the whole declared domain
+                    cell["verdict"] = "ERROR"
+                    cell["domain_missing"] = missing
+                    cell["reasons"] = [
+                        f"domain value {m} never checked: the claim's tests held, but no "
+                        "example that checked it drew this value of its declared domain"
+                        for m in missing
+                    ]
             elif "not-applicable" in vs:
                 cell["verdict"] = "not applicable"
                 cell["reasons"] = sorted(
@@ -273,6 +288,21 @@ def claim_verdicts(doc: dict) -> dict[str, dict[str, dict]]:
                 cell["verdict"] = "skipped"
                 cell["reasons"] = sorted({t.get("skip_reason") or "" for t in cell["tests"]})
     return out
+
+
+def domain_gaps(claim: dict, coverage: dict[str, dict[str, int]]) -> list[str]:
+    """The values of ``claim``'s declared domain (its registry ``domain``, as
+    ``results.json`` records it) that no checked example drew, as
+    ``dimension=value``; empty when every value was checked (or no domain
+    is declared)."""
+    from conformance.registry import domain_value
+
+    return [
+        f"{dim}={domain_value(v)}"
+        for dim, values in (claim.get("domain") or {}).items()
+        for v in values
+        if not (coverage.get(dim) or {}).get(domain_value(v))
+    ]
 
 
 def claim_overall(per_device: dict[str, dict]) -> str:
@@ -304,7 +334,9 @@ def summarize(doc: dict) -> dict:
         claims[overall_verdict(doc, cid, per_dev)] += 1
         kind = doc["claims"].get(cid, {}).get("kind", "?")
         kinds[kind] = kinds.get(kind, 0) + 1
-    gate_ok = not any(tests.get(v, 0) for v in FAILING_TEST_VERDICTS)
+    # A claim ERROR without a failing test: its tests held, but not over its
+    # whole declared domain (claim_verdicts' domain check).
+    gate_ok = not any(tests.get(v, 0) for v in FAILING_TEST_VERDICTS) and not claims["ERROR"]
     return {
         "tests": tests,
         "claims": claims,

@@ -1,0 +1,114 @@
+"""A claim's declared domain (issue 29): the registry checks it against the
+vocabulary, each run counts the checked examples per declared value, and a
+claim whose tests held without drawing a declared value gets no "held"."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+import pytest
+
+from conformance.registry import (
+    CLAIMS_DIR,
+    RegistryError,
+    default_registry,
+    load_dimensions,
+    load_file,
+)
+from reports.html import render_report
+from reports.results import claim_verdicts, domain_gaps
+
+_CLAIM = (
+    "area='x'\n[[claim]]\nid='x.y'\nstatement='s'\nkind='folklore'\n{domain}\n"
+    "[[claim.sources]]\nseed='000_1e6242bf72cbab49.txt'\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("domain", "needle"),
+    [
+        ("domain = { colour = ['red'] }", "domain dimension 'colour' is not in domains.toml"),
+        ("domain = { writeable = ['yes'] }", "outside its vocabulary"),
+        ("domain = { writeable = [] }", "must list distinct values"),
+        ("domain = { writeable = [true, true] }", "must list distinct values"),
+        ("domain = 'writeable'", "domain must be a table"),
+    ],
+)
+def test_a_domain_outside_the_vocabulary_is_refused(tmp_path, domain, needle):
+    p = tmp_path / "bad.toml"
+    p.write_text(_CLAIM.format(domain=domain))
+    with pytest.raises(RegistryError) as e:
+        load_file(p)
+    assert needle in str(e.value) and "\n" not in str(e.value), str(e.value)
+
+
+def test_every_declared_domain_uses_the_vocabulary_and_is_recorded():
+    vocabulary = load_dimensions()
+    declared = {c.id: c for c in default_registry().claims.values() if c.domain}
+    assert len(declared) >= 4
+    for c in declared.values():
+        for dim, values in c.domain:
+            assert set(values) <= set(vocabulary[dim]["values"]), (c.id, dim)
+        assert c.to_dict()["domain"] == {dim: list(v) for dim, v in c.domain}
+
+
+def _doc(coverage: dict) -> dict:
+    """A results document with one held test of a claim whose domain is
+    ``writeable = [true, false]``."""
+    return {
+        "environment": {"devices": ["cpu"]},
+        "claims": {"x.y": {"id": "x.y", "area": "x", "statement": "s", "kind": "folklore",
+                           "sources": [], "domain": {"writeable": [True, False]}}},
+        "tests": [{"nodeid": "t.py::test_x[cpu]", "name": "test_x[cpu]", "claims": ["x.y"],
+                   "device": "cpu", "verdict": "held", "examples": 5,
+                   "claim_coverage": {"x.y": coverage} if coverage else {}}],
+    }  # fmt: skip
+
+
+def test_a_held_claim_that_never_drew_a_declared_value_is_an_error():
+    cell = claim_verdicts(_doc({"writeable": {"true": 5}}))["x.y"]["cpu"]
+    assert cell["verdict"] == "ERROR"
+    assert cell["domain_missing"] == ["writeable=false"]
+    assert "domain value writeable=false never checked" in cell["reasons"][0]
+    full = claim_verdicts(_doc({"writeable": {"true": 3, "false": 2}}))["x.y"]["cpu"]
+    assert full["verdict"] == "held" and full["coverage"] == {"writeable": {"true": 3, "false": 2}}
+    assert domain_gaps({"domain": {"writeable": [True, False]}}, {}) == [
+        "writeable=true",
+        "writeable=false",
+    ]
+    assert domain_gaps({}, {}) == []  # no declared domain: nothing demanded
+
+
+def test_the_report_shows_the_coverage_table():
+    html = render_report(_doc({"writeable": {"true": 5}}))
+    assert "Declared domain" in html and "never checked" in html
+
+
+def test_a_run_that_never_draws_a_declared_value_fails_the_gate(cli, tmp_path, read_results):
+    """End to end: declare on ``detach.shares-storage`` a dimension its test
+    does not report (``writeable``): the claim held on every example, yet
+    the gate fails and names the value no example checked."""
+    claims = tmp_path / "claims"
+    shutil.copytree(CLAIMS_DIR, claims)
+    text = (claims / "detach.toml").read_text(encoding="utf-8")
+    text = text.replace(
+        'domain = { math_bit = ["none", "conj", "neg"] }',
+        'domain = { math_bit = ["none", "conj", "neg"], writeable = [true, false] }',
+    )
+    assert "writeable" in text
+    (claims / "detach.toml").write_text(text, encoding="utf-8")
+    out = tmp_path / "out"
+    proc = cli(
+        "run", "--no-measure", "-n", "0", "--devices", "cpu", "--profile", "smoke",
+        "--claims", "detach.shares-storage", "--out", str(out),
+        env=dict(os.environ, TORCH_CONFORMANCE_CLAIMS_DIR=str(claims)),
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
+    cell = claim_verdicts(read_results(out))["detach.shares-storage"]["cpu"]
+    assert cell["verdict"] == "ERROR", cell["verdict"]
+    assert cell["domain_missing"] == ["writeable=true", "writeable=false"]
+    assert set(cell["coverage"]["math_bit"]) == {"none", "conj", "neg"}
+    doc = json.loads((out / "results.json").read_text())
+    assert doc["claims"]["detach.shares-storage"]["domain"]["writeable"] == [True, False]
