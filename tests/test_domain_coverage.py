@@ -81,6 +81,16 @@ def test_a_held_claim_that_never_drew_a_declared_value_is_an_error():
     assert domain_gaps({}, {}) == []  # no declared domain: nothing demanded
 
 
+def test_one_shard_of_a_run_leaves_the_domain_to_the_merged_run():
+    """A shard (``run --shard I/N``) holds part of a claim's tests: its own
+    document does not judge the declared domain; the merged one does."""
+    doc = _doc({"writeable": {"true": 5}})
+    doc["environment"]["shard"] = {"index": 1, "total": 2}
+    assert claim_verdicts(doc)["x.y"]["cpu"]["verdict"] == "held"
+    del doc["environment"]["shard"]
+    assert claim_verdicts(doc)["x.y"]["cpu"]["verdict"] == "ERROR"
+
+
 def test_the_report_shows_the_coverage_table():
     html = render_report(_doc({"writeable": {"true": 5}}))
     assert "Declared domain" in html and "never checked" in html
