@@ -26,9 +26,9 @@ is measured and reported outside the pass/fail gate instead of tested.
 quantifies over, in the vocabulary of ``conformance/domains.toml``
 (:func:`load_dimensions`): every run checks that each declared value was
 drawn by an example that checked the claim. ``unfalsifiable = "..."`` says
-why no mutant of torch patched from Python can break the claim (every other claim is declared by some mutant in
-``conformance/mutants/<area>.py``, whose targeted sweep proves the claim's
-own tests would catch it).
+why no mutant of torch patched from Python can break the claim (every other
+claim is declared by some mutant in ``conformance/mutants/<area>.py``, whose
+targeted sweep proves the claim's own tests would catch it).
 
 Loading never raises anything but :class:`RegistryError`, whose message is
 one line naming the file and the problem.

@@ -21,14 +21,20 @@ from conformance.checks import (
     shares_storage,
     writes_visible,
 )
-from strategies import DIFFERENTIABLE, NON_OVERLAPPING_VIEWS, grid_examples, shapes, tensor_specs
+from strategies import (
+    COMPLEX,
+    DIFFERENTIABLE,
+    NON_OVERLAPPING_VIEWS,
+    grid_examples,
+    shapes,
+    tensor_specs,
+)
 
 #: How a tensor may carry a lazy math bit: none, a conjugate view
 #: (``t.conj()`` of a complex tensor: ``is_conj()``), or a negative view
 #: (``t.conj().imag``: ``is_neg()``, a real dtype). Views with a math bit share
 #: their base's memory and resolve the bit only when materialized.
 MATH_BITS = ("none", "conj", "neg")
-COMPLEX = (torch.complex64, torch.complex128)
 
 
 def with_math_bit(t: torch.Tensor, math_bit: str) -> torch.Tensor:
