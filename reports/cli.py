@@ -948,6 +948,13 @@ def cmd_mutate(args) -> int:
         chosen = [m for m in chosen if m.area in areas]
         if not chosen:
             return _err(f"--area: no mutant in {', '.join(areas)}")
+    if args.share:
+        from conformance.mutants.targeted import parse_share, share
+
+        try:
+            chosen = share(chosen, *parse_share(args.share))
+        except ValueError as e:
+            return _err(f"--share: {e}")
     devs = [d.strip() for d in args.devices.split(",") if d.strip()]
     if not devs or any(d not in ("cpu", "cuda") for d in devs):
         return _err(f"--devices: unknown device(s) in {args.devices!r}; use cpu and/or cuda")
@@ -1003,7 +1010,8 @@ def cmd_mutate(args) -> int:
         for line in runner.summary_lines(whole):
             print(line)
         ok = ok and runner.gate_ok(whole)
-    cov = targeted.coverage(doc) if not args.mutants and not args.area else None
+    full_catalogue = not (args.mutants or args.area or args.share)
+    cov = targeted.coverage(doc) if full_catalogue else None
     if cov is not None:
         doc["coverage"] = cov
     write_json_atomic(out / "mutants.json", doc)
@@ -1140,6 +1148,8 @@ def build_parser() -> argparse.ArgumentParser:
     mu.add_argument(
         "--area", default=None, help="only the mutants of these areas (comma-separated)"
     )
+    mu.add_argument("--share", default=None, metavar="I/N",
+                    help="only share I of N of the chosen mutants (deterministic, balanced by cost)")  # fmt: skip
     mu.add_argument("--by-claim", action="store_true",
                     help="print claims x mutants (which mutants falsify each claim) instead of one row per mutant")  # fmt: skip
     mu.add_argument("-n", default=os.cpu_count() or 1, type=_positive_int,

@@ -61,6 +61,9 @@ FALSIFIED = ("FAILED", "unexpected pass")
 
 __all__ = [
     "claim_modules",
+    "share",
+    "parse_share",
+    "sweep_share",
     "sweep",
     "by_claim",
     "coverage",
@@ -222,6 +225,72 @@ def _expected_cost(mutant: Mutant) -> int:
     areas = {c.split(".", 1)[0] for c in mutant.claims}
     inductor = not mutant.backends or "inductor" in mutant.backends
     return 3 * ("compile" in areas) + ("compile" in areas and inductor) + ("sequences" in areas)
+
+
+def parse_share(text: str) -> tuple[int, int]:
+    """``"I/N"`` -> ``(I, N)`` with ``1 <= I <= N``.
+
+    Raises :class:`ValueError` with a one-line reason otherwise."""
+    head, sep, tail = text.strip().partition("/")
+    try:
+        index, count = int(head), int(tail)
+    except ValueError:
+        index = count = 0
+    if not sep or not 1 <= index <= count:
+        raise ValueError(f"a share is I/N with 1 <= I <= N, not {text!r}")
+    return index, count
+
+
+def share(mutants: Sequence[Mutant], index: int, count: int) -> list[Mutant]:
+    """Share ``index`` of ``count`` (1-based) of ``mutants``, in their order.
+
+    Deterministic and balanced: the mutants are ranked by
+    :func:`_expected_cost` (compile tier, state machine, the rest; ties keep
+    the catalogue's order) and dealt out in turn, so each share gets its
+    part of every cost class. The shares are disjoint and together are all
+    of ``mutants``. Raises :class:`ValueError` for an index outside
+    ``1..count``."""
+    if not 1 <= index <= count:
+        raise ValueError(f"share {index}/{count}: need 1 <= I <= N")
+    ranked = sorted(range(len(mutants)), key=lambda i: (-_expected_cost(mutants[i]), i))
+    mine = {i for pos, i in enumerate(ranked) if pos % count == index - 1}
+    return [m for i, m in enumerate(mutants) if i in mine]
+
+
+#: Which part of the targeted sweep the README test command runs:
+#: ``all``, ``I/N``, or unset for CI's rotating half.
+SHARE_ENV = "TORCH_CONFORMANCE_SWEEP_SHARE"
+#: CI's rotation: this many shares, one per commit.
+ROTATION = 2
+
+
+def sweep_share(env: dict | None = None) -> tuple[int, int, str]:
+    """The share of the targeted sweep a test run should judge:
+    ``(I, N, why)``; ``(1, 1, ...)`` is the whole sweep.
+
+    ``TORCH_CONFORMANCE_SWEEP_SHARE=all`` (the nightly job) or ``I/N``
+    decides; unset, the share rotates with the commit: share
+    ``1 + int(HEAD[:8], 16) % ROTATION`` of :data:`ROTATION`, from
+    ``git rev-parse HEAD`` in the project's checkout, so a re-run of one
+    commit judges the same mutants and consecutive commits judge the others.
+    Without git (an unpacked source tree) it is share 1. Raises
+    :class:`ValueError` for a malformed variable."""
+    env = os.environ if env is None else env
+    raw = env.get(SHARE_ENV, "").strip()
+    if raw == "all":
+        return 1, 1, f"{SHARE_ENV}=all"
+    if raw:
+        i, n = parse_share(raw)
+        return i, n, f"{SHARE_ENV}={raw}"
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=str(ROOT), capture_output=True, text=True,
+            timeout=30, check=True,
+        ).stdout.strip()  # fmt: skip
+        i = 1 + int(head[:8], 16) % ROTATION
+        return i, ROTATION, f"rotating with the commit ({head[:12]})"
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return 1, ROTATION, "rotating share, no git checkout: share 1"
 
 
 def _child_env(workdir: Path, profile: str) -> dict[str, str]:
