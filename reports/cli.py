@@ -909,6 +909,70 @@ def _kill_children_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, handler)
 
 
+def cmd_findings(args) -> int:
+    """Run every reproducer of ``conformance/findings.toml`` against the
+    installed torch, each in a fresh interpreter; print per finding
+    reproduces / fixed / not applicable, the ones that changed since the
+    registry's measurements first.
+
+    ``--out DIR`` writes ``DIR/findings.json`` and, when ``DIR/results.json``
+    is there, adds a findings section to it and re-renders ``report.html``.
+    ``--record`` writes the results into the registry's ``measured`` for
+    the installed release. Exit 1 when a reproducer could not give a result
+    (a defect of the reproducer, not a verdict on torch), 2 on bad input."""
+    from conformance.findings import (
+        FINDINGS_FILE,
+        FindingsError,
+        dump_findings,
+        load_findings,
+        record,
+        run_all,
+    )
+    from conformance.registry import default_registry
+    from reports.findings import for_report, installed_release, summary_lines
+
+    try:
+        findings = load_findings(FINDINGS_FILE, registry=default_registry())
+    except FindingsError as e:
+        return _err(str(e).splitlines()[0])
+    if args.list:
+        for f in findings:
+            print(f"{f.id}\t{f.kind}\t{f.title}")
+        return EXIT_OK
+    if args.only:
+        wanted = [n.strip() for n in args.only.split(",") if n.strip()]
+        known = {f.id for f in findings}
+        unknown = [n for n in wanted if n not in known]
+        if unknown:
+            return _err(f"--only: unknown finding(s) {', '.join(unknown)}; see findings --list")
+        findings_run = [f for f in findings if f.id in wanted]
+    else:
+        findings_run = findings
+    if args.out:
+        _check_out(args.out, "--out")
+    release = installed_release()
+    print(f"running {len(findings_run)} reproducer(s) against torch {release} ...", flush=True)
+    results = run_all(findings_run, workers=args.n, timeout=args.timeout)
+    section = for_report(findings_run, results, release)
+    for line in summary_lines(section):
+        print(line)
+    if args.out:
+        from reports.mutation import embed_section
+        from reports.results import write_json_atomic
+
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(out / "findings.json", section)
+        page = embed_section(out, "findings", section)
+        print(f"findings: {out / 'findings.json'}" + (f"\nreport:   {page}" if page else ""))
+    if args.record:
+        from reports.results import write_text_atomic
+
+        write_text_atomic(FINDINGS_FILE, dump_findings(record(findings, results, release)))
+        print(f"recorded torch {release} in {FINDINGS_FILE}")
+    return EXIT_FAIL if section["counts"]["error"] else EXIT_OK
+
+
 def cmd_mutate(args) -> int:
     """Run the targeted sweep: each semantic mutant of torch against the tests
     of the claims it declares; print which claims each falsified.
@@ -1169,6 +1233,24 @@ def build_parser() -> argparse.ArgumentParser:
         "--timeout", type=_positive_float, default=600, help="seconds per mutant (default 600)"
     )
     mu.set_defaults(func=cmd_mutate)
+    fi = sub.add_parser(
+        "findings",
+        help="run the torch-only reproducer of every finding against the installed torch",
+    )
+    fi.add_argument("--list", action="store_true", help="print the findings, one per line")
+    fi.add_argument(
+        "--only", default=None, type=_id_list, help="only these findings (comma-separated ids)"
+    )
+    fi.add_argument("-n", default=1, type=_positive_int,
+                    help="reproducers run in parallel (default 1: compile reproducers are CPU-bound)")  # fmt: skip
+    fi.add_argument("--timeout", type=_positive_float, default=120,
+                    help="seconds per reproducer (default 120)")  # fmt: skip
+    fi.add_argument(
+        "--out", default=None, help="write OUT/findings.json (and add to OUT/report.html)"
+    )
+    fi.add_argument("--record", action="store_true",
+                    help="write the results into conformance/findings.toml for the installed release")  # fmt: skip
+    fi.set_defaults(func=cmd_findings)
     return p
 
 

@@ -254,6 +254,7 @@ def render_report(doc: dict, title: str | None = None) -> str:
         doc_drift=doc.get("doc_drift", []),
         escape=html.escape,
         mutation=doc.get("mutation"),
+        findings=doc.get("findings"),
         test_class=TEST_CLASS,
         tolerances=doc.get("tolerances", {}),
     )
