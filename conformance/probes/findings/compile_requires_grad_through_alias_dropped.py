@@ -70,7 +70,7 @@ def main():
             assert got[2] == want[2], f"{backend} values differ from eager"
             diffs = [
                 f"{name}.requires_grad={g} (eager {w})"
-                for name, g, w in zip(("x", "out"), got, want, strict=True)
+                for name, g, w in zip(("x", "out"), got[:2], want[:2], strict=True)
                 if g != w
             ]
             if diffs:
