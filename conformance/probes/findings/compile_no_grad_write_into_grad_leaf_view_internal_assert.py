@@ -59,8 +59,9 @@ def main():
         try:
             got = torch.compile(f, backend=backend, fullgraph=True)(inputs()).tolist()
         except Exception as e:
-            if "INTERNAL ASSERT FAILED" not in str(e):
-                raise
+            # 2.11-2.13 raise the INTERNAL ASSERT this finding is named after; other
+            # releases refuse the same program with other errors: still an error where
+            # eager runs, reported with its own text.
             msg = f"{type(e).__name__} {assert_text(e)}"
             print(f"backend={backend}: raised {msg}")
             raised.append((backend, msg))

@@ -62,7 +62,15 @@ def main():
         )
         for backend in ("aot_eager", "inductor"):
             torch._dynamo.reset()
-            got = run(torch.compile(fn, backend=backend, fullgraph=True))
+            try:
+                got = run(torch.compile(fn, backend=backend, fullgraph=True))
+            except Exception as e:  # e.g. Dynamo of this release cannot trace requires_grad_()
+                first = str(e).strip().splitlines()[0][:200]
+                print(
+                    f"NOT APPLICABLE: {backend} does not compile {fn.__name__} on torch "
+                    f"{torch.__version__} ({type(e).__name__}: {first}), so the lost flag cannot be observed"
+                )
+                return 3
             print(
                 f"{fn.__name__} {backend}: x.requires_grad={got[0]} "
                 f"out.requires_grad={got[1]} out={got[2]}"

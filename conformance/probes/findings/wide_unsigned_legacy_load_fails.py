@@ -31,14 +31,14 @@ def main():
         print(f"NOT APPLICABLE: torch {torch.__version__} has no torch.uint16")
         return 3
     t = torch.tensor([1, 2], dtype=torch.uint16)
-    # control: the zip format round-trips it
-    buf = io.BytesIO()
-    torch.save(t, buf)
-    buf.seek(0)
-    z = torch.load(buf, weights_only=False)
-    assert z.dtype == torch.uint16 and z.tolist() == [1, 2], f"zip round trip gave {z!r}"
     legacy = io.BytesIO()
     try:
+        # control: the zip format round-trips it (torch <= 2.5 cannot even save it)
+        buf = io.BytesIO()
+        torch.save(t, buf)
+        buf.seek(0)
+        z = torch.load(buf, weights_only=False)
+        assert z.dtype == torch.uint16 and z.tolist() == [1, 2], f"zip round trip gave {z!r}"
         torch.save(t, legacy, _use_new_zipfile_serialization=False)
         data = pickle.dumps(t)
     except (KeyError, RuntimeError, TypeError) as e:
