@@ -182,8 +182,14 @@ def render_doc(findings: list[Finding]) -> str:
             if f.reported:
                 out += ["```python", _source(f), "```", ""]
             else:  # the report carries the reproducer: shown once, ready to paste
-                out += ["<details open><summary>Ready-to-paste upstream report</summary>", "",
-                        _issue_text(f), "", "</details>", ""]  # fmt: skip
+                fixed = f.fixed_in()
+                summary = "Ready-to-paste upstream report" + (
+                    f" (fixed in {fixed}: for the releases before it)" if fixed else ""
+                )
+                # a four-backtick fence: the report (with its own code fence) is
+                # copied verbatim, and its headings stay out of this page's outline
+                out += [f"<details open><summary>{summary}</summary>", "", "````markdown",
+                        _issue_text(f), "````", "", "</details>", ""]  # fmt: skip
     return "\n".join(out).rstrip() + "\n"
 
 
