@@ -186,7 +186,7 @@ def load_findings(path: Path | str = FINDINGS_FILE, *, registry=None) -> list[Fi
             bad = [c for c in claims if c not in registry]
             if bad:
                 problems.append(f"{where}: unregistered claim(s) {', '.join(bad)}")
-        if not (REPRODUCERS_DIR / raw["reproducer"]).is_file() and path == FINDINGS_FILE:
+        if not (REPRODUCERS_DIR / raw["reproducer"]).is_file():
             problems.append(f"{where}: no reproducer {raw['reproducer']} in {REPRODUCERS_DIR}")
         measured = dict(raw.get("measured", {}))
         for rel, res in measured.items():

@@ -957,7 +957,7 @@ def cmd_findings(args) -> int:
     for line in summary_lines(section):
         print(line)
     if args.out:
-        from reports.mutation import embed_section
+        from reports.html import embed_section
         from reports.results import write_json_atomic
 
         out = Path(args.out)

@@ -4,10 +4,20 @@ from __future__ import annotations
 
 import html
 from importlib import resources
+from pathlib import Path
 
 from jinja2 import Environment, StrictUndefined
 
-from reports.results import CLAIM_VERDICTS, MEASURED, claim_verdicts, overall_verdict, summarize
+from reports.results import (
+    CLAIM_VERDICTS,
+    MEASURED,
+    claim_verdicts,
+    load_results,
+    overall_verdict,
+    summarize,
+    write_json_atomic,
+    write_text_atomic,
+)
 
 _CSS_CLASS = {
     "held": "v-held",
@@ -270,3 +280,21 @@ def render_matrix(matrix: dict, title: str = "Conformance matrix") -> str:
     """HTML page for :func:`reports.matrix.build_matrix` output."""
     tpl = _env().from_string(_template_text("compare.html.j2"))
     return tpl.render(title=title, mode="matrix", diff=None, matrix=matrix)
+
+
+def embed_section(out_dir: Path | str, key: str, section: dict) -> Path | None:
+    """Add ``section`` as ``doc[key]`` to ``OUT/results.json`` and re-render
+    ``OUT/report.html`` (e.g. the findings of ``torch-conformance findings``).
+
+    Returns the report path, or ``None`` when there is no result file.
+    Raises :class:`reports.results.ResultsError` for a corrupt one."""
+    out_dir = Path(out_dir)
+    results = out_dir / "results.json"
+    if not results.exists():
+        return None
+    doc = load_results(results)
+    doc[key] = section
+    page = render_report(doc)
+    write_json_atomic(results, doc)
+    write_text_atomic(out_dir / "report.html", page)
+    return out_dir / "report.html"

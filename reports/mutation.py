@@ -20,26 +20,6 @@ def embed_mutation(out_dir: Path | str, mutation: dict) -> Path | None:
     embed into. Raises :class:`reports.results.ResultsError` for a corrupt one.
     """
     from conformance.mutants.targeted import for_report
+    from reports.html import embed_section
 
     return embed_section(out_dir, "mutation", for_report(mutation))
-
-
-def embed_section(out_dir: Path | str, key: str, section: dict) -> Path | None:
-    """Add ``section`` as ``doc[key]`` to ``OUT/results.json`` and re-render
-    ``OUT/report.html`` (e.g. the findings of ``torch-conformance findings``).
-
-    Returns the report path, or ``None`` when there is no result file.
-    Raises :class:`reports.results.ResultsError` for a corrupt one."""
-    from reports.html import render_report
-    from reports.results import load_results, write_json_atomic, write_text_atomic
-
-    out_dir = Path(out_dir)
-    results = out_dir / "results.json"
-    if not results.exists():
-        return None
-    doc = load_results(results)
-    doc[key] = section
-    page = render_report(doc)
-    write_json_atomic(results, doc)
-    write_text_atomic(out_dir / "report.html", page)
-    return out_dir / "report.html"
