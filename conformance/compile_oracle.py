@@ -203,18 +203,25 @@ _COMPILER_MODULES = ("torch._dynamo", "torch._inductor", "torch._functorch")
 
 
 def _error(e: BaseException) -> dict:
-    """The facts of an exception the comparison reads: type, first line,
+    """The facts of an exception the comparison reads: type, first line (for
+    a backend's ``BackendCompilerFailed``, with the wrapped error's line),
     text, and its root cause (``root``: the last exception of its
     ``__cause__``/``__context__`` chain, ``root_is_compiler``: whether that
     is an exception class of Dynamo, Inductor or AOTAutograd)."""
     text = str(e)
+    lines = [line for line in text.splitlines() if line.strip()]
+    first = lines[0] if lines else ""
+    if first.endswith(" raised:") and len(lines) > 1:
+        # BackendCompilerFailed: "backend='inductor' raised:" then the wrapped
+        # error's "Type: message" - the part that says which failure it is
+        first = f"{first} {lines[1].strip()}"
     root, x, depth = e, e, 0
     while x is not None and depth < 16:
         root, x, depth = x, x.__cause__ or x.__context__, depth + 1
     return {
         "type": type(e),
         "name": type(e).__name__,
-        "first": (text.splitlines() or [""])[0],
+        "first": first,
         "text": text,
         "root": type(root),
         "root_is_compiler": type(root).__module__.startswith(_COMPILER_MODULES),
