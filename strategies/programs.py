@@ -312,6 +312,7 @@ class Program:
             "ambient": self.ambient,
             "step_kinds": frozenset(kinds),
             "no_grad_write_into_grad_view_with_grad_output": _no_grad_write_feeds_grad_output(self),
+            "enable_grad_output_in_no_grad_call": _enable_grad_output_in_no_grad_call(self),
         }
 
 
@@ -949,6 +950,39 @@ def _no_grad_write_feeds_grad_output(program: Program) -> bool:
         return False
     returned = set(program.returns)
     return any(written[s] == {"no_grad"} and derived[s] & returned for s in views)
+
+
+def _enable_grad_output_in_no_grad_call(program: Program) -> bool:
+    """True when the function is called under ``torch.no_grad()`` and returns
+    a tensor that a step inside a ``torch.enable_grad()`` block made or
+    wrote in place (not an argument itself) and that requires grad in eager.
+
+    aot_eager and inductor on torch 2.4 return such an output with
+    ``requires_grad`` False (a leaf without ``grad_fn``): the enable_grad
+    block inside a function called without grad is not honoured. Decided by
+    running the program eagerly (eager is the oracle; nothing is compiled).
+    Measured on 2.4.1 over 300 generated programs called under no_grad with
+    an enable_grad step (see ``conformance/expectations/compile.toml``).
+    """
+    if program.ambient != "no_grad" or not any(s.mode == "enable_grad" for s in program.steps):
+        return False
+    args = _inputs(program).args
+    env: dict[str, torch.Tensor] = dict(zip(program.arg_names, args, strict=True))
+    made: list[torch.Tensor] = []  # by identity: an in-place step returns its input
+    try:
+        with torch.no_grad():
+            for step, name in zip(program.steps, program.step_names(), strict=True):
+                out = run_step(step, env)
+                if name is None or out is None:
+                    continue
+                env[name] = out
+                if step.mode == "enable_grad" and out.requires_grad:
+                    if not any(out is a for a in args):
+                        made.append(out)
+    except Exception:  # eager refuses the program: no compile deviation to expect
+        return False
+    returned = [env[r] for r in program.returns if isinstance(env.get(r), torch.Tensor)]
+    return any(r is m for r in returned for m in made)
 
 
 def _aliased_args(program: Program) -> bool:
