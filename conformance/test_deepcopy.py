@@ -658,3 +658,130 @@ def test_copy_copy_of_wide_unsigned_tensor_raises(device, spec, kind):
     else:
         c = copy.deepcopy(t)
         assert_same_bits(c, spec.build(device), "deepcopy of a wide unsigned tensor keeps values")
+
+
+# ================================================ shared memory, grad modes
+
+
+def _plain_2x3(spec) -> bool:
+    """The grid's plain contiguous layout: with ``grid_examples``, one example per dtype."""
+    return spec.base_shape == (2, 3) and not spec.views
+
+
+@pytest.mark.claim("deepcopy.copy-not-shared")
+@grid_examples(where=_plain_2x3, grid_values="all", kind="tensor")
+@given(
+    spec=tensor_specs(values="all"),
+    kind=st.sampled_from(["tensor", "parameter", "module", "copy.copy"]),
+)
+def test_deepcopy_of_shared_tensor_is_private(device, spec, kind):
+    """The source is put in shared memory (``share_memory_()``, a module's
+    ``share_memory()``); its deep copy is not in shared memory, holds its values, and
+    the source stays shared. ``copy.copy`` aliases, so its result is shared.
+
+    Kills: a deepcopy that copies into shared memory (or hands back the shared storage),
+    for tensors, Parameters or module buffers; a ``copy.copy`` that copies."""
+    if kind == "copy.copy":
+        assume(spec.dtype not in WIDE_UNSIGNED)  # deepcopy.copy-copy-wide-unsigned-raises
+    t = spec.build(device)
+    if kind == "parameter":
+        t = torch.nn.Parameter(t, requires_grad=False)
+    if kind == "module":
+        m = torch.nn.Module()
+        m.p = torch.nn.Parameter(spec.build(device), requires_grad=False)
+        m.register_buffer("buf", t)
+        m.share_memory()
+        c = copy.deepcopy(m)
+        pairs = [("parameter", m.p, c.p), ("buffer", m.buf, c.buf)]
+    else:
+        t.share_memory_()
+        c = (copy.copy if kind == "copy.copy" else copy.deepcopy)(t)
+        pairs = [(kind, t, c)]
+    want = spec.build(device)
+    for what, src, cp in pairs:
+        assert src.is_shared(), f"the source {what} is not in shared memory"
+        assert_same_bits(cp, want, f"the copy of a shared {what} keeps its values")
+        if kind == "copy.copy":
+            assert cp.is_shared(), "copy.copy of a shared tensor is not in shared memory"
+        else:
+            assert not cp.is_shared(), f"copy.deepcopy of a shared {what} is in shared memory"
+
+
+@pytest.mark.claim("deepcopy.grad-mode-independent")
+@pytest.mark.oracle("backward")
+@given(
+    spec=tensor_specs(dtype=DIFFERENTIABLE, values="all"),
+    kind=st.sampled_from(["tensor", "parameter", "non-leaf"]),
+    requires_grad=st.booleans(),
+)
+def test_deepcopy_under_no_grad_is_unchanged(device, spec, kind, requires_grad):
+    """Inside ``torch.no_grad()`` a leaf copies to a leaf of its type with its
+    ``requires_grad`` (not an inference tensor, same values) that trains on its own
+    afterwards; a non-leaf still raises.
+
+    Kills: a deepcopy that reads grad mode: drops ``requires_grad`` (an EMA copy made
+    under no_grad that silently stops training), returns an inference or non-leaf
+    tensor, or copies a non-leaf under no_grad."""
+    if kind == "non-leaf":
+        r = spec.build(device, requires_grad=True) * 2
+        with torch.no_grad():
+            with raises_with(RuntimeError, "Only Tensors created explicitly by the user"):
+                copy.deepcopy(r)
+        return
+    if kind == "parameter":
+        t = torch.nn.Parameter(spec.build(device), requires_grad=requires_grad)
+    else:
+        t = spec.build(device, requires_grad=requires_grad, leaf=True)
+    with torch.no_grad():
+        c = copy.deepcopy(t)
+    assert type(c) is type(t), f"deepcopy under no_grad of a {type(t).__name__} is a {type(c)}"
+    assert c.requires_grad == requires_grad, (
+        f"deepcopy under no_grad has requires_grad={c.requires_grad}, source {requires_grad}"
+    )
+    assert c.is_leaf and c.grad_fn is None, f"deepcopy under no_grad has grad_fn {c.grad_fn}"
+    assert not c.is_inference(), "deepcopy under no_grad is an inference tensor"
+    assert_same_bits(c, spec.build(device), "deepcopy under no_grad keeps the values")
+    if requires_grad and c.numel():
+        loss = (c * c).sum()
+        (loss.real if loss.is_complex() else loss).backward()
+        assert c.grad is not None, "backward through a copy made under no_grad did not reach it"
+        assert t.grad is None, "backward through a copy made under no_grad reached the source"
+
+
+@pytest.mark.claim("deepcopy.inference-mode-gives-inference-tensors")
+@grid_examples(where=_plain_2x3, grid_values="all", kind="with-base")
+@given(
+    spec=tensor_specs(values="all"),
+    kind=st.sampled_from(["tensor", "requires-grad", "parameter", "with-base"]),
+)
+def test_deepcopy_in_inference_mode_gives_inference_tensors(device, spec, kind):
+    """Normal tensors deep-copied inside ``torch.inference_mode()``: the copies are
+    inference tensors with the sources' type, ``requires_grad`` and values (a view still
+    sharing its base copy's storage); the sources stay normal.
+
+    Kills: a deepcopy that builds normal tensors inside inference mode (for Parameters,
+    for one dtype), drops ``requires_grad`` there, or loses the storage memo."""
+    grad = kind in ("requires-grad", "parameter") and spec.dtype in DIFFERENTIABLE
+    base = spec.build_base(device)
+    t = spec.apply_views(base)
+    if kind == "parameter":
+        t = torch.nn.Parameter(t, requires_grad=grad)
+    elif kind == "requires-grad" and grad:
+        t = spec.build(device, requires_grad=True, leaf=True)
+    objs = [base, t] if kind == "with-base" else [t]
+    with torch.inference_mode():
+        copies = copy.deepcopy(objs)
+    for i, (o, c) in enumerate(zip(objs, copies, strict=True)):
+        assert c.is_inference(), f"deepcopy inside inference mode: copy {i} is a normal tensor"
+        assert not o.is_inference(), "deepcopy inside inference mode changed the source"
+        assert type(c) is type(o), f"deepcopy of a {type(o).__name__} is a {type(c).__name__}"
+        assert c.requires_grad == o.requires_grad, (
+            f"deepcopy inside inference mode has requires_grad={c.requires_grad}, "
+            f"source {o.requires_grad}"
+        )
+        assert c.is_leaf and c.grad_fn is None, f"deepcopy has grad_fn {c.grad_fn}"
+        assert_same_bits(c, o, f"deepcopy inside inference mode keeps the values of tensor {i}")
+    if kind == "with-base" and base.untyped_storage().nbytes():
+        assert shares_storage(copies[1], copies[0]), (
+            "deepcopy inside inference mode: the view's copy does not share its base copy's storage"
+        )

@@ -14,8 +14,8 @@ Conventions (see the claims' notes):
   on torch 2.13; such imports only ever run in a forked child (:func:`_forked`), so a
   crash is a recorded failure signature and not a dead test worker.
 - APIs younger than the suite's torch floor (2.1) are probed once, on ``torch._C`` (which
-  no mutant patches): versioned capsules and ``copy=``/``dl_device=`` arrive with
-  ``_to_dlpack_versioned`` (torch 2.9), bool export with torch 2.2. Examples needing a
+  no mutant patches): versioned capsules, ``copy=``/``dl_device=`` and
+  ``from_dlpack(device=)`` arrive with ``_to_dlpack_versioned`` (torch 2.9), bool export with torch 2.2. Examples needing a
   missing one are *not applicable* on that torch.
 
 Capsules are read with :mod:`ctypes` (the DLPack 0.8 / 1.x ABI of ``dlpack.h``), which
@@ -960,3 +960,103 @@ def test_stream_argument_on_cpu(device, spec, stream):
     else:
         with raises_with(TypeError, "stream must be ``int`` or ``none``"):
             t.__dlpack__(stream=stream)
+
+
+# ================================================================ devices
+
+
+@pytest.mark.claim("dlpack.dlpack-device-cpu")
+@pytest.mark.oracle("detach")
+# zero-size (data = NULL) and 0-d tensors, bool: pinned so that no draw can miss them.
+@example(spec=TensorSpec(dtype=torch.float32, base_shape=(2, 0), storage=[]), state="plain")
+@example(spec=TensorSpec(dtype=torch.int64, base_shape=(), storage=[3]), state="plain")
+@example(spec=TensorSpec(dtype=torch.bool, base_shape=(2,), storage=[True, False]), state="plain")
+@given(
+    spec=tensor_specs(),
+    state=st.sampled_from(["plain", "requires-grad", "parameter", "conj", "neg"]),
+)
+def test_dlpack_device_of_cpu_tensor(device, spec, state):
+    """``t.__dlpack_device__()`` of a (not pinned) CPU tensor is ``(kDLCPU, 0)`` =
+    ``(1, 0)``, an enum member and an int, whatever the dtype, layout, autograd state or
+    lazy bit; for a tensor ``__dlpack__`` exports, the capsule's ``DLTensor.device``
+    (read with ctypes) is that pair.
+
+    Kills: a ``__dlpack_device__`` that reports another device type (pinned, CUDA host)
+    or id, a list or a bare int, for one dtype or state; an exporter whose capsule names
+    another device than ``__dlpack_device__``."""
+    t = spec.build(device)
+    if state in ("requires-grad", "parameter"):
+        assume(spec.dtype in DIFFERENTIABLE)
+        t = spec.build(device, requires_grad=True, leaf=True)
+        if state == "parameter":
+            t = torch.nn.Parameter(t.detach())
+    elif state == "conj":
+        assume(spec.dtype in COMPLEX)
+        t = t.conj()
+    elif state == "neg":
+        assume(spec.dtype in ARITHMETIC)
+        t = t.conj().imag if spec.dtype in COMPLEX else _neg_view(t)
+    assert not t.is_pinned(), "a tensor built on the CPU is pinned"
+    d = t.__dlpack_device__()
+    assert type(d) is tuple and len(d) == 2, f"__dlpack_device__() returned {d!r}"
+    assert d == (1, 0), f"__dlpack_device__() of a CPU tensor is {d!r}, not (kDLCPU = 1, 0)"
+    assert d[0] is torch.utils.dlpack.DLDeviceType.kDLCPU, f"device type {d[0]!r} is not kDLCPU"
+    assert type(d[1]) is int, f"device id {d[1]!r} is not an int"
+    if state in ("conj", "neg"):
+        return  # __dlpack__ refuses a conjugate bit (dlpack.conj-bit-export-raises)
+    x = t.detach()
+    _needs_dtype(x.dtype)
+    dl = _dl_tensor(x.__dlpack__())
+    got = (dl.device.device_type, dl.device.device_id)
+    assert got == d, f"the capsule's DLTensor.device is {got}, __dlpack_device__() {d}"
+
+
+#: Ways to name the CPU device (``torch.device`` built in the test, not at import).
+CPU_NAMES = ("cpu", "cpu:0", "torch.device('cpu')", "torch.device('cpu', 0)")
+
+
+def _cpu_device(name: str):
+    if name == "torch.device('cpu')":
+        return torch.device("cpu")
+    if name == "torch.device('cpu', 0)":
+        return torch.device("cpu", 0)
+    return name
+
+
+@pytest.mark.claim("dlpack.from-dlpack-device-same-device")
+@pytest.mark.oracle("numpy", "tensor")
+@grid_examples(where=lambda s: s.base_shape == (2, 3) and not s.views, producer="torch", name="cpu",
+               copy=None)  # fmt: skip
+@given(
+    spec=tensor_specs(shape=shapes(min_side=1), values="all"),
+    producer=st.sampled_from(["torch", "numpy"]),
+    name=st.sampled_from(CPU_NAMES),
+    copy=st.sampled_from([None, False, True]),
+)
+def test_from_dlpack_device_same_device(device, spec, producer, name, copy):
+    """``torch.from_dlpack(x, device=d, copy=c)`` with ``d`` x's own device (the CPU,
+    named four ways): a CPU tensor with x's shape, dtype and values, aliasing x unless
+    ``c`` is True, then in new memory.
+
+    Kills: a ``device=`` that copies although no copy is necessary (for one spelling of
+    the device, a dtype or producer), a ``copy=True`` with ``device=`` that aliases, or an
+    import that lands on another device or changes values."""
+    _needs(HAS_VERSIONED, "torch < 2.9 has no device= in torch.from_dlpack")
+    if producer == "numpy":
+        assume(spec.dtype != torch.bfloat16)
+    _needs_dtype(spec.dtype)
+    t = spec.build(device)
+    want = spec.build(device)
+    x = t if producer == "torch" else t.numpy()
+    d = torch.from_dlpack(x, device=_cpu_device(name), copy=copy)
+    assert d.device.type == "cpu", f"from_dlpack(device={name}) is on {d.device}"
+    assert d.shape == t.shape and d.dtype == t.dtype, "from_dlpack(device=) changed shape or dtype"
+    assert_same_bits(d, want, f"from_dlpack(device={name}, copy={copy}) keeps the values")
+    if copy:
+        assert d.data_ptr() != t.data_ptr(), f"from_dlpack(device={name}, copy=True) aliases x"
+        assert not _tensor_write_seen(d, t), "a write to a copy=True import reached the input"
+    else:
+        assert d.data_ptr() == t.data_ptr(), (
+            f"from_dlpack(device={name}, copy={copy}) copied an input already on that device"
+        )
+        assert _tensor_write_seen(d, t), "a write through the import is not seen in the input"

@@ -13,6 +13,7 @@ What each property kills (the broken torch it would catch) is in its docstring.
 from __future__ import annotations
 
 import collections
+import contextlib
 import io
 import os
 import pickle
@@ -716,3 +717,159 @@ def test_wide_unsigned_legacy_and_pickle_cannot_load(device, spec, how):
         load = lambda: torch.load(io.BytesIO(data), weights_only=wo)  # noqa: E731
     with raises_with(AttributeError, "has no attribute 'dtype'"):
         load()
+
+
+# ==================================================== shared memory, grad modes
+
+
+def _save_bytes(obj, how: str) -> bytes:
+    """``obj`` saved by ``how``: ``zip``, ``legacy``, ``mmap`` and ``zip-unsafe`` write the
+    format they load (zip but for ``legacy``), ``pickle`` pickles."""
+    if how == "pickle":
+        _require_saveable(obj)
+        return pickle.dumps(obj)
+    return _saved(obj, "legacy" if how == "legacy" else "zip")
+
+
+def _load_bytes(data: bytes, how: str):
+    """``data`` from :func:`_save_bytes` loaded by ``how`` (``zip-unsafe``: the zip format
+    loaded with ``weights_only=False``; ``mmap``: from a temporary file with ``mmap=True``)."""
+    if how == "pickle":
+        return pickle.loads(data)
+    if how != "mmap":
+        return torch.load(io.BytesIO(data), weights_only=how != "zip-unsafe")
+    fd, path = tempfile.mkstemp(prefix="bound-serialization-", suffix=".pt")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        return torch.load(path, mmap=True, weights_only=True)
+    finally:
+        os.unlink(path)
+
+
+def _plain_2x3(spec) -> bool:
+    """The grid's plain contiguous layout: with ``grid_examples``, one example per dtype."""
+    return spec.base_shape == (2, 3) and not spec.views
+
+
+@pytest.mark.claim("serialization.loaded-not-shared")
+@grid_examples(where=_plain_2x3, grid_values="all", kind="tensor", shared=True, how="zip")
+@given(
+    spec=tensor_specs(values="all"),
+    kind=st.sampled_from(["tensor", "parameter"]),
+    shared=st.booleans(),
+    how=st.sampled_from(["zip", "legacy", "mmap", "zip-unsafe", "pickle"]),
+)
+def test_loaded_tensor_is_not_in_shared_memory(device, spec, kind, shared, how):
+    """A tensor or Parameter loaded by ``torch.load`` (any format) or ``pickle`` is not in
+    shared memory, whether the saved one was (``share_memory_()``) or not; the values
+    round-trip and the source stays as it was.
+
+    Kills: a load that puts the storage into shared memory (or one that hands back the
+    source's shared storage itself), for one dtype or format; a save that changes the
+    source's memory."""
+    assume(_loadable(spec.dtype, how))
+    t = spec.build(device)
+    if kind == "parameter":
+        t = torch.nn.Parameter(t, requires_grad=False)
+    if shared:
+        t.share_memory_()
+    assert t.is_shared() == shared, "share_memory_() did not put the source in shared memory"
+    lt = _load_bytes(_save_bytes(t, how), how)
+    assert type(lt) is type(t), f"a {type(t).__name__} loaded as a {type(lt).__name__}"
+    assert not lt.is_shared(), (
+        f"a tensor loaded by {how} is in shared memory (saved shared={shared})"
+    )
+    assert t.is_shared() == shared, "saving changed whether the source is in shared memory"
+    assert_same_bits(lt, spec.build(device), "a tensor saved from shared memory keeps its values")
+
+
+#: Where ``torch.no_grad()`` / ``torch.inference_mode()`` wraps the round trip.
+GRAD_MODES = ("save-no-grad", "load-no-grad", "both-no-grad", "save-inference-mode")
+
+
+@pytest.mark.claim("serialization.grad-mode-independent")
+@pytest.mark.oracle("detach", "clone")
+@given(
+    spec=tensor_specs(dtype=DIFFERENTIABLE, values="all"),
+    state=st.sampled_from(["leaf", "non-leaf", "parameter"]),
+    mode=st.sampled_from(GRAD_MODES),
+    how=st.sampled_from(["zip", "legacy", "zip-unsafe", "pickle"]),
+)
+def test_grad_mode_does_not_change_save_and_load(device, spec, state, mode, how):
+    """The same round trip as outside any mode: a tensor that requires grad loads as a
+    leaf that requires grad (a non-leaf ``r * 2`` included, a Parameter as a Parameter),
+    not an inference tensor, with the saved values.
+
+    Kills: a save or load that reads grad mode: drops ``requires_grad`` of what is saved
+    or loaded under ``no_grad``, or makes inference tensors of what is saved in
+    inference mode."""
+    assume(_loadable(spec.dtype, how))
+    if state == "parameter":
+        t = torch.nn.Parameter(spec.build(device))
+    else:
+        t = spec.build(device, requires_grad=True, leaf=True)
+        if state == "non-leaf":
+            t = t * 2
+    want = t.detach().clone()
+    no_grad_save = mode in ("save-no-grad", "both-no-grad")
+    no_grad_load = mode in ("load-no-grad", "both-no-grad")
+    if mode == "save-inference-mode":
+        with torch.inference_mode():
+            data = _save_bytes(t, how)
+    else:
+        with torch.no_grad() if no_grad_save else contextlib.nullcontext():
+            data = _save_bytes(t, how)
+    with torch.no_grad() if no_grad_load else contextlib.nullcontext():
+        lt = _load_bytes(data, how)
+    want_type = torch.nn.Parameter if state == "parameter" else torch.Tensor
+    assert type(lt) is want_type, f"a {want_type.__name__} loaded as {type(lt).__name__} ({mode})"
+    assert lt.requires_grad, f"a tensor that requires grad loaded without it ({mode})"
+    assert lt.is_leaf and lt.grad_fn is None, f"a loaded tensor has grad_fn {lt.grad_fn} ({mode})"
+    assert not lt.is_inference(), f"a tensor loaded outside inference mode is one ({mode})"
+    assert_same_bits(lt, want, f"a round trip with {mode} keeps the values")
+
+
+@pytest.mark.claim("serialization.load-in-inference-mode")
+@grid_examples(where=_plain_2x3, grid_values="all", kind="tensor", how="zip")
+@given(
+    spec=tensor_specs(values="all"),
+    kind=st.sampled_from(["tensor", "requires-grad", "parameter", "view-with-base"]),
+    how=st.sampled_from(["zip", "legacy", "mmap", "zip-unsafe", "pickle"]),
+)
+def test_load_in_inference_mode_gives_inference_tensors(device, spec, kind, how):
+    """Saved outside any mode, loaded inside ``torch.inference_mode()``: inference tensors
+    (a view saved with its base still shares its storage), leaves with the saved
+    ``requires_grad`` and values; an in-place write outside the mode is refused.
+
+    Kills: a load that builds normal tensors inside inference mode (for one format, dtype
+    or for Parameters), that drops ``requires_grad`` there, or that stops sharing a view's
+    storage with its base."""
+    assume(_loadable(spec.dtype, how))
+    grad = kind in ("requires-grad", "parameter") and spec.dtype in DIFFERENTIABLE
+    base = spec.build_base(device)
+    t = spec.apply_views(base)
+    if kind == "parameter":
+        t = torch.nn.Parameter(t, requires_grad=grad)
+    elif kind == "requires-grad" and grad:
+        t = spec.build(device, requires_grad=True, leaf=True)
+    objs = [base, t] if kind == "view-with-base" else [t]
+    evidence.features(requires_grad=grad)
+    data = _save_bytes(objs, how)
+    with torch.inference_mode():
+        loaded = _load_bytes(data, how)
+    for i, (o, x) in enumerate(zip(objs, loaded, strict=True)):
+        assert x.is_inference(), f"tensor {i} loaded inside inference mode is a normal tensor"
+        assert type(x) is type(o), f"a {type(o).__name__} loaded as a {type(x).__name__}"
+        assert x.requires_grad == o.requires_grad, (
+            f"loaded in inference mode, requires_grad={x.requires_grad}, saved {o.requires_grad}"
+        )
+        assert x.is_leaf and x.grad_fn is None, f"a loaded tensor has grad_fn {x.grad_fn}"
+        assert_same_bits(x, o, f"loading in inference mode keeps the values of tensor {i}")
+    lt = loaded[-1]
+    if kind == "view-with-base" and base.untyped_storage().nbytes():
+        assert shares_storage(lt, loaded[0]), "a view loaded in inference mode lost its storage"
+    if lt.numel():
+        with raises_with(RuntimeError, "Inplace update to inference tensor outside InferenceMode"):
+            with torch.no_grad():
+                lt[_index0(lt)] = sentinel_for(lt)

@@ -7,14 +7,18 @@ Sending a tensor "to another process" is observed in process through the
 reducers ``torch.multiprocessing`` registers on
 ``multiprocessing.reduction.ForkingPickler`` - exactly what ``Queue.put`` and
 ``Process`` arguments use - so the properties stay fast; one test spawns a real
-child process. Resizing a shared tensor can kill the interpreter (SIGSEGV on
-torch 2.13), so each resize runs in a forked child and a crash becomes an
-ordinary, recorded failure.
+child process, and the sharing-strategy property forks a few cheap children
+that receive from a torch.multiprocessing ``Queue`` (each strategy is set for
+the example and restored). Resizing a shared tensor can kill the interpreter
+(SIGSEGV on torch 2.13), so each resize runs in a forked child and a crash
+becomes an ordinary, recorded failure.
 """
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
+import io
 import os
 import pickle
 import select
@@ -30,10 +34,13 @@ from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from conformance import evidence
+from conformance.capabilities import require
 from conformance.checks import (
     assert_same_bits,
+    capture_warnings,
     element_bytes,
     raises_with,
+    sentinel_for,
     shares_storage,
     writes_visible,
 )
@@ -691,3 +698,250 @@ def test_module_share_memory_shares_everything(device, spec, buffer, tied, with_
         _assert_bytes_kept(now[k], values[k], f"Module.share_memory() keeps the values of {k}")
     assert m.p is params[0] and m.sub.q is params[1], "Module.share_memory() replaced a parameter"
     assert m.p.requires_grad == differentiable, "Module.share_memory() changed requires_grad"
+
+
+# ---------------------------------------------- sharing strategies, NumPy memory
+
+#: The sharing strategies of torch.multiprocessing (those the platform offers:
+#: ``get_all_sharing_strategies()``; a missing one is not applicable).
+STRATEGIES = ("file_descriptor", "file_system")
+
+#: Examples per property that starts a child process per example (a fork and two
+#: queue round trips: tens of milliseconds): a tenth of the profile's count, at least 8.
+_CHILD_EXAMPLES = max(8, settings().max_examples // 10)
+
+
+@contextlib.contextmanager
+def _sharing_strategy(name: str):
+    """The body runs under sharing strategy ``name``, restored afterwards; not
+    applicable where the platform does not offer it."""
+    require(
+        name in torch.multiprocessing.get_all_sharing_strategies(),
+        f"the {name} sharing strategy is not available on this platform",
+    )
+    old = torch.multiprocessing.get_sharing_strategy()
+    torch.multiprocessing.set_sharing_strategy(name)
+    try:
+        yield
+    finally:
+        torch.multiprocessing.set_sharing_strategy(old)
+
+
+def _queue_child(inbox, outbox, received, parent_wrote):
+    """Target of the fork child of the Queue property: receive ``(base, t)``, report
+    what arrived, read the parent's write, write through ``t``."""
+    try:
+        base, t = inbox.get(timeout=60)
+        first = (0,) * t.dim()
+        rec = {
+            "shared": (base.is_shared(), t.is_shared()),
+            "same_storage": t.untyped_storage().data_ptr() == base.untyped_storage().data_ptr(),
+            "meta": _meta(t),
+            "bytes": element_bytes(t).tobytes(),
+        }
+        received.set()
+        parent_wrote.wait(60)
+        rec["after_parent_write"] = t[first].item()
+        rec["child_wrote"] = sentinel_for(t)
+        with torch.no_grad():
+            t[first] = rec["child_wrote"]
+        outbox.put(rec)
+    except Exception as e:  # reported, not raised: the parent asserts
+        outbox.put({"error": repr(e)})
+    finally:
+        received.set()
+
+
+def _wait_for(event, proc, what: str, timeout: float = 120) -> None:
+    """Wait for ``event``, failing as soon as ``proc`` is gone or ``timeout`` passed."""
+    deadline = time.monotonic() + timeout
+    while not event.wait(0.05):
+        assert proc.is_alive(), f"the child died before it {what} (exit code {proc.exitcode})"
+        assert time.monotonic() < deadline, f"the child never {what}"
+
+
+def _stop(proc) -> None:
+    proc.join(30)
+    if proc.is_alive():
+        proc.terminate()
+        proc.join(5)
+    if proc.is_alive():
+        proc.kill()
+        proc.join()
+
+
+_STRATEGY_SPEC = TensorSpec(dtype=torch.float32, base_shape=(4,), storage=(1.0, -0.0, 3.5, 4.0))
+
+
+def _every_strategy(fn):
+    for strategy in STRATEGIES:
+        fn = example(spec=_STRATEGY_SPEC, strategy=strategy)(fn)
+    return fn
+
+
+@pytest.mark.claim("shared_memory.queue-child-every-strategy")
+@pytest.mark.oracle("tensor")
+@_every_strategy
+@settings(max_examples=_CHILD_EXAMPLES)
+@given(
+    spec=tensor_specs(values="all", shape=shapes(min_side=1)),
+    strategy=st.sampled_from(STRATEGIES),
+)
+def test_queue_to_child_shares_under_every_strategy(device, spec, strategy):
+    """One fork child per example receives ``(base, t)`` from a torch.multiprocessing
+    Queue, with ``t`` the spec's tensor on ``base``; the Queue pickles them (in its feeder
+    thread) under ``strategy``, which stays set until the child has them.
+
+    Kills: a reducer that sends copies under one strategy (the child's writes are lost,
+    the view no longer shares its base's storage), or rebuilds other metadata or values."""
+    require(
+        "fork" in torch.multiprocessing.get_all_start_methods(),
+        "a cheap child process needs the fork start method",
+    )
+    ctx = torch.multiprocessing.get_context("fork")
+    base = spec.build_base(device)
+    t = spec.apply_views(base)
+    first = (0,) * t.dim()
+    meta, values = _meta(t), element_bytes(t)
+    inbox, outbox = ctx.Queue(), ctx.Queue()
+    received, parent_wrote = ctx.Event(), ctx.Event()
+    proc = ctx.Process(target=_queue_child, args=(inbox, outbox, received, parent_wrote))
+    proc.daemon = True
+    with _sharing_strategy(strategy):
+        proc.start()
+        try:
+            inbox.put((base, t))
+            _wait_for(received, proc, "received the tensors")
+            sender_shared = (base.is_shared(), t.is_shared())
+            parent_value = sentinel_for(t)
+            with torch.no_grad():
+                t[first] = parent_value
+            parent_wrote.set()
+            rec = outbox.get(timeout=120)
+        finally:
+            _stop(proc)
+            for q in (inbox, outbox):
+                q.close()
+                q.join_thread()
+    assert "error" not in rec, f"the child failed under {strategy}: {rec}"
+    assert sender_shared == (True, True), f"sending under {strategy} left the sender private"
+    assert rec["shared"] == (True, True), f"under {strategy} the child got private tensors"
+    assert rec["same_storage"], f"under {strategy} the tensor no longer shares its base's storage"
+    assert rec["meta"] == meta, f"under {strategy} the tensor arrived as {rec['meta']}, sent {meta}"
+    assert rec["bytes"] == values.tobytes(), f"under {strategy} the child got other values"
+    want = torch.tensor(parent_value, dtype=t.dtype).item()
+    assert rec["after_parent_write"] == want, (
+        f"under {strategy} the child missed the parent's write"
+    )
+    want = torch.tensor(rec["child_wrote"], dtype=t.dtype).item()
+    assert t[first].item() == want, f"under {strategy} the parent missed the child's write"
+    assert proc.exitcode == 0, f"the child exited with {proc.exitcode}"
+
+
+#: How the NumPy properties send a tensor: ``ForkingPickler(buf).dump``,
+#: ``ForkingPickler.dumps``, or ``SimpleQueue.put`` (each received in this process).
+SEND_PATHS = ("dump", "dumps", "simple-queue")
+
+#: NumPy to torch without a copy.
+FROM_ARRAY = {"from_numpy": torch.from_numpy, "as_tensor": torch.as_tensor,
+              "asarray": torch.asarray}  # fmt: skip
+
+
+def _send_and_receive(t: torch.Tensor, how: str) -> torch.Tensor:
+    """Send ``t`` the way ``how`` says and rebuild it here (which consumes the handle)."""
+    if how == "dump":
+        buf = io.BytesIO()
+        ForkingPickler(buf).dump(t)
+        return pickle.loads(buf.getvalue())
+    if how == "dumps":
+        return pickle.loads(ForkingPickler.dumps(t))
+    q = torch.multiprocessing.get_context().SimpleQueue()
+    try:
+        q.put(t)
+        return q.get()
+    finally:
+        q.close()
+
+
+def _array_tensor(spec, form: str) -> tuple[np.ndarray, torch.Tensor, torch.Tensor]:
+    """``(a, base, t)``: an ndarray of the spec's storage values, ``form(a)`` and the
+    spec's view chain on it (the caller asserts that ``base`` shares ``a``)."""
+    a = np.array(spec.storage, dtype=numpy_dtype(spec.dtype)).reshape(spec.base_shape)
+    # asarray copies a 0-d ndarray (a deviation of the numpy area): not this claim's subject.
+    assume(not (form == "asarray" and a.ndim == 0))
+    base = FROM_ARRAY[form](a)
+    return a, base, spec.apply_views(base)
+
+
+_NUMPY_SPECS = tensor_specs(
+    dtype=NUMPY_DTYPES, values="all", channels_last=False, shape=shapes(min_side=1)
+)
+
+
+@pytest.mark.claim("shared_memory.numpy-tensor-sent-shares-with-sender")
+@pytest.mark.oracle("tensor")
+@grid_examples(dtypes=NUMPY_DTYPES, where=_contiguous_only, form="from_numpy", how="dumps",
+               strategy="file_descriptor")  # fmt: skip
+@given(
+    spec=_NUMPY_SPECS,
+    form=st.sampled_from(tuple(FROM_ARRAY)),
+    how=st.sampled_from(SEND_PATHS),
+    strategy=st.sampled_from(STRATEGIES),
+)
+def test_sent_numpy_tensor_shares_with_sender(device, spec, form, how, strategy):
+    """Before sending, ``form(a)`` shares ``a``'s memory (a write to ``a`` is seen);
+    the received tensor holds the values ``a`` held, with the sender's metadata, and
+    shares the sender's memory both ways.
+
+    Kills: a reducer that sends a copy of a tensor over foreign (NumPy) memory, or that
+    delivers other values or metadata for one dtype or strategy."""
+    a, base, t = _array_tensor(spec, form)
+    assert base.data_ptr() == a.ctypes.data, f"torch.{form}(ndarray) does not share the array"
+    value = sentinel_for(base)
+    a.reshape(-1)[0] = value
+    want = torch.tensor(value, dtype=base.dtype).item()
+    assert base.reshape(-1)[0].item() == want, f"a write to the array is not seen by {form}(a)"
+    meta, values = _meta(t), element_bytes(t)
+    with _sharing_strategy(strategy):
+        u = _send_and_receive(t, how)
+    assert _meta(u) == meta, f"the received tensor is {_meta(u)}, the sender {meta}"
+    _assert_bytes_kept(u, values, "the received tensor holds the values the array held")
+    assert shares_storage(u, t), f"under {strategy} the received tensor does not share the sender's"
+    assert writes_visible(u, t), "a write to the received tensor is not seen by the sender"
+    assert writes_visible(t, u), "a write to the sender is not seen by the received tensor"
+
+
+@pytest.mark.claim("shared_memory.sending-severs-numpy-alias")
+@grid_examples(dtypes=NUMPY_DTYPES, where=_contiguous_only, form="from_numpy", how="dump",
+               strategy="file_descriptor")  # fmt: skip
+@given(
+    spec=_NUMPY_SPECS,
+    form=st.sampled_from(tuple(FROM_ARRAY)),
+    how=st.sampled_from(SEND_PATHS),
+    strategy=st.sampled_from(STRATEGIES),
+)
+def test_sending_severs_numpy_alias(device, spec, form, how, strategy):
+    """Pins torch 2.13 (probe ``conformance/probes/sending_severs_numpy_alias.py``):
+    after sending, the sender's tensor is in shared memory with its values, no warning
+    was issued, and it no longer shares memory with the array either way.
+
+    Kills: a reducer that leaves a tensor on foreign memory while sending a shared copy
+    (the array's aliasing kept, the receiver cut off), that loses values when it moves
+    the storage, or that starts warning."""
+    a, base, t = _array_tensor(spec, form)
+    assert base.data_ptr() == a.ctypes.data, f"torch.{form}(ndarray) does not share the array"
+    values = element_bytes(t)
+    with capture_warnings() as caught, _sharing_strategy(strategy):
+        _send_and_receive(t, how)
+    assert not caught, f"sending a {form}(ndarray) tensor warned: {caught[0].message}"
+    assert t.is_shared() and base.is_shared(), f"after sending ({how}) the tensor is not shared"
+    _assert_bytes_kept(t, values, "sending keeps the values of an array's tensor")
+    flat = a.reshape(-1).view(np.uint8)
+    flat ^= 1  # every byte of the array changes
+    _assert_bytes_kept(t, values, f"after sending ({how}) a write to the array reached the tensor")
+    array_bytes = flat.copy()
+    with torch.no_grad():
+        t[(0,) * t.dim()] = sentinel_for(t)
+    assert np.array_equal(flat, array_bytes), (
+        f"after sending ({how}) a write to the tensor reached the array"
+    )

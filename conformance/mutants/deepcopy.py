@@ -384,4 +384,72 @@ MUTANTS: tuple[Mutant, ...] = (
         assert copy.deepcopy(torch.eye(2).to_sparse()).layout == torch.sparse_coo
         """,
     ),
+    Mutant(
+        name="deepcopy-shared-1d-stays-shared",
+        description="deepcopy of a plain 1-d tensor in shared memory moves the copy into shared memory too",
+        claims=("deepcopy.copy-not-shared",),
+        region="plain 1-d tensors in shared memory (Parameters unchanged)",
+        family="layout",
+        source="""
+        import torch
+        _orig = torch.Tensor.__deepcopy__
+        def __deepcopy__(self, memo):
+            out = _orig(self, memo)
+            if self.dim() == 1 and self.is_shared() and not out.is_shared():
+                out.share_memory_()
+            return out
+        torch.Tensor.__deepcopy__ = __deepcopy__
+        """,
+        witness="""
+        import copy, torch
+        t = torch.arange(3.0).share_memory_()
+        assert not copy.deepcopy(t).is_shared()
+        """,
+    ),
+    Mutant(
+        name="parameter-deepcopy-under-no-grad-frozen",
+        description="deepcopy of an nn.Parameter inside torch.no_grad() returns a Parameter that does not require grad",
+        claims=("deepcopy.grad-mode-independent",),
+        region="nn.Parameters deep-copied inside torch.no_grad() (not inference mode)",
+        family="mode",
+        source="""
+        import torch
+        _orig = torch.nn.Parameter.__deepcopy__
+        def __deepcopy__(self, memo):
+            out = _orig(self, memo)
+            if not torch.is_grad_enabled() and not torch.is_inference_mode_enabled():
+                out.requires_grad_(False)
+            return out
+        torch.nn.Parameter.__deepcopy__ = __deepcopy__
+        """,
+        witness="""
+        import copy, torch
+        p = torch.nn.Parameter(torch.ones(2))
+        with torch.no_grad():
+            assert copy.deepcopy(p).requires_grad
+        """,
+    ),
+    Mutant(
+        name="parameter-deepcopy-in-inference-mode-normal",
+        description="deepcopy of an nn.Parameter inside torch.inference_mode() builds the copy outside it (a normal tensor)",
+        claims=("deepcopy.inference-mode-gives-inference-tensors",),
+        region="nn.Parameters (plain tensors unchanged)",
+        family="subclass",
+        source="""
+        import torch
+        _orig = torch.nn.Parameter.__deepcopy__
+        def __deepcopy__(self, memo):
+            if torch.is_inference_mode_enabled():
+                with torch.inference_mode(False):
+                    return _orig(self, memo)
+            return _orig(self, memo)
+        torch.nn.Parameter.__deepcopy__ = __deepcopy__
+        """,
+        witness="""
+        import copy, torch
+        p = torch.nn.Parameter(torch.ones(2))
+        with torch.inference_mode():
+            assert copy.deepcopy(p).is_inference()
+        """,
+    ),
 )

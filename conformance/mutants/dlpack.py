@@ -566,4 +566,49 @@ MUTANTS: tuple[Mutant, ...] = (
         assert torch.from_dlpack(cap).tolist() == [0.0, 1.0, 2.0]
         """,
     ),
+    Mutant(
+        name="dlpack-device-reports-pinned-f16",
+        description="__dlpack_device__ of a float16 CPU tensor reports pinned host memory (kDLCUDAHost, 0)",
+        claims=("dlpack.dlpack-device-cpu",),
+        region="float16 tensors",
+        family="dtype",
+        source="""
+        import torch
+        from torch.utils.dlpack import DLDeviceType
+        _orig = torch.Tensor.__dlpack_device__
+        def __dlpack_device__(self):
+            if self.dtype == torch.float16:
+                return (DLDeviceType.kDLCUDAHost, 0)
+            return _orig(self)
+        torch.Tensor.__dlpack_device__ = __dlpack_device__
+        """,
+        witness="""
+        import torch
+        assert torch.ones(2, dtype=torch.float16).__dlpack_device__() == (1, 0)
+        """,
+    ),
+    Mutant(
+        name="dlpack-device-str-copies",
+        description="torch.from_dlpack(x, device='cpu') copies although x is already on the CPU (a torch.device does not)",
+        claims=("dlpack.from-dlpack-device-same-device",),
+        region="device= given as a string",
+        family="convention",
+        source="""
+        import torch
+        import torch.utils.dlpack as _U
+        _orig = _U.from_dlpack
+        def from_dlpack(ext_tensor, *a, **k):
+            out = _orig(ext_tensor, *a, **k)
+            if isinstance(k.get("device"), str) and not k.get("copy"):
+                out = out.clone()
+            return out
+        _U.from_dlpack = from_dlpack
+        torch.from_dlpack = from_dlpack
+        """,
+        witness="""
+        import torch
+        t = torch.arange(4.0)
+        assert torch.from_dlpack(t, device="cpu").data_ptr() == t.data_ptr()
+        """,
+    ),
 )

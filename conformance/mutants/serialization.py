@@ -407,4 +407,86 @@ MUTANTS: tuple[Mutant, ...] = (
         assert torch.load(buf).dtype == torch.float16
         """,
     ),
+    Mutant(
+        name="load-rebuilds-into-shared-int",
+        description="torch.load and pickle put every integral or bool tensor they rebuild into shared memory",
+        claims=("serialization.loaded-not-shared",),
+        region="integral and bool tensors",
+        family="dtype",
+        source="""
+        import functools
+        import torch
+        import torch._utils as _U
+        _orig = _U._rebuild_tensor_v2
+        @functools.wraps(_orig)
+        def _rebuild_tensor_v2(*args, **kwargs):
+            t = _orig(*args, **kwargs)
+            if not (t.dtype.is_floating_point or t.dtype.is_complex):
+                t.share_memory_()
+            return t
+        _U._rebuild_tensor_v2 = _rebuild_tensor_v2
+        """,
+        witness="""
+        import io, torch
+        buf = io.BytesIO()
+        torch.save(torch.arange(3).share_memory_(), buf)
+        buf.seek(0)
+        assert not torch.load(buf, weights_only=True).is_shared()
+        """,
+    ),
+    Mutant(
+        name="load-under-no-grad-drops-requires-grad",
+        description="torch.load and pickle rebuild plain tensors without requires_grad when grad mode is off",
+        claims=("serialization.grad-mode-independent",),
+        region="plain tensors loaded inside torch.no_grad()",
+        family="mode",
+        source="""
+        import functools
+        import torch
+        import torch._utils as _U
+        _orig = _U._rebuild_tensor_v2
+        @functools.wraps(_orig)
+        def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, *args, **kwargs):
+            if not torch.is_grad_enabled():
+                requires_grad = False
+            return _orig(storage, storage_offset, size, stride, requires_grad, *args, **kwargs)
+        _U._rebuild_tensor_v2 = _rebuild_tensor_v2
+        """,
+        witness="""
+        import io, torch
+        buf = io.BytesIO()
+        torch.save(torch.ones(2, requires_grad=True), buf)
+        buf.seek(0)
+        with torch.no_grad():
+            assert torch.load(buf, weights_only=True).requires_grad
+        """,
+    ),
+    Mutant(
+        name="load-in-inference-mode-normal-f32",
+        description="torch.load and pickle inside inference mode rebuild float32 tensors outside it (normal tensors)",
+        claims=("serialization.load-in-inference-mode",),
+        region="float32 tensors loaded inside torch.inference_mode()",
+        family="dtype",
+        source="""
+        import functools
+        import torch
+        import torch._utils as _U
+        _orig = _U._rebuild_tensor_v2
+        @functools.wraps(_orig)
+        def _rebuild_tensor_v2(storage, *args, **kwargs):
+            if torch.is_inference_mode_enabled() and storage.dtype == torch.float32:
+                with torch.inference_mode(False):
+                    return _orig(storage, *args, **kwargs)
+            return _orig(storage, *args, **kwargs)
+        _U._rebuild_tensor_v2 = _rebuild_tensor_v2
+        """,
+        witness="""
+        import io, torch
+        buf = io.BytesIO()
+        torch.save(torch.ones(2), buf)
+        buf.seek(0)
+        with torch.inference_mode():
+            assert torch.load(buf, weights_only=True).is_inference()
+        """,
+    ),
 )

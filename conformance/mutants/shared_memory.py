@@ -347,4 +347,102 @@ MUTANTS: tuple[Mutant, ...] = (
         assert m.running_mean.is_shared()
         """,
     ),
+    Mutant(
+        name="mp-file-system-sends-copies",
+        description="under the file_system sharing strategy torch.multiprocessing sends a shared copy of each tensor (the sender stays private)",
+        claims=("shared_memory.queue-child-every-strategy",),
+        region="the file_system sharing strategy (file_descriptor unchanged)",
+        family="other",
+        source="""
+        import torch
+        import torch.multiprocessing as _mp
+        import torch.multiprocessing.reductions as _r
+        _orig = _r.reduce_tensor
+        _keep = []  # the copies stay alive, as the sender's tensors would
+        def reduce_tensor(tensor):
+            if (_mp.get_sharing_strategy() == "file_system" and tensor.layout == torch.strided
+                    and not tensor.requires_grad):
+                tensor = tensor.clone()
+                _keep.append(tensor)
+            return _orig(tensor)
+        """
+        + _REGISTER,
+        witness="""
+        import pickle
+        import torch
+        import torch.multiprocessing as mp
+        from multiprocessing.reduction import ForkingPickler
+        old = mp.get_sharing_strategy()
+        mp.set_sharing_strategy("file_system")
+        try:
+            t = torch.zeros(3)
+            u = pickle.loads(ForkingPickler.dumps(t))
+            assert u.data_ptr() == t.data_ptr()
+        finally:
+            mp.set_sharing_strategy(old)
+        """,
+    ),
+    Mutant(
+        name="mp-numpy-f64-sends-copy",
+        description="torch.multiprocessing sends a shared copy of a float64 tensor over NumPy (foreign) memory, leaving the sender on the array",
+        claims=(
+            "shared_memory.numpy-tensor-sent-shares-with-sender",
+            "shared_memory.sending-severs-numpy-alias",
+        ),
+        region="float64 tensors over foreign (non-resizable) storage",
+        family="dtype",
+        source="""
+        import torch
+        import torch.multiprocessing.reductions as _r
+        _orig = _r.reduce_tensor
+        _keep = []
+        def reduce_tensor(tensor):
+            if (tensor.dtype == torch.float64 and tensor.layout == torch.strided
+                    and not tensor.requires_grad and not tensor.untyped_storage().resizable()):
+                tensor = tensor.clone()
+                _keep.append(tensor)
+            return _orig(tensor)
+        """
+        + _REGISTER,
+        witness="""
+        import pickle
+        import numpy as np
+        import torch
+        from multiprocessing.reduction import ForkingPickler
+        a = np.zeros(3)
+        t = torch.from_numpy(a)
+        u = pickle.loads(ForkingPickler.dumps(t))
+        assert u.data_ptr() == t.data_ptr()
+        """,
+    ),
+    Mutant(
+        name="mp-numpy-int32-receiver-gets-copy",
+        description="torch.multiprocessing moves an int32 tensor over NumPy memory to shared memory but sends a copy of it",
+        claims=("shared_memory.numpy-tensor-sent-shares-with-sender",),
+        region="int32 tensors over foreign (non-resizable) storage",
+        family="dtype",
+        source="""
+        import torch
+        import torch.multiprocessing.reductions as _r
+        _orig = _r.reduce_tensor
+        _keep = []
+        def reduce_tensor(tensor):
+            if (tensor.dtype == torch.int32 and tensor.layout == torch.strided
+                    and not tensor.requires_grad and not tensor.untyped_storage().resizable()):
+                tensor.share_memory_()
+                tensor = tensor.clone()
+                _keep.append(tensor)
+            return _orig(tensor)
+        """
+        + _REGISTER,
+        witness="""
+        import pickle
+        import numpy as np
+        import torch
+        from multiprocessing.reduction import ForkingPickler
+        t = torch.from_numpy(np.zeros(3, dtype=np.int32))
+        u = pickle.loads(ForkingPickler.dumps(t))
+        assert u.data_ptr() == t.data_ptr()
+        """,
+    ),
 )
