@@ -11,10 +11,16 @@ bit for bit.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
 import pytest
 import torch
 import torch.func
-from hypothesis import example, given
+from hypothesis import example, given, note
 from hypothesis import strategies as st
 
 from conformance import evidence
@@ -27,6 +33,7 @@ from conformance.checks import (
     shares_storage,
     shares_version_counter,
 )
+from conformance.tolerances import FD_RTOL, K, excess
 from strategies import (
     ALL_DTYPES,
     ARITHMETIC,
@@ -35,7 +42,9 @@ from strategies import (
     FLOATING,
     GRID_LAYOUTS,
     NON_OVERLAPPING_VIEWS,
+    TensorSpec,
     layout_grid,
+    layout_kinds,
     shapes,
     tensor_specs,
 )
@@ -755,3 +764,1022 @@ def test_escaped_batched_tensor_raises(device, spec, op):
     }[op]
     with raises_with(RuntimeError, "may have escaped from inside a function being vmapped"):
         use()
+
+
+# ------------------------------------------- derivative values and result shapes
+#
+# The values the derivative transforms return, against float64 references
+# computed without torch.func, over generated smooth functions f(x, y) of two
+# tensors of one shape (<= 3x3, every strided layout tensor_specs draws; for
+# forward mode every non-overlapping one: it refuses expanded primals).
+#
+# - Reference: the same function on contiguous float64 copies of the inputs
+#   (float32 values are float64 values, so both start from the very same
+#   numbers), differentiated by torch.autograd.grad one output element at a
+#   time (reverse mode; second derivatives by double backward).
+# - API-independent check (float64 inputs): central finite differences of the
+#   float64 function evaluated without autograd, step h = 1e-6 (first
+#   derivatives; second derivatives: the four-point formula, h = 1e-3):
+#   |got - fd| <= FD_RTOL * max(max|fd|, 1) + u (+ r), u = max|D(2h) - D(h)|
+#   the truncation estimate, r = 8 * eps64 * max|f| / h^2 the rounding of the
+#   four-point formula's differences. FD_RTOL = 1e-6 (conformance.tolerances).
+# - Rounding rule (float32 and float64 results against the float64 reference):
+#   |got - ref| <= atol + rtol * |ref|, rtol = K * eps * n, atol = rtol * M,
+#   K = 4 roundings per op (conformance.tolerances), eps of the inputs' dtype,
+#   n = ops + 1 (the reduction; twice that for second derivatives), and M the
+#   conditioning computed from the float64 reference alone: the larger of 1,
+#   the largest |gradient| flowing through the float64 backward (times the
+#   largest |cotangent| / |tangent| where one scales it), the largest l1 norm of
+#   a row of |J| contracted with the |cotangent| / |tangent|, and the
+#   sensitivity: how far the float64 result moves, per float32 eps, when every
+#   forward intermediate is scaled by 1 + eps32. Forward values use the
+#   largest l1 norm of an intermediate instead of the gradient flow. Never
+#   torch's float32 result.
+
+#: Output bound of each op of the generated functions given its input bound
+#: ``b`` (|x|, |y| <= 2, |w| <= 1, |c| <= 2): keeps every value finite and far
+#: from float32 overflow; an op that would exceed :data:`_MAX_BOUND` (exp of a
+#: large value, a repeated square) is drawn as tanh instead.
+_SMOOTH_BOUNDS = {
+    "sin": lambda b: 1.0,
+    "cos": lambda b: 1.0,
+    "tanh": lambda b: 1.0,
+    "sigmoid": lambda b: 1.0,
+    "exp": lambda b: math.exp(min(b, 60.0)),
+    "square": lambda b: b * b,
+    "mul_y": lambda b: 2 * b,
+    "add_y": lambda b: b + 2,
+    "matmul_w": lambda b: 3 * b,
+    "scale": lambda b: 2 * b,
+}
+_MAX_BOUND = 50.0
+
+
+@dataclass(frozen=True)
+class SmoothFn:
+    """A generated smooth function ``f(x, y)`` of two tensors of one shape.
+
+    ``ops`` apply in turn to ``x``: ``sin``, ``cos``, ``tanh``, ``sigmoid``,
+    ``exp``, ``square`` (``v * v``), ``mul_y`` / ``add_y`` (with ``y``),
+    ``matmul_w`` (``v @ w[:d, :d]`` for the constant 3x3 matrix ``w``, ``d``
+    the last side; a 0-d value is scaled by ``w[0, 0]``), ``("scale", c)``;
+    then ``reduce``: ``"sum"`` / ``"mean"`` over the example's dimensions (a
+    scalar), ``"sum0"`` over its first dimension, or ``"none"``. With
+    ``batch=1`` both arguments carry one leading batch dimension (finite
+    differences evaluate all their points in one call). ``hook`` sees every
+    intermediate (the references record and scale them)."""
+
+    ops: tuple
+    reduce: str
+    w: tuple
+
+    def __call__(self, x, y, *, batch: int = 0, hook=None):
+        v = x
+        for op in self.ops:
+            v = self._apply(op, v, y, batch)
+            if hook is not None:
+                v = hook(v)
+        dims = tuple(range(batch, v.dim()))
+        if not dims or self.reduce == "none":
+            return v
+        if self.reduce == "sum0":
+            return v.sum(batch)
+        return v.sum(dims) if self.reduce == "sum" else v.mean(dims)
+
+    def _apply(self, op, v, y, batch):
+        name = op[0]
+        if name in ("sin", "cos", "tanh", "sigmoid", "exp"):
+            return getattr(torch, name)(v)
+        if name == "square":
+            return v * v
+        if name == "mul_y":
+            return v * y
+        if name == "add_y":
+            return v + y
+        if name == "scale":
+            return v * op[1]
+        w = torch.tensor(self.w, dtype=v.dtype, device=v.device).reshape(3, 3)
+        if v.dim() == batch:
+            return v * w[0, 0]
+        d = v.shape[-1]
+        return v @ w[:d, :d]
+
+    def formula(self) -> str:
+        """The function as an expression (for notes)."""
+        s = "x"
+        for op in self.ops:
+            name = op[0]
+            s = {
+                "square": f"({s})**2",
+                "mul_y": f"({s} * y)",
+                "add_y": f"({s} + y)",
+                "matmul_w": f"({s} @ w)",
+                "scale": f"({s} * {op[-1]!r})",
+            }.get(name, f"{name}({s})")
+        return s if self.reduce == "none" else f"{self.reduce}({s})"
+
+    @property
+    def n_ops(self) -> int:
+        """The ops and the reduction (the ``n`` of the rounding rule)."""
+        return len(self.ops) + 1
+
+
+_SCALES = (-2.0, -1.5, -0.75, -0.25, 0.5, 1.25, 2.0)
+_SCALAR_REDUCES = ("sum", "mean")
+_ALL_REDUCES = ("none", "sum0", "sum", "mean")
+
+
+def _matrix(seed: int) -> tuple[float, ...]:
+    """A 3x3 matrix (row major) with entries k/4, k in -4..4, from ``seed``
+    (one integer draw instead of nine: the draws are most of an example's cost)."""
+    out = []
+    for _ in range(9):
+        seed = (seed * 1103515245 + 12345) % 2**31
+        out.append(((seed >> 16) % 9 - 4) / 4)
+    return tuple(out)
+
+
+@st.composite
+def _smooth_fns(draw, reduces=_SCALAR_REDUCES):
+    """:class:`SmoothFn` of 1..3 ops drawn from the smooth ones."""
+    ops, bound = [], 2.0
+    for name in draw(st.lists(st.sampled_from(sorted(_SMOOTH_BOUNDS)), min_size=1, max_size=3)):
+        op = (name, draw(st.sampled_from(_SCALES))) if name == "scale" else (name,)
+        nxt = _SMOOTH_BOUNDS[name](bound)
+        if nxt > _MAX_BOUND:
+            op, nxt = ("tanh",), 1.0
+        ops.append(op)
+        bound = nxt
+    reduce = draw(st.sampled_from(reduces))
+    return SmoothFn(tuple(ops), reduce, _matrix(draw(st.integers(0, 2**16))))
+
+
+def _small(v: float) -> float:
+    """A drawn bounded value (|v| <= 1e3) mapped into [-2, 2], exact in float32."""
+    return float(np.float32(v / 512))
+
+
+@functools.cache
+def _shapes_upto_3(max_dims: int, min_side: int) -> st.SearchStrategy:
+    return shapes(max_dims=max_dims, min_side=min_side, max_side=3)
+
+
+@functools.cache
+def _float_specs(shape: tuple[int, ...], views) -> st.SearchStrategy[TensorSpec]:
+    """float32/float64 specs of ``shape`` (one strategy object per distinct
+    arguments: building strategies afresh per draw costs more than drawing)."""
+    return tensor_specs(dtype=(torch.float32, torch.float64), shape=shape, views=views)
+
+
+@st.composite
+def _value_cases(draw, *, batch=False, max_dims=2, min_side=1, views=True):
+    """``(x_spec, y_spec)``: float32 or float64 (the same for both), one
+    shape of 0..``max_dims`` dims with sides ``min_side``..3 (with ``batch``,
+    a leading batch dimension of 1..3 more), in any strided layout of
+    ``views`` (offset, stepped, transposed, expanded, unsqueeze/select views;
+    ``y`` has ``x``'s layout and other values), values in [-2, 2] exact in
+    float32."""
+    shape = tuple(draw(_shapes_upto_3(max_dims, min_side)))
+    if batch:
+        shape = (draw(st.integers(1, 3)), *shape)
+    spec = draw(_float_specs(shape, views if isinstance(views, bool) else tuple(views)))
+    xs = tuple(_small(v) for v in spec.storage)
+    ys = tuple(_small(-v * 0.75) for v in reversed(spec.storage))
+    return dataclasses.replace(spec, storage=xs), dataclasses.replace(spec, storage=ys)
+
+
+def _grid_value_cases(*, max_dims=2, min_dims=0, nonempty=False, overlapping=True):
+    """``(x_spec, y_spec)`` per dtype (float32, float64) and layout family of
+    :data:`strategies.GRID_LAYOUTS` of at most ``max_dims`` dims and sides
+    <= 3 (contiguous, offset, stepped, transposed, select, expanded, 0-d,
+    zero-size ...; without ``overlapping`` not the expanded one), values in
+    [-1.5, 1.5]; ``y`` is contiguous. Ordered layout by layout (float32,
+    then float64), so :func:`_alternate` gives the two dtypes of one layout
+    different variants."""
+    cases = []
+    for pair in zip(layout_grid([torch.float32]), layout_grid([torch.float64]), strict=True):
+        for spec in pair:
+            dt, shape = spec.dtype, spec.shape
+            if not min_dims <= len(shape) <= max_dims or any(s > 3 for s in shape):
+                continue
+            if (nonempty and 0 in shape) or (not overlapping and _overlaps(spec)):
+                continue
+            n = math.prod(spec.base_shape)
+            x = dataclasses.replace(
+                spec, storage=tuple(((i * 7) % 9 - 4) * 0.375 for i in range(n))
+            )
+            m = math.prod(shape)
+            y = TensorSpec(dtype=dt, base_shape=shape,
+                           storage=tuple(((i * 5) % 7 - 3) * 0.5 + 0.25 for i in range(m)))  # fmt: skip
+            cases.append((x, y))
+    return cases
+
+
+def _alternate(cases, variants):
+    """``(case, variant)`` pairs: each explicit case once, with the variants
+    (function, argnums, calling form) taken in turn, so every layout and
+    dtype of the grid runs and every variant meets several of them."""
+    return [(c, variants[i % len(variants)]) for i, c in enumerate(cases)]
+
+
+def _overlaps(spec: TensorSpec) -> bool:
+    """Does the spec's tensor have elements sharing one memory location (an
+    expanded view)? Read from its strides on the meta device."""
+    meta = spec.apply_views(torch.empty(spec.base_shape, device="meta"))
+    return "expanded" in layout_kinds(meta)
+
+
+#: The layouts forward-mode transforms accept as primals: every view kind
+#: but ``expand`` (torch_func.forward-mode-refuses-overlapping-primals).
+_FORWARD_VIEWS = NON_OVERLAPPING_VIEWS
+
+
+#: A fixed non-symmetric matrix for the explicit examples.
+_GRID_W = (0.5, -1.0, 0.25, 0.75, 0.5, -0.5, -0.25, 1.0, 0.125)
+#: The explicit examples' functions: one combining both arguments through a
+#: non-symmetric matmul (a Jacobian that is not symmetric, a gradient in y).
+_GRID_FNS = {r: SmoothFn((("sin",), ("mul_y",), ("matmul_w",)), r, _GRID_W) for r in _ALL_REDUCES}
+
+
+@st.composite
+def _transform_cases(draw, transforms=("jacrev", "jacfwd")):
+    """``(x_spec, y_spec, transform)``: a :func:`_value_cases` case in the
+    layouts ``transform`` accepts (forward mode: no overlapping views)."""
+    transform = draw(st.sampled_from(transforms))
+    forward = transform in ("jacfwd", "hessian", "jvp")
+    x, y = draw(_FORWARD_CASES if forward else _ANY_CASES)
+    return x, y, transform
+
+
+_ANY_CASES = _value_cases()
+_FORWARD_CASES = _value_cases(views=_FORWARD_VIEWS)
+
+
+def _to64(t: torch.Tensor) -> torch.Tensor:
+    """A contiguous float64 copy of ``t``'s values (the reference's input)."""
+    return t.detach().to(torch.float64).clone(memory_format=torch.contiguous_format)
+
+
+def _eps32() -> float:
+    return torch.finfo(torch.float32).eps
+
+
+class _Probe:
+    """The hook of a float64 reference run: scales every forward
+    intermediate by ``1 + scale`` and records the largest |gradient| flowing
+    into it and its largest l1 norm."""
+
+    def __init__(self, scale: float = 0.0):
+        self.scale = scale
+        self.flow = 0.0
+        self.l1 = 0.0
+
+    def _record(self, g):
+        if g.numel():
+            self.flow = max(self.flow, g.abs().max().item())
+
+    def __call__(self, v):
+        if self.scale:
+            v = v * (1 + self.scale)
+        self.l1 = max(self.l1, v.detach().abs().sum().item())
+        if v.requires_grad:
+            v.register_hook(self._record)
+        return v
+
+
+def _autograd_jacobian(fn: SmoothFn, args, wrt: int, scale: float = 0.0):
+    """``(out, J, probe)`` of ``fn(*args)`` (float64) with ``J`` of shape
+    ``out.shape + args[wrt].shape``, by ``torch.autograd.grad`` of each output
+    element in turn (no torch.func)."""
+    leaves = [a.clone().requires_grad_() for a in args]
+    probe = _Probe(scale)
+    with torch.enable_grad():
+        out = fn(*leaves, hook=probe)
+        rows = []
+        flat = out.reshape(-1)
+        for i in range(flat.numel()):
+            (g,) = torch.autograd.grad(flat[i], leaves[wrt], retain_graph=True, allow_unused=True)
+            rows.append(torch.zeros_like(leaves[wrt]) if g is None else g)
+    shape = tuple(out.shape) + tuple(leaves[wrt].shape)
+    jac = torch.stack(rows).reshape(shape) if rows else out.new_zeros(shape)
+    return out.detach(), jac.detach(), probe
+
+
+def _autograd_hessian(fn: SmoothFn, args, wrt: int, scale: float = 0.0):
+    """``(H, probe)``: the Hessian of the scalar ``fn(*args)`` (float64) with
+    respect to ``args[wrt]`` by double backward through ``torch.autograd.grad``."""
+    leaves = [a.clone().requires_grad_() for a in args]
+    a = leaves[wrt]
+    probe = _Probe(scale)
+    with torch.enable_grad():
+        out = fn(*leaves, hook=probe)
+        (g,) = torch.autograd.grad(out, a, create_graph=True, allow_unused=True)
+        rows = []
+        if g is not None:
+            flat = g.reshape(-1)
+            for i in range(flat.numel()):
+                h = None
+                if flat[i].requires_grad:
+                    (h,) = torch.autograd.grad(flat[i], a, retain_graph=True, allow_unused=True)
+                rows.append(torch.zeros_like(a) if h is None else h)
+    shape = tuple(a.shape) * 2
+    hess = torch.stack(rows).reshape(shape) if rows else a.new_zeros(shape)
+    return hess.detach(), probe
+
+
+def _sensitivity(compute, ref: torch.Tensor) -> float:
+    """How far ``compute(scale)`` (a float64 reference with every forward
+    intermediate scaled by ``1 + scale``) moves per float32 eps, for
+    ``scale = eps`` (a first-order measure: ``-eps`` moves it as far)."""
+    if not ref.numel():
+        return 0.0
+    eps = _eps32()
+    return (compute(eps) - ref).abs().max().item() / eps
+
+
+def _assert_rounding(got, ref, n: int, magnitude: float, what: str, dtype=None) -> None:
+    """``got`` matches the float64 ``ref`` by the rounding rule of ``dtype``
+    (the inputs' dtype, the precision the transform computes in; ``got``'s
+    own by default): ``|got - ref| <= rtol * (M + |ref|)``, ``rtol = K * eps * n``.
+    The result's dtype is the result-structure claims' business (forward
+    mode may return float64 for float32 inputs: see
+    torch_func.forward-mode-python-scalar-upcasts-0d-tangent)."""
+    assert isinstance(got, torch.Tensor), f"{what} is a {type(got).__name__}, not a tensor"
+    assert tuple(got.shape) == tuple(ref.shape), (
+        f"{what} has shape {tuple(got.shape)}, the reference {tuple(ref.shape)}"
+    )
+    rtol = K * torch.finfo(dtype or got.dtype).eps * n
+    atol = rtol * max(magnitude, 1.0)
+    note(f"{what}: {got.tolist()} vs float64 {ref.tolist()} (rtol={rtol:.2e}, M={magnitude:.3g})")
+    err = excess(got, ref, rtol, atol)
+    assert err <= 1.0, (
+        f"{what} differs from the float64 reference computed without torch.func "
+        f"({err:.2f} x the tolerance rtol={rtol:.1e}, atol={atol:.1e})"
+    )
+
+
+def _assert_fd(got, fd, slack: float, what: str) -> None:
+    """A float64 ``got`` matches finite differences ``fd`` within
+    ``FD_RTOL * max(max|fd|, 1) + slack`` (truncation, rounding)."""
+    biggest = fd.abs().max().item() if fd.numel() else 0.0
+    atol = FD_RTOL * max(biggest, 1.0) + slack
+    note(f"{what}: {got.tolist()} vs finite differences {fd.tolist()} (atol={atol:.2e})")
+    err = excess(got, fd, 0.0, atol)
+    assert err <= 1.0, (
+        f"{what} (float64) differs from central finite differences ({err:.2f} x the tolerance "
+        f"{atol:.1e})"
+    )
+
+
+_FD_H = 1e-6
+_FD_H2 = 1e-3
+
+
+def _fd_directional(fn: SmoothFn, x, y, dx, dy, h: float = _FD_H):
+    """Central differences of ``fn`` (float64, no autograd) at ``(x, y)``
+    along ``P`` directions ``(dx[p], dy[p])``: ``(D, u)`` with ``D`` of shape
+    ``(P, *out_shape)`` at step ``h`` and ``u = max|D(2h) - D(h)|``. All
+    points are evaluated in one batched call."""
+    p = dx.shape[0]
+    steps = torch.tensor([h, -h, 2 * h, -2 * h], dtype=torch.float64, device=x.device)
+    steps = steps.reshape(4, 1, *([1] * x.dim()))
+    xs = (x + steps * dx).reshape(4 * p, *x.shape)
+    ys = (y + steps * dy).reshape(4 * p, *y.shape)
+    with torch.no_grad():
+        out = fn(xs, ys, batch=1)
+    out = out.reshape(4, p, *out.shape[1:])
+    d1 = (out[0] - out[1]) / (2 * h)
+    d2 = (out[2] - out[3]) / (4 * h)
+    return d1, ((d2 - d1).abs().max().item() if d1.numel() else 0.0)
+
+
+def _unit_directions(a: torch.Tensor) -> torch.Tensor:
+    """One direction per element of ``a``: shape ``(a.numel(), *a.shape)``."""
+    n = a.numel()
+    return torch.eye(n, dtype=torch.float64, device=a.device).reshape(n, *a.shape)
+
+
+def _fd_jacobian(fn: SmoothFn, x, y, wrt: int):
+    """``(J, u)``: the Jacobian of ``fn`` w.r.t. argument ``wrt`` by central
+    differences, shape ``out.shape + arg.shape``."""
+    a = (x, y)[wrt]
+    e = _unit_directions(a)
+    zero = torch.zeros_like(e)
+    d, u = _fd_directional(fn, x, y, e if wrt == 0 else zero, zero if wrt == 0 else e)
+    out_shape = tuple(d.shape[1:])
+    return d.movedim(0, -1).reshape(out_shape + tuple(a.shape)), u
+
+
+def _fd_hessian(fn: SmoothFn, x, y, wrt: int, h: float = _FD_H2):
+    """``(H, slack)``: the Hessian of the scalar ``fn`` w.r.t. argument ``wrt``
+    by the four-point formula ``(f(a+h(ei+ej)) + f(a-h(ei+ej)) - f(a+h(ei-ej))
+    - f(a-h(ei-ej))) / 4h^2`` (float64, no autograd); ``slack`` is
+    ``max|H(2h) - H(h)| + 8 * eps64 * max|f| / h^2``."""
+    a, other = (x, y) if wrt == 0 else (y, x)
+    n = a.numel()
+    e = _unit_directions(a)
+    i, j = torch.meshgrid(torch.arange(n), torch.arange(n), indexing="ij")
+    plus = (e[i.reshape(-1)] + e[j.reshape(-1)]) if n else e
+    minus = (e[i.reshape(-1)] - e[j.reshape(-1)]) if n else e
+
+    def second(step):
+        pts = torch.cat([a + step * plus, a - step * plus, a + step * minus, a - step * minus])
+        rest = other.expand(pts.shape[0], *other.shape)
+        with torch.no_grad():
+            vals = fn(pts, rest, batch=1) if wrt == 0 else fn(rest, pts, batch=1)
+        v = vals.reshape(4, n * n)
+        hess = ((v[0] + v[1] - v[2] - v[3]) / (4 * step * step)).reshape(tuple(a.shape) * 2)
+        return hess, (vals.abs().max().item() if vals.numel() else 0.0)
+
+    h1, fmax = second(h)
+    h2, _ = second(2 * h)
+    u = (h2 - h1).abs().max().item() if h1.numel() else 0.0
+    return h1, u + 8 * torch.finfo(torch.float64).eps * fmax / (h * h)
+
+
+def _build_pair(case, device):
+    x_spec, y_spec = case
+    return x_spec.build(device), y_spec.build(device)
+
+
+def _gradient_reference(fn: SmoothFn, x64, y64, wrt: int):
+    """``(grad, M)``: the float64 autograd gradient of the scalar ``fn`` and
+    its conditioning (:func:`_assert_rounding`'s ``M``)."""
+    _, ref, probe = _autograd_jacobian(fn, (x64, y64), wrt)
+    sens = _sensitivity(lambda s: _autograd_jacobian(fn, (x64, y64), wrt, s)[1], ref)
+    return ref, max(1.0, probe.flow, sens)
+
+
+def _check_gradient(got, fn, x64, y64, wrt: int, dtype: torch.dtype, what: str):
+    """``got`` is the gradient of the scalar ``fn`` w.r.t. argument ``wrt``
+    at inputs of ``dtype``: by the rounding rule against the float64
+    autograd gradient and, for float64 inputs, against central finite
+    differences."""
+    ref, magnitude = _gradient_reference(fn, x64, y64, wrt)
+    _assert_rounding(got, ref, fn.n_ops, magnitude, what, dtype=dtype)
+    if dtype == torch.float64:
+        fd, u = _fd_jacobian(fn, x64, y64, wrt)
+        _assert_fd(got, fd, u, what)
+
+
+def _forward_reference(fn: SmoothFn, x64, y64):
+    """``(out, M)``: the float64 value of ``fn`` and its conditioning for the
+    forward rounding rule (largest l1 norm of an intermediate, sensitivity)."""
+    probe = _Probe()
+    with torch.no_grad():
+        out = fn(x64, y64, hook=probe)
+    sens = _sensitivity(lambda s: fn(x64, y64, hook=_Probe(s)), out)
+    return out, max(1.0, probe.l1, sens)
+
+
+@pytest.mark.claim("torch_func.grad-values")
+@pytest.mark.oracle("backward", "to", "clone")
+@_examples(
+    dict(case=c, fn=_GRID_FNS["sum"], argnums=a)
+    for c, a in _alternate(_grid_value_cases(), ("0", "1", "0,1"))
+)
+@given(
+    case=_value_cases(),
+    fn=_smooth_fns(),
+    argnums=st.sampled_from(["0", "1", "0,1"]),
+)
+def test_grad_values_match_float64_reference(device, case, fn, argnums):
+    """``torch.func.grad(f, argnums)(x, y)`` for a generated smooth scalar
+    ``f``: each gradient against the float64 ``torch.autograd.grad``
+    gradient of float64 copies (rounding rule of the section comment), and
+    a float64 gradient also against central finite differences
+    (``1e-6 * max(|fd|, 1)`` plus the truncation estimate).
+
+    Kills: a grad whose values are off - a wrong or dropped chain-rule
+    factor, a gradient w.r.t. the wrong argument, a float32 path off by a
+    relative 1e-3 (thousands of eps), a wrong result for strided (expanded,
+    transposed, sliced) inputs."""
+    x, y = _build_pair(case, device)
+    nums = tuple(int(a) for a in argnums.split(","))
+    evidence.features(argnums=argnums)
+    note(f"f(x, y) = {fn.formula()}")
+    got = torch.func.grad(fn, argnums=nums if len(nums) > 1 else nums[0])(x, y)
+    if len(nums) > 1:
+        assert isinstance(got, tuple) and len(got) == len(nums), (
+            f"grad with argnums={nums} did not return one gradient per argument"
+        )
+    else:
+        got = (got,)
+    x64, y64 = _to64(x), _to64(y)
+    for wrt, g in zip(nums, got, strict=True):
+        _check_gradient(g, fn, x64, y64, wrt, x.dtype, f"grad w.r.t. argument {wrt}")
+
+
+@pytest.mark.claim("torch_func.grad-and-value-values")
+@pytest.mark.oracle("backward", "to", "clone")
+@_examples(
+    dict(case=c, fn=_GRID_FNS["sum"], argnums=a) for c, a in _alternate(_grid_value_cases(), (0, 1))
+)
+@given(case=_value_cases(), fn=_smooth_fns(), argnums=st.sampled_from([0, 1]))
+def test_grad_and_value_match_float64_reference(device, case, fn, argnums):
+    """``torch.func.grad_and_value(f, argnums)(x, y)`` is ``(gradient,
+    value)``: the gradient as in ``test_grad_values_match_float64_reference``,
+    the value against ``f`` evaluated in float64 on float64 copies (forward
+    rounding rule).
+
+    Kills: a grad_and_value that returns the pair in the other order (for
+    some shape, e.g. 0-d inputs where both have one shape), a value
+    computed at other inputs or in another precision, or a wrong
+    gradient."""
+    x, y = _build_pair(case, device)
+    note(f"f(x, y) = {fn.formula()}")
+    got = torch.func.grad_and_value(fn, argnums=argnums)(x, y)
+    assert isinstance(got, tuple) and len(got) == 2, "grad_and_value did not return a pair"
+    g, value = got
+    x64, y64 = _to64(x), _to64(y)
+    out64, magnitude = _forward_reference(fn, x64, y64)
+    _assert_rounding(value, out64, fn.n_ops, magnitude, "grad_and_value's value", dtype=x.dtype)
+    _check_gradient(g, fn, x64, y64, argnums, x.dtype, f"grad_and_value's gradient ({argnums})")
+
+
+def _cotangent(values, shape, dtype, device):
+    """A cotangent/tangent of ``shape`` from drawn values (cycled)."""
+    n = math.prod(shape)
+    flat = [values[i % len(values)] for i in range(n)]
+    return torch.tensor(flat, dtype=dtype, device=device).reshape(shape)
+
+
+#: Drawn cotangent / tangent values: k / 8 for k in -16..16, cycled over the shape.
+_DIRECTIONS = st.lists(st.integers(-16, 16).map(lambda k: k / 8), min_size=1, max_size=9)
+
+
+@pytest.mark.claim("torch_func.vjp-values")
+@pytest.mark.oracle("backward", "to", "clone")
+@_examples(
+    dict(case=c, fn=_GRID_FNS[r], primals=p, cot=[1.5, -0.5, 2.0, 0.25])
+    for c, (r, p) in _alternate(_grid_value_cases(), (("none", 2), ("sum0", 1)))
+)
+@given(
+    case=_value_cases(),
+    fn=_smooth_fns(_ALL_REDUCES),
+    primals=st.sampled_from([1, 2]),
+    cot=_DIRECTIONS,
+)
+def test_vjp_values_match_float64_reference(device, case, fn, primals, cot):
+    """``torch.func.vjp(f, x)`` (``y`` captured) or ``vjp(f, x, y)``, then
+    ``vjp_fn(v)`` for a drawn cotangent ``v`` (values k/8, |v| <= 2): the
+    output against float64 ``f``, each VJP against ``v`` contracted with the
+    float64 autograd Jacobian, and (float64) against central differences of
+    ``sum(v * f)``.
+
+    Kills: a vjp_fn that drops the cotangent's scale (normalises or ignores
+    it), contracts it with the wrong output dimensions, returns the VJP of
+    another primal, or a vjp whose output is off."""
+    x, y = _build_pair(case, device)
+    evidence.features(primals=primals)
+    note(f"f(x, y) = {fn.formula()}")
+    args = (x, y)[:primals]
+    func = fn if primals == 2 else (lambda a: fn(a, y))
+    out, vjp_fn = torch.func.vjp(func, *args)
+    v = _cotangent(cot, tuple(out.shape), out.dtype, device)
+    vjps = vjp_fn(v)
+    x64, y64, v64 = _to64(x), _to64(y), _to64(v)
+    out64, magnitude = _forward_reference(fn, x64, y64)
+    _assert_rounding(out, out64, fn.n_ops, magnitude, "vjp's output", dtype=x.dtype)
+    nd = v64.dim()
+    for wrt in range(primals):
+        _, jac, probe = _autograd_jacobian(fn, (x64, y64), wrt)
+        ref = torch.tensordot(v64, jac, dims=nd)
+        sens = _sensitivity(
+            lambda s, w=wrt: torch.tensordot(v64, _autograd_jacobian(fn, (x64, y64), w, s)[1], nd),
+            ref,
+        )
+        weight = v64.abs().max().item() if v64.numel() else 0.0
+        spread = torch.tensordot(v64.abs(), jac.abs(), dims=nd)
+        m = max(1.0, probe.flow * weight, sens, spread.max().item() if spread.numel() else 0.0)
+        _assert_rounding(vjps[wrt], ref, fn.n_ops, m, f"the VJP of primal {wrt}", dtype=x.dtype)
+        if x.dtype == torch.float64:
+            fd_jac, u = _fd_jacobian(fn, x64, y64, wrt)
+            fd = torch.tensordot(v64, fd_jac, dims=nd)
+            slack = u * (v64.abs().sum().item() if v64.numel() else 0.0)
+            _assert_fd(vjps[wrt], fd, slack, f"the VJP of primal {wrt}")
+
+
+@pytest.mark.claim("torch_func.jvp-values")
+@pytest.mark.oracle("backward", "to", "clone")
+@_examples(
+    dict(case=c, fn=_GRID_FNS[r], primals=2, tan=[1.5, -0.5, 2.0, 0.25])
+    for c, r in _alternate(_grid_value_cases(overlapping=False), ("none", "sum"))
+)
+@given(
+    case=_value_cases(views=_FORWARD_VIEWS),
+    fn=_smooth_fns(_ALL_REDUCES),
+    primals=st.sampled_from([1, 2]),
+    tan=_DIRECTIONS,
+)
+def test_jvp_values_match_float64_reference(device, case, fn, primals, tan):
+    """``torch.func.jvp(f, primals, tangents)`` with one primal (``y``
+    captured) or two, tangents from drawn values (k/8): the output against
+    float64 ``f``, the tangent output against the float64 autograd Jacobians
+    contracted with the tangents, and (float64) against the central
+    difference of ``f`` along the tangents.
+
+    Kills: a jvp that drops or rescales the tangent of some primal, returns
+    the pair in the other order, or a tangent output off by a chain-rule
+    factor (forward-mode formulas are separate from backward ones)."""
+    x, y = _build_pair(case, device)
+    evidence.features(primals=primals)
+    note(f"f(x, y) = {fn.formula()}")
+    tx = _cotangent(tan, tuple(x.shape), x.dtype, device)
+    ty = _cotangent(list(reversed(tan)), tuple(y.shape), y.dtype, device) * -0.5
+    if primals == 2:
+        got = torch.func.jvp(fn, (x, y), (tx, ty))
+    else:
+        got = torch.func.jvp(lambda a: fn(a, y), (x,), (tx,))
+    assert isinstance(got, tuple) and len(got) == 2, "jvp did not return (output, jvp_out)"
+    out, tout = got
+    x64, y64 = _to64(x), _to64(y)
+    t64 = (_to64(tx), _to64(ty))[:primals]
+    out64, magnitude = _forward_reference(fn, x64, y64)
+    _assert_rounding(out, out64, fn.n_ops, magnitude, "jvp's output", dtype=x.dtype)
+
+    def contract(scale):
+        total = 0
+        for wrt, t in enumerate(t64):
+            jac = _autograd_jacobian(fn, (x64, y64), wrt, scale)[1]
+            total = total + torch.tensordot(jac, t, dims=t.dim())
+        return total
+
+    ref = contract(0.0)
+    flows, spread = 0.0, torch.zeros_like(ref)
+    for wrt, t in enumerate(t64):
+        _, jac, probe = _autograd_jacobian(fn, (x64, y64), wrt)
+        weight = t.abs().max().item() if t.numel() else 0.0
+        flows = max(flows, probe.flow * weight)
+        spread = spread + torch.tensordot(jac.abs(), t.abs(), dims=t.dim())
+    m = max(1.0, flows, _sensitivity(contract, ref), spread.max().item() if spread.numel() else 0.0)
+    _assert_rounding(tout, ref, fn.n_ops, m, "jvp's tangent output", dtype=x.dtype)
+    if x.dtype == torch.float64:
+        dy = t64[1] if primals == 2 else torch.zeros_like(y64)
+        fd, u = _fd_directional(fn, x64, y64, t64[0].unsqueeze(0), dy.unsqueeze(0))
+        _assert_fd(tout, fd[0], u, "jvp's tangent output")
+
+
+@pytest.mark.claim("torch_func.jacobian-values")
+@pytest.mark.oracle("backward", "to", "clone")
+@_examples(
+    dict(case=(*c, t), fn=_GRID_FNS[r], argnums=a)
+    for t in ("jacrev", "jacfwd")
+    for c, (r, a) in _alternate(
+        _grid_value_cases(overlapping=t == "jacrev"), (("none", 0), ("sum0", 1))
+    )
+)
+@given(case=_transform_cases(), fn=_smooth_fns(_ALL_REDUCES), argnums=st.sampled_from([0, 1]))
+def test_jacobian_values_match_float64_reference(device, case, fn, argnums):
+    """``jacrev`` / ``jacfwd`` of ``f`` w.r.t. argument ``argnums``: against
+    the float64 Jacobian built row by row with ``torch.autograd.grad`` and
+    (float64) against central differences column by column.
+
+    Kills: a Jacobian transposed (output and input dimensions swapped: the
+    same shape when f keeps its input's shape), taken w.r.t. the wrong
+    argument, with rows or columns permuted, or off by a chain-rule factor
+    in one of the two modes."""
+    x, y = _build_pair(case[:2], device)
+    transform = case[2]
+    evidence.features(form=transform)
+    note(f"f(x, y) = {fn.formula()}")
+    got = getattr(torch.func, transform)(fn, argnums=argnums)(x, y)
+    x64, y64 = _to64(x), _to64(y)
+    _, ref, probe = _autograd_jacobian(fn, (x64, y64), argnums)
+    sens = _sensitivity(lambda s: _autograd_jacobian(fn, (x64, y64), argnums, s)[1], ref)
+    m = max(1.0, probe.flow, sens)
+    _assert_rounding(got, ref, fn.n_ops, m, f"{transform}'s Jacobian", dtype=x.dtype)
+    if x.dtype == torch.float64:
+        fd, u = _fd_jacobian(fn, x64, y64, argnums)
+        _assert_fd(got, fd, u, f"{transform}'s Jacobian")
+
+
+@pytest.mark.claim("torch_func.hessian-values")
+@pytest.mark.oracle("backward", "to", "clone")
+@_examples(
+    dict(case=c, fn=_GRID_FNS["sum"], argnums=a)
+    for c, a in _alternate(_grid_value_cases(overlapping=False), (0, 1))
+)
+@given(case=_value_cases(views=_FORWARD_VIEWS), fn=_smooth_fns(), argnums=st.sampled_from([0, 1]))
+def test_hessian_values_match_float64_reference(device, case, fn, argnums):
+    """``torch.func.hessian(f, argnums)(x, y)`` of a scalar ``f``: against
+    the float64 double-backward Hessian (rounding rule with ``n`` doubled)
+    and (float64) against the four-point central second difference.
+
+    Kills: a hessian taken w.r.t. the wrong argument (or the mixed
+    d2f/dx dy for argnums=1), a transposed or unsymmetrised one, or a
+    second-order formula off by a factor."""
+    x, y = _build_pair(case, device)
+    note(f"f(x, y) = {fn.formula()}")
+    got = torch.func.hessian(fn, argnums=argnums)(x, y)
+    x64, y64 = _to64(x), _to64(y)
+    ref, probe = _autograd_hessian(fn, (x64, y64), argnums)
+    sens = _sensitivity(lambda s: _autograd_hessian(fn, (x64, y64), argnums, s)[0], ref)
+    m = max(1.0, probe.flow, sens)
+    what = f"hessian w.r.t. argument {argnums}"
+    _assert_rounding(got, ref, 2 * fn.n_ops, m, what, dtype=x.dtype)
+    if x.dtype == torch.float64:
+        fd, slack = _fd_hessian(fn, x64, y64, argnums)
+        _assert_fd(got, fd, slack, what)
+
+
+def _batched_grid_cases():
+    """Explicit per-sample cases: the grid's non-empty 1-D and 2-D layouts,
+    the first dimension the batch."""
+    return _grid_value_cases(min_dims=1, nonempty=True)
+
+
+@pytest.mark.claim("torch_func.vmap-grad-per-sample-gradients")
+@pytest.mark.oracle("backward", "to", "clone")
+@_examples(
+    dict(case=c, fn=_GRID_FNS["sum"], in_dims=d, argnums=a)
+    for c, (d, a) in _alternate(_batched_grid_cases(), (("None,0", 0), ("0,None", 1), ("0,0", 0)))
+)
+@given(
+    case=_value_cases(batch=True),
+    fn=_smooth_fns(),
+    in_dims=st.sampled_from(["None,0", "0,0", "0,None"]),
+    argnums=st.sampled_from([0, 1]),
+)
+def test_vmap_of_grad_gives_per_sample_gradients(device, case, fn, in_dims, argnums):
+    """``vmap(grad(f, argnums), in_dims)(x, y)``: example ``b`` of the
+    result against the float64 autograd gradient of ``f`` at that example
+    alone (``x[b]`` or the unbatched ``x``, ``y[b]`` or ``y``); an unbatched
+    argument is the first example of its spec (a view).
+
+    Kills: per-sample gradients mixed across the batch (the batch's mean or
+    sum for every example, the gradient of the summed loss), or the wrong
+    example's gradient in a slot, for some in_dims."""
+    xb, yb = _build_pair(case, device)
+    dims = tuple(None if d == "None" else 0 for d in in_dims.split(","))
+    x = xb if dims[0] == 0 else xb[0]
+    y = yb if dims[1] == 0 else yb[0]
+    note(f"f(x, y) = {fn.formula()}")
+    got = torch.func.vmap(torch.func.grad(fn, argnums=argnums), in_dims=dims)(x, y)
+    batch = xb.shape[0]
+    assert tuple(got.shape) == (batch, *xb.shape[1:]), (
+        f"vmap(grad) returned shape {tuple(got.shape)} for a batch of {batch}"
+    )
+    x64, y64 = _to64(x), _to64(y)
+    for b in range(batch):
+        xa = x64[b] if dims[0] == 0 else x64
+        ya = y64[b] if dims[1] == 0 else y64
+        ref, magnitude = _gradient_reference(fn, xa, ya, argnums)
+        what = f"the per-sample gradient of example {b}"
+        _assert_rounding(got[b], ref, fn.n_ops, magnitude, what, dtype=x.dtype)
+
+
+# ------------------------------------------------------ result shapes and dtypes
+
+_SHAPE_ANY = _value_cases(max_dims=3, min_side=0)
+_SHAPE_FORWARD = _value_cases(max_dims=3, min_side=0, views=_FORWARD_VIEWS)
+
+
+@st.composite
+def _shape_cases(draw, transforms):
+    """``(x_spec, y_spec, transform)`` with shapes of up to three dims of
+    side 0..3 (zero-size included) in the layouts ``transform`` accepts."""
+    transform = draw(st.sampled_from(transforms))
+    forward = transform in ("jvp", "jacfwd", "hessian")
+    x, y = draw(_SHAPE_FORWARD if forward else _SHAPE_ANY)
+    return x, y, transform
+
+
+def _has_scalar_op(fn: SmoothFn) -> bool:
+    """Does ``fn`` apply an op with a Python float (``scale``)?"""
+    return any(op[0] == "scale" for op in fn.ops)
+
+
+def _assert_like(got, ref: torch.Tensor, what: str, shape=None) -> None:
+    """``got`` is a tensor with ``shape`` (``ref``'s by default) and ``ref``'s
+    dtype and device."""
+    want = tuple(ref.shape) if shape is None else tuple(shape)
+    assert isinstance(got, torch.Tensor), f"{what} is a {type(got).__name__}, not a tensor"
+    assert tuple(got.shape) == want, f"{what} has shape {tuple(got.shape)}, not {want}"
+    assert got.dtype == ref.dtype, f"{what} has dtype {got.dtype}, not {ref.dtype}"
+    assert got.device == ref.device, f"{what} is on {got.device}, not {ref.device}"
+
+
+@pytest.mark.claim("torch_func.grad-result-like-input")
+@_examples(
+    dict(case=(*c, t), fn=_GRID_FNS["sum"], argnums=a)
+    for c, (t, a) in _alternate(
+        _grid_value_cases(max_dims=3), (("grad", "0"), ("grad_and_value", "0,1"), ("grad", "1"))
+    )
+)
+@given(
+    case=_shape_cases(("grad", "grad_and_value")),
+    fn=_smooth_fns(("sum",)),
+    argnums=st.sampled_from(["0", "1", "0,1"]),
+)
+def test_grad_result_has_the_arguments_shape_dtype_device(device, case, fn, argnums):
+    """Kills: a grad that squeezes size-1 dimensions, flattens, transposes
+    or broadcasts the gradient, returns it in another dtype (float64 for
+    float32) or on another device, or returns a bare tensor for a tuple
+    argnums."""
+    x, y = _build_pair(case[:2], device)
+    transform = case[2]
+    nums = tuple(int(a) for a in argnums.split(","))
+    evidence.features(form=transform, argnums=argnums)
+    got = getattr(torch.func, transform)(fn, argnums=nums if len(nums) > 1 else nums[0])(x, y)
+    if transform == "grad_and_value":
+        assert isinstance(got, tuple) and len(got) == 2, "grad_and_value did not return a pair"
+        got = got[0]
+    if len(nums) > 1:
+        assert isinstance(got, tuple) and len(got) == len(nums), (
+            f"{transform} with argnums={nums} did not return a tuple of {len(nums)} gradients"
+        )
+    else:
+        got = (got,)
+    for wrt, g in zip(nums, got, strict=True):
+        _assert_like(g, (x, y)[wrt], f"{transform}'s gradient w.r.t. argument {wrt}")
+
+
+#: A function with an op by a Python float, and the grid's 0-d cases: where
+#: forward mode upcasts (torch_func.forward-mode-python-scalar-upcasts-0d-tangent).
+_SCALAR_FN = SmoothFn((("sin",), ("scale", -1.5)), "none", _GRID_W)
+_GRID_0D = [c for c in _grid_value_cases() if c[0].shape == ()]
+
+
+@pytest.mark.claim("torch_func.jacobian-hessian-shapes")
+@_examples(
+    dict(case=(*c, t), fn=_SCALAR_FN, argnums=0) for c in _GRID_0D for t in ("jacfwd", "jacrev")
+)
+@_examples(
+    dict(case=(*c, t), fn=_GRID_FNS[r], argnums=a)
+    for t in ("jacrev", "jacfwd", "hessian")
+    for c, (r, a) in _alternate(
+        _grid_value_cases(max_dims=3, overlapping=t == "jacrev"), (("none", 0), ("sum", 1))
+    )
+)
+@given(
+    case=_shape_cases(("jacrev", "jacfwd", "hessian")),
+    fn=_smooth_fns(_ALL_REDUCES),
+    argnums=st.sampled_from([0, 1]),
+)
+def test_jacobian_and_hessian_shapes(device, case, fn, argnums):
+    """The expected shape is read from an eager call of ``f``.
+
+    Kills: a Jacobian flattened to (out.numel(), in.numel()) for
+    multi-dimensional inputs, transposed (input dimensions first), a Hessian
+    with the argument's shape once, or a result in another dtype or on
+    another device."""
+    x, y = _build_pair(case[:2], device)
+    transform = case[2]
+    evidence.features(form=transform, scalar_op=_has_scalar_op(fn))
+    arg = (x, y)[argnums]
+    out_shape = tuple(fn(x, y).shape)
+    got = getattr(torch.func, transform)(fn, argnums=argnums)(x, y)
+    n = 2 if transform == "hessian" else 1
+    _assert_like(got, arg, f"{transform}'s result", shape=out_shape + tuple(arg.shape) * n)
+
+
+@pytest.mark.claim("torch_func.vjp-jvp-result-structure")
+@_examples(dict(case=(*c, t), fn=_SCALAR_FN, primals=1) for c in _GRID_0D for t in ("jvp", "vjp"))
+@_examples(
+    dict(case=(*c, t), fn=_GRID_FNS[r], primals=p)
+    for t in ("vjp", "jvp")
+    for c, (r, p) in _alternate(
+        _grid_value_cases(max_dims=3, overlapping=t == "vjp"), (("none", 1), ("sum0", 2))
+    )
+)
+@given(
+    case=_shape_cases(("vjp", "jvp")),
+    fn=_smooth_fns(_ALL_REDUCES),
+    primals=st.sampled_from([1, 2]),
+)
+def test_vjp_and_jvp_result_structure(device, case, fn, primals):
+    """The expected output shape and dtype are read from an eager call of
+    ``f``.
+
+    Kills: a vjp_fn that returns a bare tensor for one primal (or a list),
+    one VJP for two primals, VJPs in another shape or dtype; a jvp that
+    returns a list or a triple, or a tangent output of another shape or
+    dtype."""
+    x, y = _build_pair(case[:2], device)
+    transform = case[2]
+    evidence.features(form=transform, primals=primals, scalar_op=_has_scalar_op(fn))
+    args = (x, y)[:primals]
+    func = fn if primals == 2 else (lambda a: fn(a, y))
+    eager = fn(x, y)
+    if transform == "vjp":
+        res = torch.func.vjp(func, *args)
+        assert isinstance(res, tuple) and len(res) == 2, "vjp did not return (output, vjp_fn)"
+        out, vjp_fn = res
+        _assert_like(out, eager, "vjp's output")
+        assert callable(vjp_fn), "vjp's second element is not callable"
+        vjps = vjp_fn(torch.ones_like(out))
+        assert isinstance(vjps, tuple) and len(vjps) == primals, (
+            f"vjp_fn returned {type(vjps).__name__} of length "
+            f"{len(vjps) if isinstance(vjps, tuple | list) else '-'}, not a tuple of {primals}"
+        )
+        for i, (v, a) in enumerate(zip(vjps, args, strict=True)):
+            _assert_like(v, a, f"the VJP of primal {i}")
+        return
+    tangents = tuple(torch.ones_like(a) for a in args)
+    res = torch.func.jvp(func, args, tangents)
+    assert isinstance(res, tuple) and len(res) == 2, "jvp did not return (output, jvp_out)"
+    out, tout = res
+    _assert_like(out, eager, "jvp's output")
+    _assert_like(tout, eager, "jvp's tangent output")
+
+
+# ----------------------------------------------- forward mode: what torch does
+
+
+@st.composite
+def _overlapping_specs(draw):
+    """A float32/float64 spec whose tensor has overlapping elements: a base
+    (any layout) expanded along a new leading dimension or a size-1 one to
+    2 or 3, values in [-2, 2]."""
+    shape = list(draw(shapes(min_dims=1, max_dims=2, min_side=1, max_side=3)))
+    lead = draw(st.booleans())
+    if not lead:
+        shape[draw(st.integers(0, len(shape) - 1))] = 1
+    spec = draw(
+        tensor_specs(
+            dtype=(torch.float32, torch.float64), shape=tuple(shape), views=NON_OVERLAPPING_VIEWS
+        )
+    )
+    k = draw(st.integers(2, 3))
+    target = (k, *shape) if lead else tuple(k if s == 1 else s for s in shape)
+    spec = dataclasses.replace(
+        spec, views=(*spec.views, ("expand", target)),
+        storage=tuple(_small(v) for v in spec.storage),
+    )  # fmt: skip
+    return spec
+
+
+@pytest.mark.claim("torch_func.forward-mode-refuses-overlapping-primals")
+@pytest.mark.oracle("clone")
+@given(
+    spec=_overlapping_specs(),
+    fn=_smooth_fns(_ALL_REDUCES),
+    transform=st.sampled_from(["jvp", "jacfwd", "hessian"]),
+)
+def test_forward_mode_refuses_overlapping_primals(device, spec, fn, transform):
+    """``y`` is a contiguous copy of ``x``'s values (only the differentiated
+    primal overlaps). Pins torch 2.13.
+
+    Kills: a forward-mode transform that starts accepting overlapping
+    primals (by copying them, as make_dual's page says it copies a tangent
+    of another layout) - then this claim must be revisited, and the value
+    claims widened to expanded primals - or that refuses them with another
+    error."""
+    x = spec.build(device)
+    y = x.clone(memory_format=torch.contiguous_format)
+    assert "expanded" in layout_kinds(x), "the drawn primal does not overlap"
+    evidence.features(form=transform)
+    with raises_with(RuntimeError, "more than one element of the written-to tensor"):
+        if transform == "jvp":
+            torch.func.jvp(fn, (x, y), (torch.ones_like(y), torch.ones_like(y)))
+        elif transform == "jacfwd":
+            torch.func.jacfwd(fn)(x, y)
+        else:
+            torch.func.hessian(lambda a, b: fn(a, b).sum())(x, y)
+
+
+@st.composite
+def _scalar_op_fns(draw):
+    """A :func:`_smooth_fns` function with a ``("scale", c)`` op inserted."""
+    fn = draw(_smooth_fns(_ALL_REDUCES))
+    ops = list(fn.ops)
+    ops.insert(draw(st.integers(0, len(ops))), ("scale", draw(st.sampled_from(_SCALES))))
+    return dataclasses.replace(fn, ops=tuple(ops))
+
+
+@pytest.mark.claim("torch_func.forward-mode-python-scalar-upcasts-0d-tangent")
+@_examples(
+    dict(case=c, fn=SmoothFn((("scale", 2.0),), "none", _GRID_W), transform=t)
+    for c in _grid_value_cases(overlapping=False)
+    for t in ("jvp", "jacfwd")
+)
+@given(
+    case=_FORWARD_CASES,
+    fn=_scalar_op_fns(),
+    transform=st.sampled_from(["jvp", "jacfwd"]),
+)
+def test_forward_mode_python_scalar_upcasts_0d_tangent(device, case, fn, transform):
+    """The function applies ``v * c`` with a Python float ``c`` somewhere.
+    Expected: float64 for a 0-d float32 primal, the primal's dtype
+    otherwise; the output keeps the primal's dtype either way. Pins torch
+    2.13 (pytorch#90065).
+
+    Kills: a fix of the upcast (the tangent then keeps float32: the
+    deviations recorded against torch_func.vjp-jvp-result-structure and
+    torch_func.jacobian-hessian-shapes then pass unexpectedly) or an upcast
+    spreading to 1-d and larger primals."""
+    x, y = _build_pair(case, device)
+    assert _has_scalar_op(fn), "the drawn function has no op with a Python float"
+    evidence.features(form=transform)
+    upcast = x.dim() == 0 and x.dtype == torch.float32
+    want = torch.float64 if upcast else x.dtype
+    if transform == "jvp":
+        out, got = torch.func.jvp(fn, (x, y), (torch.ones_like(x), torch.ones_like(y)))
+        assert out.dtype == x.dtype, f"jvp's output has dtype {out.dtype}, not {x.dtype}"
+    else:
+        got = torch.func.jacfwd(fn)(x, y)
+    assert got.dtype == want, (
+        f"{transform} of a {x.dim()}-d {x.dtype} primal through v * c returned {got.dtype}, "
+        f"not {want}"
+    )

@@ -1,10 +1,11 @@
 """Mutants of the ``torch_func`` area (torch.func transforms and functional_call);
 claims in ``conformance/claims/torch_func.toml``, tests in ``conformance/test_torch_func.py``.
 
-Most mutants wrap a transform (``torch.func.vmap``, ``grad``, ``vjp``, ``jvp``,
-``functional_call``) with a broken special case - an eager per-example loop, a
-copied argument, a dropped tie - that is taken for one dtype or calling form
-only, and call the real transform otherwise. ``vmap`` is patched as both
+Most mutants wrap a transform (``torch.func.vmap``, ``grad``, ``grad_and_value``,
+``vjp``, ``jvp``, ``jacrev``, ``jacfwd``, ``hessian``, ``functional_call``) with a
+broken special case - an eager per-example loop, a copied argument, a dropped
+tie, a rescaled or transposed derivative - that is taken for one dtype, layout
+or calling form only, and call the real transform otherwise. ``vmap`` is patched as both
 ``torch.func.vmap`` and ``torch.vmap``.
 
 See :mod:`conformance.mutants` for what a mutant is and how it is run.
@@ -438,6 +439,345 @@ MUTANTS: tuple[Mutant, ...] = (
         lst = [0, 1, 2]
         torch.func.vmap(lambda x, l: (l.pop(), x * 1)[1], in_dims=(0, None))(torch.ones(3), lst)
         assert lst == [0, 1, 2]
+        """,
+    ),
+    Mutant(
+        name="grad-scales-f32-gradients",
+        description="torch.func.grad returns float32 gradients scaled by 1 + 1e-3 (a relative error of some 8000 float32 epsilons)",
+        claims=("torch_func.grad-values",),
+        region="float32 inputs",
+        family="dtype",
+        source="""
+        import torch
+        import torch.func
+        _grad = torch.func.grad
+        def grad(func, argnums=0, has_aux=False):
+            g = _grad(func, argnums, has_aux)
+            def scale(t):
+                if isinstance(t, torch.Tensor) and t.dtype == torch.float32:
+                    return t * (1 + 1e-3)
+                return t
+            def wrapper(*args, **kwargs):
+                r = g(*args, **kwargs)
+                if has_aux:
+                    return r
+                return tuple(scale(t) for t in r) if isinstance(r, tuple) else scale(r)
+            return wrapper
+        torch.func.grad = grad
+        """,
+        witness="""
+        import torch
+        x = torch.tensor([0.5, -1.25, 2.0])
+        g = torch.func.grad(lambda a: (a * a).sum())(x)
+        assert torch.equal(g, 2 * x)
+        """,
+    ),
+    Mutant(
+        name="grad-and-value-swaps-0d",
+        description="torch.func.grad_and_value returns (value, gradient) instead of (gradient, value) when the differentiated argument is 0-d (both then have one shape)",
+        claims=("torch_func.grad-and-value-values",),
+        region="0-d differentiated arguments",
+        family="layout",
+        source="""
+        import torch
+        import torch.func
+        _gv = torch.func.grad_and_value
+        def grad_and_value(func, argnums=0, has_aux=False):
+            g = _gv(func, argnums, has_aux)
+            def wrapper(*args, **kwargs):
+                r = g(*args, **kwargs)
+                a = args[argnums] if isinstance(argnums, int) and argnums < len(args) else None
+                if not has_aux and isinstance(a, torch.Tensor) and a.dim() == 0:
+                    return (r[1], r[0])
+                return r
+            return wrapper
+        torch.func.grad_and_value = grad_and_value
+        """,
+        witness="""
+        import torch
+        g, v = torch.func.grad_and_value(lambda a: a * a * a)(torch.tensor(2.0))
+        assert g.item() == 12.0 and v.item() == 8.0
+        """,
+    ),
+    Mutant(
+        name="vjp-normalises-cotangent-f64",
+        description="the vjp_fn of torch.func.vjp rescales a float64 cotangent to a largest magnitude of 1 (drops its scale)",
+        claims=("torch_func.vjp-values",),
+        region="float64 cotangents",
+        family="dtype",
+        source="""
+        import torch
+        import torch.func
+        _vjp = torch.func.vjp
+        def vjp(func, *primals, **kwargs):
+            out, fn, *rest = _vjp(func, *primals, **kwargs)
+            def vjp_fn(ct, *more, **kw):
+                if (isinstance(ct, torch.Tensor) and ct.dtype == torch.float64 and ct.numel()
+                        and ct.abs().max() > 0):
+                    ct = ct / ct.abs().max()
+                return fn(ct, *more, **kw)
+            return (out, vjp_fn, *rest)
+        torch.func.vjp = vjp
+        """,
+        witness="""
+        import torch
+        x = torch.tensor([1.0, 2.0], dtype=torch.float64)
+        _, fn = torch.func.vjp(lambda a: a * 2, x)
+        (g,) = fn(torch.tensor([3.0, 3.0], dtype=torch.float64))
+        assert g.tolist() == [6.0, 6.0]
+        """,
+    ),
+    Mutant(
+        name="jvp-drops-later-tangents",
+        description="torch.func.jvp with more than one primal uses zeros for the tangents of every primal but the first",
+        claims=("torch_func.jvp-values",),
+        region="calls with more than one primal",
+        family="convention",
+        source="""
+        import torch
+        import torch.func
+        _jvp = torch.func.jvp
+        def jvp(func, primals, tangents, *args, **kwargs):
+            if len(tangents) > 1:
+                tangents = (tangents[0], *(torch.zeros_like(t) for t in tangents[1:]))
+            return _jvp(func, primals, tangents, *args, **kwargs)
+        torch.func.jvp = jvp
+        """,
+        witness="""
+        import torch
+        x, y = torch.ones(2), torch.ones(2)
+        _, t = torch.func.jvp(lambda a, b: a + b, (x, y), (torch.ones(2), torch.ones(2)))
+        assert t.tolist() == [2.0, 2.0]
+        """,
+    ),
+    Mutant(
+        name="jacfwd-transposes-square-jacobian",
+        description="torch.func.jacfwd returns the Jacobian with output and input dimensions swapped when the output has the input's shape (the shape is unchanged, a non-symmetric Jacobian is wrong)",
+        claims=("torch_func.jacobian-values",),
+        region="functions whose output has the differentiated argument's shape",
+        family="relation",
+        source="""
+        import torch
+        import torch.func
+        _jacfwd = torch.func.jacfwd
+        def jacfwd(func, argnums=0, *args, **kwargs):
+            j = _jacfwd(func, argnums, *args, **kwargs)
+            def wrapper(*a, **k):
+                jac = j(*a, **k)
+                if isinstance(argnums, int) and isinstance(jac, torch.Tensor):
+                    n = a[argnums].dim()
+                    if n and jac.dim() == 2 * n and jac.shape[:n] == jac.shape[n:]:
+                        jac = jac.permute(*range(n, 2 * n), *range(n))
+                return jac
+            return wrapper
+        torch.func.jacfwd = jacfwd
+        """,
+        witness="""
+        import torch
+        w = torch.tensor([[1.0, 2.0], [0.0, 1.0]])
+        jac = torch.func.jacfwd(lambda a: a @ w)(torch.ones(2))
+        assert torch.equal(jac, w.t())
+        """,
+    ),
+    Mutant(
+        name="hessian-argnums1-mixed-partial",
+        description="torch.func.hessian(f, argnums=1) returns the mixed second derivative d2f/dx dy (jacfwd over argument 0 of jacrev over argument 1) instead of d2f/dy2",
+        claims=("torch_func.hessian-values",),
+        region="argnums=1",
+        family="convention",
+        source="""
+        import torch
+        import torch.func
+        _hessian, _jacfwd, _jacrev = torch.func.hessian, torch.func.jacfwd, torch.func.jacrev
+        def hessian(func, argnums=0):
+            if argnums == 1:
+                return _jacfwd(_jacrev(func, argnums=1), argnums=0)
+            return _hessian(func, argnums)
+        torch.func.hessian = hessian
+        """,
+        witness="""
+        import torch
+        x, y = torch.ones(2), torch.full((2,), 3.0)
+        h = torch.func.hessian(lambda a, b: (a * b * b).sum(), argnums=1)(x, y)
+        assert torch.equal(h, torch.diag(2 * x))
+        """,
+    ),
+    Mutant(
+        name="vmap-grad-batch-mean",
+        description="vmap of a torch.func.grad function with an unbatched (in_dims=None) argument returns the batch's mean gradient for every example",
+        claims=("torch_func.vmap-grad-per-sample-gradients",),
+        region="vmap of grad with an in_dims=None argument",
+        family="convention",
+        source="""
+        import torch
+        import torch.func
+        _grad, _vmap = torch.func.grad, torch.func.vmap
+        def grad(func, argnums=0, has_aux=False):
+            g = _grad(func, argnums, has_aux)
+            g._conformance_is_grad = True
+            return g
+        def vmap(func, in_dims=0, out_dims=0, **kw):
+            vf = _vmap(func, in_dims, out_dims, **kw)
+            if not (getattr(func, "_conformance_is_grad", False) and isinstance(in_dims, tuple)
+                    and None in in_dims):
+                return vf
+            def wrapper(*args, **kwargs):
+                out = vf(*args, **kwargs)
+                if isinstance(out, torch.Tensor) and out.dim() and out.shape[0] > 1:
+                    return out.mean(0, keepdim=True).expand_as(out).clone()
+                return out
+            return wrapper
+        torch.func.grad = grad
+        torch.func.vmap = vmap
+        torch.vmap = vmap
+        """,
+        witness="""
+        import torch
+        w = torch.ones(2)
+        xs = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+        g = torch.func.vmap(torch.func.grad(lambda a, b: (a * b).sum()), in_dims=(None, 0))(w, xs)
+        assert torch.equal(g, xs)
+        """,
+    ),
+    Mutant(
+        name="grad-squeezes-size-one-dims",
+        description="torch.func.grad returns the gradient with its size-1 dimensions squeezed away",
+        claims=("torch_func.grad-result-like-input",),
+        region="arguments with a dimension of size 1",
+        family="layout",
+        source="""
+        import torch
+        import torch.func
+        _grad = torch.func.grad
+        def grad(func, argnums=0, has_aux=False):
+            g = _grad(func, argnums, has_aux)
+            def wrapper(*args, **kwargs):
+                r = g(*args, **kwargs)
+                if isinstance(r, torch.Tensor) and 1 in r.shape:
+                    return r.squeeze()
+                return r
+            return wrapper
+        torch.func.grad = grad
+        """,
+        witness="""
+        import torch
+        g = torch.func.grad(lambda a: a.sum())(torch.ones(1, 3))
+        assert g.shape == (1, 3)
+        """,
+    ),
+    Mutant(
+        name="jacrev-flattens-multidim",
+        description="torch.func.jacrev returns the Jacobian flattened to (out.numel(), in.numel()) when the differentiated argument has two or more dimensions",
+        claims=("torch_func.jacobian-hessian-shapes",),
+        region="arguments of two or more dimensions",
+        family="layout",
+        source="""
+        import torch
+        import torch.func
+        _jacrev = torch.func.jacrev
+        def jacrev(func, argnums=0, *args, **kwargs):
+            j = _jacrev(func, argnums, *args, **kwargs)
+            def wrapper(*a, **k):
+                jac = j(*a, **k)
+                if isinstance(argnums, int) and isinstance(jac, torch.Tensor):
+                    arg = a[argnums]
+                    if arg.dim() >= 2 and arg.numel():
+                        jac = jac.reshape(-1, arg.numel())
+                return jac
+            return wrapper
+        torch.func.jacrev = jacrev
+        """,
+        witness="""
+        import torch
+        jac = torch.func.jacrev(lambda a: a.sum())(torch.ones(2, 3))
+        assert jac.shape == (2, 3)
+        """,
+    ),
+    Mutant(
+        name="vjp-fn-bare-tensor-one-primal",
+        description="the vjp_fn of torch.func.vjp called with one primal returns the bare VJP tensor instead of a 1-tuple",
+        claims=("torch_func.vjp-jvp-result-structure",),
+        region="vjp with one primal",
+        family="convention",
+        source="""
+        import torch
+        import torch.func
+        _vjp = torch.func.vjp
+        def vjp(func, *primals, **kwargs):
+            res = _vjp(func, *primals, **kwargs)
+            if len(primals) != 1:
+                return res
+            out, fn, *rest = res
+            def vjp_fn(*ct, **kw):
+                return fn(*ct, **kw)[0]
+            return (out, vjp_fn, *rest)
+        torch.func.vjp = vjp
+        """,
+        witness="""
+        import torch
+        _, fn = torch.func.vjp(torch.sin, torch.ones(2))
+        r = fn(torch.ones(2))
+        assert isinstance(r, tuple) and len(r) == 1
+        """,
+    ),
+    Mutant(
+        name="jvp-jacfwd-copy-overlapping-f64",
+        description="torch.func.jvp and torch.func.jacfwd copy an overlapping (expanded) float64 primal before differentiating, so forward mode accepts it",
+        claims=("torch_func.forward-mode-refuses-overlapping-primals",),
+        region="float64 overlapping primals",
+        family="dtype",
+        source="""
+        import torch
+        import torch.func
+        _jvp, _jacfwd = torch.func.jvp, torch.func.jacfwd
+        def _copy(t):
+            if (isinstance(t, torch.Tensor) and t.dtype == torch.float64
+                    and torch._debug_has_internal_overlap(t) == 1):
+                return t.clone()
+            return t
+        def jvp(func, primals, tangents, *args, **kwargs):
+            return _jvp(func, tuple(_copy(p) for p in primals), tangents, *args, **kwargs)
+        def jacfwd(func, argnums=0, *args, **kwargs):
+            j = _jacfwd(func, argnums, *args, **kwargs)
+            def wrapper(*a, **k):
+                return j(*(_copy(t) for t in a), **k)
+            return wrapper
+        torch.func.jvp = jvp
+        torch.func.jacfwd = jacfwd
+        """,
+        witness="""
+        import torch
+        x = torch.ones(1, 2, dtype=torch.float64).expand(3, 2)
+        try:
+            torch.func.jvp(torch.sin, (x,), (torch.ones(3, 2, dtype=torch.float64),))
+            raised = False
+        except RuntimeError:
+            raised = True
+        assert raised
+        """,
+    ),
+    Mutant(
+        name="jvp-keeps-0d-tangent-dtype",
+        description="torch.func.jvp casts the tangent output to the output's dtype when every primal is 0-d (the upcast of pytorch#90065 fixed there)",
+        claims=("torch_func.forward-mode-python-scalar-upcasts-0d-tangent",),
+        region="0-d primals",
+        family="layout",
+        source="""
+        import torch
+        import torch.func
+        _jvp = torch.func.jvp
+        def jvp(func, primals, tangents, *args, **kwargs):
+            res = _jvp(func, primals, tangents, *args, **kwargs)
+            if (all(isinstance(p, torch.Tensor) and p.dim() == 0 for p in primals)
+                    and isinstance(res[0], torch.Tensor) and isinstance(res[1], torch.Tensor)):
+                return (res[0], res[1].to(res[0].dtype), *res[2:])
+            return res
+        torch.func.jvp = jvp
+        """,
+        witness="""
+        import torch
+        _, t = torch.func.jvp(lambda a: a * 2.0, (torch.tensor(0.5),), (torch.tensor(1.0),))
+        assert t.dtype == torch.float64
         """,
     ),
 )
