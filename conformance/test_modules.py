@@ -336,9 +336,8 @@ def test_state_dict_sees_in_place_updates(device, spec, route, opt_kind):
     for k, v in sd.items():
         assert_same_bits(v, _resolve(m, k).detach(),
                          f"state_dict()[{k!r}] taken before the {route} holds the module's values")  # fmt: skip
-    assert any(not np.array_equal(_bytes(v), before[k]) for k, v in sd.items()), (
-        f"the {route} changed nothing (suite)"
-    )
+    # an update that changed nothing checks nothing: not an example of the claim
+    assume(any(not np.array_equal(_bytes(v), before[k]) for k, v in sd.items()))
 
 
 @pytest.mark.claim("modules.state-dict-shares-version-counter")
@@ -435,9 +434,8 @@ def test_best_state_dict_keeps_getting_updated(device, spec, opt_kind, steps):
     for k, v in best.items():
         assert_same_bits(v, _resolve(m, k).detach(),
                          f"best = model.state_dict() did not follow training: {k!r}")  # fmt: skip
-    assert any(not np.array_equal(_bytes(v), then[k]) for k, v in best.items()), (
-        "training changed no entry (suite)"
-    )
+    # training that changed nothing checks nothing: not an example of the claim
+    assume(any(not np.array_equal(_bytes(v), then[k]) for k, v in best.items()))
 
 
 @pytest.mark.claim("modules.best-state-deepcopy-snapshot")
