@@ -69,6 +69,13 @@ RELEASE_FEATURES: dict[str, tuple[tuple[int, int], str, str]] = {
         "release runs: absent on 2.1.2, present from 2.5.1 (baselines); 2.5 per the suite's "
         "earlier probe",
     ),
+    "load-assign-keeps-requires-grad": (
+        (2, 4),
+        "Module.load_state_dict(assign=True) keeps each parameter's requires_grad (the "
+        "docstring's 'properties of the tensors in the current module are preserved')",
+        "absent from the 2.1.2 docstring and behaviour (the donor's requires_grad is taken), "
+        "present on the 2.4.1 gate run; 2.2 and 2.3 not measured",
+    ),
     "save-wide-unsigned": (
         (2, 6),
         "torch.save/torch.load of uint16, uint32 and uint64 tensors "
@@ -195,6 +202,12 @@ KERNEL_PROBES: dict[str, Callable[[torch.dtype, str], object]] = {
     ),
     "stack": lambda d, dev: torch.stack([torch.zeros(2, dtype=d, device=dev)] * 2),
     "cat": lambda d, dev: torch.cat([torch.zeros(2, dtype=d, device=dev)] * 2),
+    "batch_norm": lambda d, dev: torch.nn.functional.batch_norm(
+        torch.zeros(2, 2, dtype=d, device=dev),
+        torch.zeros(2, dtype=d, device=dev),
+        torch.ones(2, dtype=d, device=dev),
+        training=True,
+    ),
 }
 
 

@@ -839,7 +839,7 @@ def test_grad_mode_does_not_change_save_and_load(device, spec, state, mode, how)
 )
 def test_load_in_inference_mode_gives_inference_tensors(device, spec, kind, how):
     """Saved outside any mode, loaded inside ``torch.inference_mode()``: inference tensors
-    (a view saved with its base still shares its storage), leaves with the saved
+    (a view saved with its base by ``torch.save`` still shares its storage), leaves with the saved
     ``requires_grad`` and values; an in-place write outside the mode is refused.
 
     Kills: a load that builds normal tensors inside inference mode (for one format, dtype
@@ -867,7 +867,8 @@ def test_load_in_inference_mode_gives_inference_tensors(device, spec, kind, how)
         assert x.is_leaf and x.grad_fn is None, f"a loaded tensor has grad_fn {x.grad_fn}"
         assert_same_bits(x, o, f"loading in inference mode keeps the values of tensor {i}")
     lt = loaded[-1]
-    if kind == "view-with-base" and base.untyped_storage().nbytes():
+    if kind == "view-with-base" and how != "pickle" and base.untyped_storage().nbytes():
+        # (plain pickle gives each tensor its own storage: serialization.pickle-duplicates-storage)
         assert shares_storage(lt, loaded[0]), "a view loaded in inference mode lost its storage"
     if lt.numel():
         with raises_with(RuntimeError, "Inplace update to inference tensor outside InferenceMode"):
