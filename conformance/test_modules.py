@@ -40,10 +40,11 @@ from conformance.checks import (
     shares_version_counter,
 )
 
-# The tests read values through ``.detach()`` (``_bytes``, the comparisons) and train
-# with ``backward()``; state_dict() itself is built with detach: a broken detach or
-# backward is the cause of these claims' failures, not a finding of their own.
-pytestmark = pytest.mark.oracle("detach", "backward")
+# The tests read values through ``.detach()`` (``_bytes``, the comparisons), build the
+# expected converted values with ``.to(dtype)`` and train with ``backward()``;
+# state_dict() itself is built with detach: a broken detach, to or backward is the
+# cause of these claims' failures, not a finding of their own.
+pytestmark = pytest.mark.oracle("detach", "to", "backward")
 
 #: The floating dtypes the modules are drawn in (names, as ModuleSpec holds them).
 DTYPES = ("float32", "float64", "float16", "bfloat16")
