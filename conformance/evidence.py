@@ -187,8 +187,11 @@ class Ledger:
             self.claim_examples[c] += 1
             for dim, _values in self.domains.get(c, ()):
                 if dim in ex.features:
-                    value = domain_value(ex.features[dim])
-                    self.coverage.setdefault(c, Counter())[(dim, value)] += 1
+                    drawn = ex.features[dim]
+                    # a set-valued feature (a layout's kinds) draws each member
+                    members = drawn if isinstance(drawn, set | frozenset) else (drawn,)
+                    for value in {domain_value(v) for v in members}:
+                        self.coverage.setdefault(c, Counter())[(dim, value)] += 1
 
 
 _LEDGER: list[Ledger] = []
@@ -338,6 +341,33 @@ def tally(name: str, n: int = 1) -> None:
         led.tallies[name] += n
 
 
+def ndarray_kinds(a) -> frozenset[str]:
+    """The ``ndarray_kind`` domain values (``conformance/domains.toml``) of a
+    NumPy array or scalar ``a``: ``numpy_scalar`` for a ``numpy.generic``;
+    otherwise any of ``read_only`` (``flags.writeable`` False), ``byteswapped``
+    (non-native byte order), ``misaligned`` (``flags.aligned`` False),
+    ``non_contiguous`` (neither C- nor F-contiguous), ``zero_size`` and
+    ``0-d``, or ``plain`` when none applies."""
+    import numpy as np
+
+    if isinstance(a, np.generic):
+        return frozenset({"numpy_scalar"})
+    kinds = set()
+    if not a.flags.writeable:
+        kinds.add("read_only")
+    if not a.dtype.isnative:
+        kinds.add("byteswapped")
+    if not a.flags.aligned:
+        kinds.add("misaligned")
+    if not (a.flags.c_contiguous or a.flags.f_contiguous):
+        kinds.add("non_contiguous")
+    if a.size == 0:
+        kinds.add("zero_size")
+    if a.ndim == 0:
+        kinds.add("0-d")
+    return frozenset(kinds or {"plain"})
+
+
 def auto_features(kwargs: dict) -> dict:
     """Features derived from a test's generated arguments.
 
@@ -345,15 +375,19 @@ def auto_features(kwargs: dict) -> dict:
       first item is one: ``x[0].dtype`` and so on) gives ``x.dtype`` (name),
       ``x.layout`` (the set of :func:`~strategies.layout_kinds` of the built
       tensor, computed on the meta device), ``x.ndim``, ``x.numel``, ``x.view``
-      (bool) and ``x.channels_last``; the first such argument also gives the
-      unprefixed ``dtype``, ``layout``, ``ndim`` and ``numel``;
-    - a ``numpy.ndarray`` argument ``a`` gives ``a.dtype`` (NumPy's name, which
-      is torch's for the dtypes both have), ``a.ndim``, ``a.numel`` and
-      ``a.writeable``; the first tensor-like argument also gives the unprefixed
-      ``dtype``, ``ndim`` and ``numel``;
+      (bool), ``x.channels_last`` and ``x.dtype_family``
+      (:func:`~strategies.dtypes.dtype_family`); the first such argument also
+      gives the unprefixed ``dtype``, ``dtype_family``, ``layout``, ``ndim``
+      and ``numel``;
+    - a ``numpy.ndarray`` (or NumPy scalar) argument ``a`` gives ``a.dtype``
+      (NumPy's name, which is torch's for the dtypes both have), ``a.ndim``,
+      ``a.numel``, ``a.writeable`` and ``a.ndarray_kind`` (:func:`ndarray_kinds`);
+      the first tensor-like argument also gives the unprefixed ``dtype``,
+      ``ndim``, ``numel`` and ``ndarray_kind``;
     - a recipe whose ``dtype`` is a str (the sequences machine's ``Fresh``) gives
       ``x.dtype`` (and the unprefixed ``dtype`` when it comes first);
-    - a ``torch.dtype`` or ``numpy.dtype`` argument gives its name, ``None`` gives ``"none"``;
+    - a ``torch.dtype`` or ``numpy.dtype`` argument gives its name (a ``torch.dtype``
+      also gives ``dtype_family`` unless a tensor argument gave it), ``None`` gives ``"none"``;
     - str, bool and int arguments are taken as they are;
     - ``everywhere`` is always ``True``: a region ``{ everywhere = true }``
       says that every example of the test deviates (and each must).
@@ -361,8 +395,14 @@ def auto_features(kwargs: dict) -> dict:
     import numpy as np
     import torch
 
-    from strategies.dtypes import dtype_name
+    from strategies.dtypes import dtype_family, dtype_name
     from strategies.tensors import TensorSpec, layout_kinds
+
+    def _family(dtype) -> str:
+        try:
+            return dtype_family(dtype)
+        except ValueError:  # quantized, float8: in no family a domain names
+            return "other"
 
     out: dict = {"everywhere": True}
     first = True
@@ -380,6 +420,7 @@ def auto_features(kwargs: dict) -> dict:
                 pass
             f = {
                 "dtype": dtype_name(value.dtype),
+                "dtype_family": _family(value.dtype),
                 "layout": layout_kinds(meta),
                 "ndim": meta.dim(),
                 "numel": meta.numel(),
@@ -388,7 +429,7 @@ def auto_features(kwargs: dict) -> dict:
             }
             out.update({f"{name}.{k}": v for k, v in f.items()})
             if first:
-                out.update({k: f[k] for k in ("dtype", "layout", "ndim", "numel")})
+                out.update({k: f[k] for k in ("dtype", "dtype_family", "layout", "ndim", "numel")})
                 first = False
         elif isinstance(getattr(value, "dtype", None), str):
             # a recipe naming its dtype (the sequences machine's Fresh)
@@ -396,15 +437,18 @@ def auto_features(kwargs: dict) -> dict:
             if first:
                 out["dtype"] = value.dtype
                 first = False
-        elif isinstance(value, np.ndarray):
+        elif isinstance(value, np.ndarray | np.generic):
             f = {"dtype": value.dtype.name, "ndim": value.ndim, "numel": value.size,
-                 "writeable": bool(value.flags.writeable)}  # fmt: skip
+                 "writeable": bool(value.flags.writeable),
+                 "ndarray_kind": ndarray_kinds(value)}  # fmt: skip
             out.update({f"{name}.{k}": v for k, v in f.items()})
             if first:
-                out.update({k: f[k] for k in ("dtype", "ndim", "numel")})
+                out.update({k: f[k] for k in ("dtype", "ndim", "numel", "ndarray_kind")})
                 first = False
         elif isinstance(value, torch.dtype):
             out[name] = dtype_name(value)
+            if "dtype_family" not in out and _family(value) != "other":
+                out["dtype_family"] = _family(value)
         elif isinstance(value, np.dtype):
             out[name] = value.name
         elif value is None:

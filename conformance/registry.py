@@ -96,6 +96,10 @@ class Claim:
     #: The declared domain: ``((dimension, (value, ...)), ...)`` in the
     #: vocabulary of ``conformance/domains.toml``; empty when undeclared.
     domain: tuple[tuple[str, tuple], ...] = ()
+    #: Dimensions (or values of them) the sentence does not speak of, each
+    #: with the reason in words ("writable arrays only, per the docstring"):
+    #: ``((dimension, reason), ...)``; an exclusion is never by omission.
+    domain_excludes: tuple[tuple[str, str], ...] = ()
 
     def to_dict(self) -> dict:
         d = {
@@ -116,6 +120,8 @@ class Claim:
             d["unfalsifiable"] = self.unfalsifiable
         if self.domain:
             d["domain"] = {dim: list(values) for dim, values in self.domain}
+        if self.domain_excludes:
+            d["domain_excludes"] = dict(self.domain_excludes)
         return d
 
 
@@ -200,6 +206,7 @@ def load_file(path: Path) -> tuple[str, str, list[Claim]]:
             "catalogue",
             "unfalsifiable",
             "domain",
+            "domain_excludes",
         }
         if unknown:
             raise RegistryError(f"{where}: unknown key(s) {sorted(unknown)}")
@@ -237,6 +244,7 @@ def load_file(path: Path) -> tuple[str, str, list[Claim]]:
         ):
             raise RegistryError(f"{where}: unfalsifiable must be a non-empty reason")
         domain = _domain(raw.get("domain", {}), where)
+        excludes = _domain_excludes(raw.get("domain_excludes", {}), where)
         claims.append(
             Claim(
                 id=cid,
@@ -251,9 +259,26 @@ def load_file(path: Path) -> tuple[str, str, list[Claim]]:
                 file=name,
                 unfalsifiable=" ".join(unfalsifiable.split()) if unfalsifiable else None,
                 domain=domain,
+                domain_excludes=excludes,
             )
         )
     return area, title, claims
+
+
+def _domain_excludes(raw, where: str) -> tuple[tuple[str, str], ...]:
+    """A claim's ``domain_excludes`` table: dimension -> the reason, in words,
+    its sentence leaves that dimension (or some of its values) out."""
+    if not isinstance(raw, dict):
+        raise RegistryError(f"{where}: domain_excludes must be a table of dimension = 'reason'")
+    vocabulary = load_dimensions()
+    out = []
+    for dim, reason in raw.items():
+        if dim not in vocabulary:
+            raise RegistryError(f"{where}: domain_excludes dimension {dim!r} is not in domains.toml")
+        if not isinstance(reason, str) or not reason.strip():
+            raise RegistryError(f"{where}: domain_excludes {dim} needs a reason in words")
+        out.append((dim, " ".join(reason.split())))
+    return tuple(out)
 
 
 def _domain(raw, where: str) -> tuple[tuple[str, tuple], ...]:

@@ -85,6 +85,36 @@ def dtype_name(dtype: torch.dtype) -> str:
     return str(dtype).removeprefix("torch.")
 
 
+#: The dtype families a claim's domain names (``dtype_family`` in
+#: ``conformance/domains.toml``): each dtype belongs to exactly one.
+DTYPE_FAMILIES: tuple[str, ...] = ("bool", "signed", "unsigned", "reduced_float", "float", "complex")
+
+
+def dtype_family(dtype: torch.dtype) -> str:
+    """The one :data:`DTYPE_FAMILIES` entry ``dtype`` belongs to: ``"bool"``,
+    ``"signed"`` (int8-int64), ``"unsigned"`` (uint8-uint64), ``"reduced_float"``
+    (float16, bfloat16), ``"float"`` (float32, float64) or ``"complex"``.
+
+    >>> dtype_family(torch.bfloat16)
+    'reduced_float'
+
+    Raises ``ValueError`` for a dtype outside :data:`ALL_DTYPES` (quantized,
+    float8, ...)."""
+    if dtype == torch.bool:
+        return "bool"
+    if dtype in SIGNED_INTS:
+        return "signed"
+    if dtype in UNSIGNED_INTS:
+        return "unsigned"
+    if dtype in (torch.float16, torch.bfloat16):
+        return "reduced_float"
+    if dtype in (torch.float32, torch.float64):
+        return "float"
+    if dtype in COMPLEX:
+        return "complex"
+    raise ValueError(f"dtype {dtype} belongs to none of {DTYPE_FAMILIES}")
+
+
 def is_differentiable(dtype: torch.dtype) -> bool:
     """True for floating and complex dtypes, the only ones that can require grad."""
     return dtype.is_floating_point or dtype.is_complex

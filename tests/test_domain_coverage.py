@@ -122,3 +122,35 @@ def test_a_run_that_never_draws_a_declared_value_fails_the_gate(cli, tmp_path, r
     assert set(cell["coverage"]["math_bit"]) == {"none", "conj", "neg"}
     doc = json.loads((out / "results.json").read_text())
     assert doc["claims"]["detach.shares-storage"]["domain"]["writeable"] == [True, False]
+
+
+def test_a_set_valued_feature_counts_each_member_it_drew():
+    """A layout is several families at once (an offset, permuted view): the
+    example counts for each declared value it drew."""
+    from collections import Counter
+
+    from conformance.evidence import Example, Ledger
+
+    led = Ledger(claims=("x.y",))
+    led.domains = {"x.y": (("layout", ("offset", "permuted", "contiguous")),)}
+    ex = Example()
+    ex.features.update(layout=frozenset({"offset", "permuted"}))
+    led.finish_example(ex, passed=True)
+    assert led.coverage["x.y"] == Counter({("layout", "offset"): 1, ("layout", "permuted"): 1})
+
+
+def test_every_declared_domain_value_has_a_mutant_wrong_only_there():
+    """Issue 29, item 4: for each (area, dimension=value) pair a claim of the
+    area declares, some mutant of the area is wrong only at that value (its
+    ``domain``), or ``conformance/mutants/domain_exempt.toml`` says why none
+    can be. A mutant's domain value must be declared by each of its claims
+    (``domain_pairs`` raises otherwise)."""
+    from conformance.mutants import domain_pairs
+
+    pairs = domain_pairs()
+    gaps = [
+        f"{area}: {dim}={value} ({', '.join(p['claims'])})"
+        for (area, dim, value), p in sorted(pairs.items())
+        if not p["mutants"] and not p["exempt"]
+    ]
+    assert not gaps, "declared domain values without a mutant wrong only there:\n" + "\n".join(gaps)

@@ -65,6 +65,8 @@ __all__ = [
     "get",
     "all_mutants",
     "by_claim",
+    "domain_pairs",
+    "DOMAIN_EXEMPT_FILE",
     "write_sitecustomize",
     "mutant_env",
 ]
@@ -126,6 +128,56 @@ def by_claim() -> dict[str, list[Mutant]]:
         for c in m.claims:
             out.setdefault(c, []).append(m)
     return out
+
+
+#: (area, dimension, value) pairs no mutant can be wrong at, each with the
+#: reason it cannot be broken from Python (``[[exempt]]`` tables).
+DOMAIN_EXEMPT_FILE = Path(__file__).parent / "domain_exempt.toml"
+
+
+def domain_pairs(registry=None) -> dict[tuple[str, str, str], dict]:
+    """Every (area, dimension, value) pair some claim of ``area`` declares in
+    its ``domain`` (issue 29), with the mutants wrong only there.
+
+    Returns ``{(area, dimension, value name): {"claims": [ids], "mutants":
+    [names], "exempt": reason or ""}}``; a pair whose ``mutants`` and
+    ``exempt`` are both empty is a gap: no regression confined to that value
+    has been shown to turn the area's claims red. A mutant covers a pair when
+    it lives in the area and declares ``domain = {dimension: value}``.
+
+    Raises ``ValueError`` for a mutant whose domain value a declared claim
+    does not declare, and for an exemption of a pair no claim declares.
+    """
+    import tomllib
+
+    from conformance.registry import default_registry, domain_value
+
+    registry = registry or default_registry()
+    pairs: dict[tuple[str, str, str], dict] = {}
+    for claim in registry.claims.values():
+        for dim, values in claim.domain:
+            for v in values:
+                key = (claim.area, dim, domain_value(v))
+                pairs.setdefault(key, {"claims": [], "mutants": [], "exempt": ""})
+                pairs[key]["claims"].append(claim.id)
+    for m in CATALOGUE:
+        for dim, v in m.domain:
+            for c in m.claims:
+                declared = dict(registry[c].domain).get(dim, ())
+                if domain_value(v) not in {domain_value(x) for x in declared}:
+                    raise ValueError(
+                        f"mutant {m.name}: claim {c} does not declare {dim}={domain_value(v)} "
+                        "in its domain"
+                    )
+            pairs[(m.area, dim, domain_value(v))]["mutants"].append(m.name)
+    if DOMAIN_EXEMPT_FILE.exists():
+        with DOMAIN_EXEMPT_FILE.open("rb") as f:
+            for e in tomllib.load(f).get("exempt", []):
+                key = (e["area"], e["dimension"], domain_value(e["value"]))
+                if key not in pairs:
+                    raise ValueError(f"{DOMAIN_EXEMPT_FILE.name}: no claim declares {key}")
+                pairs[key]["exempt"] = e["reason"]
+    return pairs
 
 
 def get(name: str) -> Mutant:

@@ -13,6 +13,7 @@ MUTANTS: tuple[Mutant, ...] = (
         name="backward-overwrites-parameter-grad",
         description="backward() into an nn.Parameter that already has a .grad overwrites it with the new gradient instead of adding to it (plain leaf tensors still accumulate)",
         claims=("autograd.grad-accumulates",),
+        domain={"leaf_kind": "parameter"},
         region="nn.Parameter leaves that already have a .grad",
         family="subclass",
         source="""

@@ -73,6 +73,13 @@ class Mutant:
     #: (inductor compiles C++, the Dynamo-only ``eager`` backend does not).
     #: The sweep proves the choice: a claim no test reached reads as an error.
     backends: tuple[str, ...] = field(default=())
+    #: The values of declared domain dimensions (``conformance/domains.toml``)
+    #: the mutant is wrong at and only at, e.g. ``{"writeable": False}`` for a
+    #: ``from_numpy`` that copies read-only arrays. Each declared claim must
+    #: declare those values in its ``domain``; the (area, dimension=value)
+    #: pairs no such mutant covers are listed by
+    #: :func:`conformance.mutants.domain_pairs` (issue 29).
+    domain: tuple[tuple[str, object], ...] = field(default=())
 
     def __post_init__(self) -> None:
         if not self.claims and self.name != "control":
@@ -85,6 +92,10 @@ class Mutant:
         object.__setattr__(self, "areas", tuple(self.areas))
         object.__setattr__(self, "devices", tuple(self.devices))
         object.__setattr__(self, "backends", tuple(self.backends))
+        domain = self.domain.items() if isinstance(self.domain, dict) else self.domain
+        object.__setattr__(self, "domain", tuple(sorted((str(d), v) for d, v in domain)))
+        if self.domain and not self.region:
+            raise ValueError(f"mutant {self.name}: a domain value without a region")
         unknown = set(self.backends) - {"eager", "aot_eager", "inductor"}
         if unknown:
             raise ValueError(f"mutant {self.name}: unknown backends {sorted(unknown)}")
@@ -117,4 +128,5 @@ class Mutant:
             "area": self.area,
             "devices": list(self.devices),
             "backends": list(self.backends),
+            "domain": {d: v for d, v in self.domain},
         }

@@ -251,6 +251,7 @@ MUTANTS: tuple[Mutant, ...] = (
         name="detach-resolves-math-bits",
         description="detach() of a conjugate or negative-bit view resolves the bit into new memory (same values, no longer an alias of its input)",
         claims=("detach.shares-storage",),
+        domain=(("math_bit", "conj"), ("math_bit", "neg")),
         region="conjugate and negative-bit views (t.conj(), t.conj().imag of a complex t)",
         family="layout",
         source="""

@@ -13,6 +13,7 @@ MUTANTS: tuple[Mutant, ...] = (
         name="no-grad-exit-by-exception-keeps-mode",
         description="a no_grad block (or @no_grad function) left by an exception does not restore the enclosing grad mode: grad mode stays disabled after it",
         claims=("gradmode.set-grad-enabled-restores",),
+        domain={"exception_exit": True},
         region="no_grad blocks left by an exception",
         family="mode",
         source="""

@@ -13,6 +13,7 @@ MUTANTS: tuple[Mutant, ...] = (
         name="from-numpy-copies-read-only",
         description="torch.from_numpy of a read-only ndarray (flags.writeable False) returns a copy instead of a tensor sharing the array's memory",
         claims=("numpy.from-numpy-shares-memory",),
+        domain={"writeable": False},
         region="read-only ndarrays",
         family="other",
         source="""
