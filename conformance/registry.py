@@ -274,7 +274,9 @@ def _domain_excludes(raw, where: str) -> tuple[tuple[str, str], ...]:
     out = []
     for dim, reason in raw.items():
         if dim not in vocabulary:
-            raise RegistryError(f"{where}: domain_excludes dimension {dim!r} is not in domains.toml")
+            raise RegistryError(
+                f"{where}: domain_excludes dimension {dim!r} is not in domains.toml"
+            )
         if not isinstance(reason, str) or not reason.strip():
             raise RegistryError(f"{where}: domain_excludes {dim} needs a reason in words")
         out.append((dim, " ".join(reason.split())))

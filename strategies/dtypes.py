@@ -87,7 +87,14 @@ def dtype_name(dtype: torch.dtype) -> str:
 
 #: The dtype families a claim's domain names (``dtype_family`` in
 #: ``conformance/domains.toml``): each dtype belongs to exactly one.
-DTYPE_FAMILIES: tuple[str, ...] = ("bool", "signed", "unsigned", "reduced_float", "float", "complex")
+DTYPE_FAMILIES: tuple[str, ...] = (
+    "bool",
+    "signed",
+    "unsigned",
+    "reduced_float",
+    "float",
+    "complex",
+)
 
 
 def dtype_family(dtype: torch.dtype) -> str:

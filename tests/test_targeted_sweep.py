@@ -6,7 +6,7 @@ mutate``). Every declared claim must turn FAILED: a claim that keeps its
 verdict under a torch that breaks it has tests that would not notice - a
 defect of the suite, which this test turns red.
 
-The README test command judges a rotating half of the catalogue (the half
+The README test command judges a rotating third of the catalogue (the third
 chosen by the commit, :func:`conformance.mutants.targeted.sweep_share`);
 ``TORCH_CONFORMANCE_SWEEP_SHARE=all`` (the nightly job) judges every mutant.
 That every claim has a mutant at all is checked statically, on every run,

@@ -258,10 +258,10 @@ def share(mutants: Sequence[Mutant], index: int, count: int) -> list[Mutant]:
 
 
 #: Which part of the targeted sweep the README test command runs:
-#: ``all``, ``I/N``, or unset for CI's rotating half.
+#: ``all``, ``I/N``, or unset for CI's rotating third.
 SHARE_ENV = "TORCH_CONFORMANCE_SWEEP_SHARE"
 #: CI's rotation: this many shares, one per commit.
-ROTATION = 2
+ROTATION = 3
 
 
 def sweep_share(env: dict | None = None) -> tuple[int, int, str]:
