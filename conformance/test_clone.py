@@ -22,10 +22,26 @@ from conformance.checks import (
 from conformance.model import Model, is_contiguous
 from strategies import ARITHMETIC, DIFFERENTIABLE, grid_examples, is_dense, shapes, tensor_specs
 from strategies.layouts import non_dense_specs
+from strategies.tensors import (
+    DOMAIN_SPEC,
+    DOMAIN_SPEC_COMPLEX,
+    MATH_BITS,
+    TENSOR_KINDS,
+    build_kind,
+    domain_examples,
+    math_bit_of,
+    tensor_kind_of,
+    value_examples,
+    with_math_bit,
+)
 
 # Non-dense by construction (an assume(not is_dense) rejected 70% of draws),
 # over every value class (NaN, +-Inf, -0.0, subnormals, extremes).
 NON_DENSE_SPECS = non_dense_specs(values="all")
+
+
+#: The tensor kinds that require grad (clone.gradient-flows-to-input).
+_GRAD_KINDS = ("leaf", "non_leaf", "parameter")
 
 
 def _grad_for(t: torch.Tensor) -> torch.Tensor:
@@ -50,22 +66,41 @@ def _stride_order_kept(t: torch.Tensor, c: torch.Tensor) -> bool:
 
 
 @pytest.mark.claim("clone.new-storage")
-@grid_examples(grid_values="all", requires_grad=False)
-@given(spec=tensor_specs(values="all"), requires_grad=st.booleans())
-def test_clone_new_storage(device, spec, requires_grad):
+@grid_examples(grid_values="all", kind="plain", math_bit="none", call="method")
+# Issue 29: every tensor kind, math bit and calling form, by construction.
+@value_examples("kind", TENSOR_KINDS, spec=DOMAIN_SPEC, math_bit="none", call="method")
+@value_examples("math_bit", MATH_BITS, spec=DOMAIN_SPEC_COMPLEX, kind="leaf", call="function")
+@value_examples("call", ("method", "function"), spec=DOMAIN_SPEC, kind="non_leaf", math_bit="none")
+@given(
+    spec=tensor_specs(values="all"),
+    kind=st.sampled_from(TENSOR_KINDS),
+    math_bit=st.sampled_from(MATH_BITS),
+    call=st.sampled_from(["method", "function"]),
+)
+def test_clone_new_storage(device, spec, kind, math_bit, call):
     """Kills: a clone that aliases its input (always, or for views, expanded,
-    0-d or zero-size inputs), or a lazy clone whose writes leak through."""
-    t = spec.build(device, requires_grad=requires_grad and spec.dtype in DIFFERENTIABLE)
-    c = t.clone()
+    0-d or zero-size inputs, one dtype family, Parameters, subclasses,
+    inference tensors, conjugate / negative-bit views, or in one calling
+    form), or a lazy clone whose writes leak through."""
+    t = with_math_bit(build_kind(spec, device, kind), math_bit)
+    evidence.features(tensor_kind=tensor_kind_of(t), math_bit=math_bit_of(t), call_form=call)
+    c = t.clone() if call == "method" else torch.clone(t)
     assert c is not t, "clone() returned its input"
     assert not shares_storage(c, t), "clone() result shares storage with its input"
-    assert c._base is None, "clone() result is a view"
+    # A __torch_function__ subclass's clone is the fresh clone re-wrapped by
+    # the default __torch_function__ (as_subclass), a view of that fresh
+    # tensor: a view, but never of t's storage (the claim's note).
+    assert c._base is None or (
+        tensor_kind_of(t) == "subclass" and not shares_storage(c._base, t)
+    ), "clone() result is a view"
     if t.numel():
         assert not writes_visible(c, t), "a write to the clone is visible in its input"
-        assert not writes_visible(t, c), "a write to the input is visible in its clone"
+        with torch.inference_mode(t.is_inference()):  # an inference tensor is written inside it
+            assert not writes_visible(t, c), "a write to the input is visible in its clone"
 
 
 @pytest.mark.claim("clone.same-values-dtype-shape-device")
+@domain_examples(requires_grad=False, call="function")
 @given(
     spec=tensor_specs(values="all"),
     requires_grad=st.booleans(),
@@ -87,12 +122,15 @@ def test_clone_same_values_dtype_shape_device(device, spec, requires_grad, call)
 
 
 @pytest.mark.claim("clone.requires-grad-follows-input")
-@given(spec=tensor_specs(), requires_grad=st.booleans(), leaf=st.booleans())
-def test_clone_requires_grad_follows_input(device, spec, requires_grad, leaf):
+@value_examples("kind", TENSOR_KINDS, spec=DOMAIN_SPEC)  # issue 29: every tensor kind
+@given(spec=tensor_specs(), kind=st.sampled_from(TENSOR_KINDS))
+def test_clone_requires_grad_follows_input(device, spec, kind):
     """Kills: a clone that drops requires_grad (detaches), that invents it for
-    inputs not requiring grad, or that returns a leaf cut from the graph."""
-    requires_grad = requires_grad and spec.dtype in DIFFERENTIABLE
-    t = spec.build(device, requires_grad=requires_grad, leaf=leaf)
+    inputs not requiring grad, or that returns a leaf cut from the graph, for
+    some tensor kind (leaves, non-leaves, Parameters, subclasses, inference
+    tensors)."""
+    t = build_kind(spec, device, kind)
+    evidence.features(tensor_kind=tensor_kind_of(t))
     c = t.clone()
     assert c.requires_grad == t.requires_grad, (
         f"clone() requires_grad {c.requires_grad} differs from its input's {t.requires_grad}"
@@ -107,11 +145,16 @@ def test_clone_requires_grad_follows_input(device, spec, requires_grad, leaf):
 
 @pytest.mark.claim("clone.gradient-flows-to-input")
 @pytest.mark.oracle("backward", "to")
-@given(spec=tensor_specs(requires_grad=True), leaf=st.booleans())
-def test_clone_gradient_flows_to_input(device, spec, leaf):
+# Issue 29: every layout family, and leaf, non-leaf and Parameter inputs.
+@domain_examples(dtypes=DIFFERENTIABLE, kind="non_leaf")
+@value_examples("kind", _GRAD_KINDS, spec=DOMAIN_SPEC)
+@given(spec=tensor_specs(requires_grad=True), kind=st.sampled_from(_GRAD_KINDS))
+def test_clone_gradient_flows_to_input(device, spec, kind):
     """Kills: a clone whose backward drops, scales, reorders or re-strides the
-    gradient, or that does not connect to a non-leaf (view) input."""
-    x = spec.build(device, requires_grad=True, leaf=leaf)
+    gradient (for some layout), or that does not connect to a non-leaf
+    (view) input or a Parameter."""
+    x = build_kind(spec, device, kind)
+    evidence.features(tensor_kind=tensor_kind_of(x))
     c = x.clone()
     g = _grad_for(c)
     (gx,) = torch.autograd.grad(c, x, grad_outputs=g)

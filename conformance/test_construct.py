@@ -26,6 +26,13 @@ from conformance.checks import (
     writes_visible,
 )
 from strategies import ALL_DTYPES, DIFFERENTIABLE, FLOATING, grid_examples, shapes, tensor_specs
+from strategies.tensors import (
+    DOMAIN_SPEC,
+    TENSOR_KINDS,
+    build_kind,
+    tensor_kind_of,
+    value_examples,
+)
 
 COPY_WARNING = "To copy construct from a tensor, it is recommended to use"
 ASARRAY_WARNING = "unspecified requires_grad now defaults to obj.requires_grad"
@@ -58,16 +65,19 @@ def _assert_unshared_copy(c: torch.Tensor, t: torch.Tensor, what: str) -> None:
 
 @pytest.mark.claim("construct.tensor-is-detach-clone")
 @pytest.mark.oracle("clone", "detach")
-@grid_examples(grid_values="all", requires_grad=False, leaf=False)
-@given(spec=tensor_specs(values="all"), requires_grad=st.booleans(), leaf=st.booleans())
-def test_tensor_of_tensor_is_detach_clone(device, spec, requires_grad, leaf):
+@grid_examples(grid_values="all", kind="plain")
+@value_examples("kind", TENSOR_KINDS, spec=DOMAIN_SPEC)  # issue 29: every tensor kind
+@given(spec=tensor_specs(values="all"), kind=st.sampled_from(TENSOR_KINDS))
+def test_tensor_of_tensor_is_detach_clone(device, spec, kind):
     """Values are compared bit for bit (every value class drawn) with an
     independent build of t's spec; strides with ``t.detach().clone()``.
 
     Kills: torch.tensor(t) that aliases t, keeps its graph (grad_fn, requires_grad),
     converts its dtype/device, or changes values (-0.0, NaN, subnormals ...)
-    or layout relative to detach().clone()."""
-    t = _build(spec, device, requires_grad, leaf)
+    or layout relative to detach().clone(), for some layout, dtype family or
+    tensor kind (leaves, non-leaves, Parameters, subclasses, inference tensors)."""
+    t = build_kind(spec, device, kind)
+    evidence.features(tensor_kind=tensor_kind_of(t))
     ref = t.detach().clone()
     with capture_warnings():
         c = torch.tensor(t)
@@ -229,17 +239,14 @@ def test_new_tensor_takes_self_dtype_and_device(
 
 
 @pytest.mark.claim("construct.as-tensor-identity")
-@grid_examples(requires_grad=False, leaf=False, explicit=True)
-@given(
-    spec=tensor_specs(),
-    requires_grad=st.booleans(),
-    leaf=st.booleans(),
-    explicit=st.booleans(),
-)
-def test_as_tensor_returns_input_itself(device, spec, requires_grad, leaf, explicit):
+@grid_examples(kind="plain", explicit=True)
+@value_examples("kind", TENSOR_KINDS, spec=DOMAIN_SPEC, explicit=False)  # issue 29
+@given(spec=tensor_specs(), kind=st.sampled_from(TENSOR_KINDS), explicit=st.booleans())
+def test_as_tensor_returns_input_itself(device, spec, kind, explicit):
     """Kills: as_tensor that copies or aliases (a new object) when nothing needs converting,
-    or drops the autograd state."""
-    t = _build(spec, device, requires_grad, leaf)
+    or drops the autograd state, for some layout, dtype family or tensor kind."""
+    t = build_kind(spec, device, kind)
+    evidence.features(tensor_kind=tensor_kind_of(t))
     rg, fn = t.requires_grad, t.grad_fn
     kwargs = {"dtype": t.dtype, "device": t.device} if explicit else {}
     r = torch.as_tensor(t, **kwargs)
@@ -281,11 +288,14 @@ def test_as_tensor_other_dtype_copies_with_history(device, spec, target, require
 
 
 @pytest.mark.claim("construct.asarray-shares-by-default")
-@grid_examples(requires_grad=False, leaf=False)
-@given(spec=tensor_specs(), requires_grad=st.booleans(), leaf=st.booleans())
-def test_asarray_shares_memory_by_default(device, spec, requires_grad, leaf):
-    """Kills: asarray(t) that copies, or changes dtype/device."""
-    t = _build(spec, device, requires_grad, leaf)
+@grid_examples(kind="plain")
+@value_examples("kind", TENSOR_KINDS, spec=DOMAIN_SPEC)  # issue 29: every tensor kind
+@given(spec=tensor_specs(), kind=st.sampled_from(TENSOR_KINDS))
+def test_asarray_shares_memory_by_default(device, spec, kind):
+    """Kills: asarray(t) that copies, or changes dtype/device, for some
+    layout, dtype family or tensor kind."""
+    t = build_kind(spec, device, kind)
+    evidence.features(tensor_kind=tensor_kind_of(t))
     with capture_warnings():  # the once-per-process requires_grad notice
         b = torch.asarray(t)
     assert b.dtype == t.dtype and b.device == t.device, "asarray(t) changed dtype/device"

@@ -31,10 +31,12 @@ from strategies import (
     TensorSpec,
     grid_examples,
     layout_grid,
+    layout_kinds,
     shapes,
     small_int_specs,
     tensor_specs,
 )
+from strategies.tensors import DOMAIN_SPEC, domain_grid, value_examples
 
 # Views a *destination* may have: an expanded dst is refused by copy_ (see
 # copy.internal-overlap-raises), so the other claims exclude it.
@@ -133,6 +135,8 @@ def test_copy_returns_self_and_copies_values(device, pair):
     value (flushes -0.0 or subnormals, canonicalises NaNs), or writes src."""
     dst_spec, src_spec = pair
     dst, src = dst_spec.build(device), src_spec.build(device)
+    # "whatever the layouts of either": the example draws dst's and src's families.
+    evidence.features(layout=layout_kinds(dst) | layout_kinds(src))
     layout = (dst.data_ptr(), dst.stride(), dst.storage_offset())
     out = dst.copy_(src)
     evidence.check("copy.returns-self", out is dst, "copy_() did not return self")
@@ -271,13 +275,31 @@ def test_copy_non_blocking_same_device(device, pair):
     assert_same_bits(nb, src_spec.build(device), "copy_(non_blocking=True) lost values")
 
 
+def _domain_pair_grid(fn):
+    """Issue 29: one ``@example(pair=...)`` per :func:`domain_grid` spec (every
+    layout family and dtype family): the spec as dst with a contiguous src
+    of its shape, or as src (the expanded one, which copy_ refuses to write)."""
+    from hypothesis import example
+
+    for spec in domain_grid():
+        n = math.prod(spec.shape)
+        values = tuple(spec.storage[i % len(spec.storage)] for i in range(n))
+        plain = TensorSpec(dtype=spec.dtype, base_shape=spec.shape, storage=values)
+        expanded = any(v[0] == "expand" for v in spec.views)
+        fn = example(pair=(plain, spec) if expanded else (spec, plain))(fn)
+    return fn
+
+
 @pytest.mark.claim("copy.bumps-version")
+@_domain_pair_grid
 @given(pair=broadcast_pairs())
 def test_copy_bumps_version(device, pair):
     """Kills: a copy_ that does not mark dst dirty (saved tensors overwritten
-    by copy_ would then give silently wrong gradients) or that bumps src."""
+    by copy_ would then give silently wrong gradients) or that bumps src,
+    for some layout of either or dtype family."""
     dst_spec, src_spec = pair
     dst, src = dst_spec.build(device), src_spec.build(device)
+    evidence.features(layout=layout_kinds(dst) | layout_kinds(src))
     dst_before, src_before = dst._version, src._version
     dst.copy_(src)
     assert dst._version > dst_before, "copy_() did not bump dst's version counter"
@@ -301,18 +323,38 @@ def test_copy_over_saved_tensor_fails_backward(device, spec):
         loss.backward()
 
 
+def _leaf_requiring_grad(spec, device, leaf_kind: str, leaf: bool = True) -> torch.Tensor:
+    """``spec`` built as a leaf requiring grad (``leaf=True``) or as the
+    spec's view of such a leaf base (``leaf=False``; the base itself when the
+    spec has no views), the leaf a plain tensor (``leaf_kind="tensor"``) or
+    an ``nn.Parameter`` (``"parameter"``)."""
+    if leaf_kind == "tensor":
+        return spec.build(device, requires_grad=True, leaf=leaf)
+    if leaf:
+        return torch.nn.Parameter(spec.build(device))
+    return spec.apply_views(torch.nn.Parameter(spec.build_base(device)))
+
+
+_PAIR = (DOMAIN_SPEC, DOMAIN_SPEC)  # a float32 offset, transposed dst and src
+
+
 @pytest.mark.claim("copy.leaf-requiring-grad-raises")
+# Issue 29: a leaf requiring grad is a plain tensor or an nn.Parameter.
+@value_examples("leaf_kind", ("tensor", "parameter"), pair=_PAIR, leaf=False)
 @given(
     pair=same_shape_pairs(dtype=DIFFERENTIABLE),
     leaf=st.booleans(),
+    leaf_kind=st.sampled_from(["tensor", "parameter"]),
 )
-def test_copy_into_leaf_requiring_grad_raises(device, pair, leaf):
+def test_copy_into_leaf_requiring_grad_raises(device, pair, leaf, leaf_kind):
     """Kills: a copy_ that silently overwrites a leaf requiring grad (or a
-    view of one) in grad mode, corrupting a parameter behind autograd."""
+    view of one) in grad mode, corrupting a parameter behind autograd (for
+    plain leaves or for Parameters)."""
     dst_spec, src_spec = pair
     # leaf=True: dst is itself a leaf; leaf=False: dst is a view of a leaf base
     # when the spec has views (the base itself otherwise).
-    dst = dst_spec.build(device, requires_grad=True, leaf=leaf)
+    dst = _leaf_requiring_grad(dst_spec, device, leaf_kind, leaf)
+    evidence.features(leaf_kind=leaf_kind)
     src = src_spec.build(device)
     with raises_with(RuntimeError, "leaf Variable that requires grad is being used in an in-place"):
         dst.copy_(src)
@@ -320,12 +362,17 @@ def test_copy_into_leaf_requiring_grad_raises(device, pair, leaf):
 
 
 @pytest.mark.claim("copy.allowed-under-no-grad")
-@given(pair=same_shape_pairs(dtype=DIFFERENTIABLE))
-def test_copy_allowed_under_no_grad(device, pair):
+@value_examples("leaf_kind", ("tensor", "parameter"), pair=_PAIR)  # issue 29
+@given(
+    pair=same_shape_pairs(dtype=DIFFERENTIABLE), leaf_kind=st.sampled_from(["tensor", "parameter"])
+)
+def test_copy_allowed_under_no_grad(device, pair, leaf_kind):
     """Kills: a copy_ refused under no_grad, or one that changes the leaf's
-    autograd state (drops requires_grad, adds a grad_fn) or skips the version bump."""
+    autograd state (drops requires_grad, adds a grad_fn) or skips the version
+    bump, for plain leaves or for Parameters."""
     dst_spec, src_spec = pair
-    dst = dst_spec.build(device, requires_grad=True, leaf=True)
+    dst = _leaf_requiring_grad(dst_spec, device, leaf_kind)
+    evidence.features(leaf_kind=leaf_kind)
     src = src_spec.build(device)
     before = dst._version
     with torch.no_grad():

@@ -12,6 +12,7 @@ import torch
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from conformance import evidence
 from conformance.checks import (
     assert_same_bits,
     raises_with,
@@ -31,6 +32,14 @@ from strategies import (
     grid_examples,
     shapes,
     tensor_specs,
+)
+from strategies.tensors import (
+    DOMAIN_SPEC,
+    TENSOR_KINDS,
+    build_kind,
+    domain_examples,
+    tensor_kind_of,
+    value_examples,
 )
 
 #: Real floating dtypes: the gradient of x*x is 2*x there (complex inputs
@@ -82,37 +91,53 @@ def _non_empty(spec: TensorSpec) -> bool:
 
 @pytest.mark.claim("data.shares-storage")
 @pytest.mark.oracle("tensor")
-@grid_examples(
-    where=_non_empty, grid_values="all", requires_grad=True, non_leaf=True, direction="to-source"
-)
+@grid_examples(where=_non_empty, grid_values="all", kind="non_leaf", direction="to-source")
+# Issue 29: every layout family (zero-size included: it shares storage,
+# and has no element to write) and dtype family, and every tensor kind.
+@domain_examples(kind="leaf", direction="to-data")
+@value_examples("kind", TENSOR_KINDS, spec=DOMAIN_SPEC, direction="to-data")
 @given(
     spec=tensor_specs(shape=shapes(min_side=1), values="all"),
-    requires_grad=st.booleans(),
-    non_leaf=st.booleans(),
+    kind=st.sampled_from(TENSOR_KINDS),
     direction=st.sampled_from(["to-source", "to-data"]),
 )
-def test_data_shares_storage(device, spec, requires_grad, non_leaf, direction):
-    """Kills: a .data that copies (for some layout, dtype or autograd state),
-    alters values (compared bit for bit over every value class), or that
-    points at a different offset or layout."""
-    x = _build(spec, device, requires_grad, non_leaf)
+def test_data_shares_storage(device, spec, kind, direction):
+    """Kills: a .data that copies (for some layout, dtype or tensor kind:
+    leaves, non-leaves, Parameters, subclasses, inference tensors), alters
+    values (compared bit for bit over every value class), or that points at
+    a different offset or layout."""
+    x = build_kind(spec, device, kind)
+    evidence.features(tensor_kind=tensor_kind_of(x))
     d = x.data
     assert_same_bits(d, x, ".data does not hold its tensor's values")
     assert shares_storage(d, x), ".data does not share storage with its tensor"
     assert d.data_ptr() == x.data_ptr(), ".data starts at a different address"
     assert _geometry(d) == _geometry(x), ".data changed shape, strides or storage offset"
-    if direction == "to-source":
-        assert _writes_visible(d, x), "a write through .data is not visible in the tensor"
-    else:
-        assert _writes_visible(x, d), "a write to the tensor is not visible through .data"
+    if x.numel() == 0:
+        return  # no element to write: the sharing was checked above
+    with torch.inference_mode(x.is_inference()):  # an inference tensor is written inside it
+        if direction == "to-source":
+            assert _writes_visible(d, x), "a write through .data is not visible in the tensor"
+        else:
+            assert _writes_visible(x, d), "a write to the tensor is not visible through .data"
 
 
 @pytest.mark.claim("data.out-of-graph")
-@given(spec=tensor_specs(requires_grad=True), requires_grad=st.booleans(), non_leaf=st.booleans())
-def test_data_is_out_of_graph(device, spec, requires_grad, non_leaf):
-    """Kills: a .data that keeps requires_grad or grad_fn (of a leaf, a view
-    or a non-leaf result), or that detaches the tensor itself."""
-    x = _build(spec, device, requires_grad, non_leaf)
+@value_examples("kind", TENSOR_KINDS, spec=DOMAIN_SPEC, non_leaf=False)  # issue 29: every kind
+@given(
+    spec=tensor_specs(requires_grad=True),
+    kind=st.sampled_from(TENSOR_KINDS),
+    non_leaf=st.booleans(),
+)
+def test_data_is_out_of_graph(device, spec, kind, non_leaf):
+    """Kills: a .data that keeps requires_grad or grad_fn (of a leaf, a view,
+    a non-leaf result or a Parameter), or that detaches the tensor itself.
+    ``non_leaf``: a leaf input is replaced by ``x * 1``, a non-leaf result
+    that is not a view."""
+    x = build_kind(spec, device, kind)
+    if non_leaf and tensor_kind_of(x) == "leaf":
+        x = x * 1
+    evidence.features(tensor_kind=tensor_kind_of(x))
     state = (x.requires_grad, x.grad_fn, x.is_leaf)
     d = x.data
     assert d.requires_grad is False, ".data requires grad"

@@ -29,6 +29,15 @@ from strategies import (
     shapes,
     tensor_specs,
 )
+from strategies.tensors import (
+    DOMAIN_SPEC,
+    TENSOR_KINDS,
+    build_kind,
+    domain_examples,
+    math_bit_of,
+    tensor_kind_of,
+    value_examples,
+)
 
 #: How a tensor may carry a lazy math bit: none, a conjugate view
 #: (``t.conj()`` of a complex tensor: ``is_conj()``), or a negative view
@@ -50,24 +59,26 @@ def with_math_bit(t: torch.Tensor, math_bit: str) -> torch.Tensor:
 
 
 @pytest.mark.claim("detach.shares-storage")
-@grid_examples(requires_grad=True, form="method", math_bit="none")
+@grid_examples(kind="leaf", form="method", math_bit="none")
 # Every layout of both complex dtypes as a conjugate and as a negative-bit
 # view (issue 29: "every tensor" includes the views with a math bit).
-@grid_examples(dtypes=COMPLEX, requires_grad=False, form="function", math_bit="conj")
-@grid_examples(dtypes=COMPLEX, requires_grad=True, form="method", math_bit="neg")
+@grid_examples(dtypes=COMPLEX, kind="plain", form="function", math_bit="conj")
+@grid_examples(dtypes=COMPLEX, kind="leaf", form="method", math_bit="neg")
+# Issue 29: every tensor kind, by construction.
+@value_examples("kind", TENSOR_KINDS, spec=DOMAIN_SPEC, form="function", math_bit="none")
 @given(
     spec=tensor_specs(),
-    requires_grad=st.booleans(),
+    kind=st.sampled_from(TENSOR_KINDS),
     form=st.sampled_from(["method", "function"]),
     math_bit=st.sampled_from(MATH_BITS),
 )
-def test_detach_shares_storage(device, spec, requires_grad, form, math_bit):
-    """Kills: a detach that copies (always, or for some layout/dtype/autograd
-    state, or in one calling convention: ``t.detach()`` vs ``torch.detach(t)``,
-    or for conjugate / negative-bit views, resolving the bit into new memory)."""
-    t = spec.build(device, requires_grad=requires_grad and spec.dtype in DIFFERENTIABLE)
-    t = with_math_bit(t, math_bit)
-    evidence.features(math_bit=math_bit if spec.dtype in COMPLEX else "none")
+def test_detach_shares_storage(device, spec, kind, form, math_bit):
+    """Kills: a detach that copies (always, or for some layout/dtype/tensor
+    kind: leaves, non-leaves, Parameters, subclasses, inference tensors, or
+    in one calling convention: ``t.detach()`` vs ``torch.detach(t)``, or for
+    conjugate / negative-bit views, resolving the bit into new memory)."""
+    t = with_math_bit(build_kind(spec, device, kind), math_bit)
+    evidence.features(math_bit=math_bit_of(t), tensor_kind=tensor_kind_of(t), call_form=form)
     d = t.detach() if form == "method" else torch.detach(t)
     assert shares_storage(d, t), "detach() result does not share storage with its input"
     assert d.data_ptr() == t.data_ptr(), "detach() result starts at a different address"
@@ -77,23 +88,28 @@ def test_detach_shares_storage(device, spec, requires_grad, form, math_bit):
 
 
 @pytest.mark.claim("detach.writes-visible-both-ways")
-@grid_examples(where=lambda s: math.prod(s.shape) > 0, requires_grad=False, direction="to-source")
+@grid_examples(where=lambda s: math.prod(s.shape) > 0, kind="plain", direction="to-source")
+@value_examples("kind", TENSOR_KINDS, spec=DOMAIN_SPEC, direction="to-detached")
 @given(
     spec=tensor_specs(shape=shapes(min_side=1)),
-    requires_grad=st.booleans(),
+    kind=st.sampled_from(TENSOR_KINDS),
     direction=st.sampled_from(["to-source", "to-detached"]),
 )
-def test_detach_writes_visible_both_ways(device, spec, requires_grad, direction):
-    """Kills: a detach that copies, or that copies on write (lazy clone)."""
-    t = spec.build(device, requires_grad=requires_grad and spec.dtype in DIFFERENTIABLE)
+def test_detach_writes_visible_both_ways(device, spec, kind, direction):
+    """Kills: a detach that copies, or that copies on write (lazy clone), for
+    some layout, dtype or tensor kind."""
+    t = build_kind(spec, device, kind)
+    evidence.features(tensor_kind=tensor_kind_of(t))
     d = t.detach()
-    if direction == "to-source":
-        assert writes_visible(d, t), "a write through detach() is not visible in the source"
-    else:
-        assert writes_visible(t, d), "a write to the source is not visible through detach()"
+    with torch.inference_mode(t.is_inference()):  # an inference tensor is written inside it
+        if direction == "to-source":
+            assert writes_visible(d, t), "a write through detach() is not visible in the source"
+        else:
+            assert writes_visible(t, d), "a write to the source is not visible through detach()"
 
 
 @pytest.mark.claim("detach.keeps-dtype-and-values")
+@domain_examples(grid_values="all", requires_grad=False, form="method")
 @given(
     spec=tensor_specs(values="all"),
     requires_grad=st.booleans(),
@@ -116,12 +132,13 @@ def test_detach_keeps_dtype_and_values(device, spec, requires_grad, form):
 
 
 @pytest.mark.claim("detach.never-requires-grad", "detach.is-leaf")
-@given(spec=tensor_specs(requires_grad=True), requires_grad=st.booleans(), leaf=st.booleans())
-def test_detach_never_requires_grad_and_is_leaf(device, spec, requires_grad, leaf):
-    """Kills: a detach that keeps requires_grad or grad_fn, for leaves or non-leaf views."""
-    t = spec.build(device, requires_grad=requires_grad, leaf=leaf)
-    if not leaf and requires_grad:
-        t = t * 1  # a non-leaf with a grad_fn even when the spec has no views
+@value_examples("kind", TENSOR_KINDS, spec=DOMAIN_SPEC)  # issue 29: every tensor kind
+@given(spec=tensor_specs(requires_grad=True), kind=st.sampled_from(TENSOR_KINDS))
+def test_detach_never_requires_grad_and_is_leaf(device, spec, kind):
+    """Kills: a detach that keeps requires_grad or grad_fn, for leaves,
+    non-leaf views, Parameters, subclasses or inference tensors."""
+    t = build_kind(spec, device, kind)
+    evidence.features(tensor_kind=tensor_kind_of(t))
     d = t.detach()
     assert d.requires_grad is False, "detach() result requires grad"
     assert d.grad_fn is None, f"detach() result has grad_fn {d.grad_fn}"

@@ -12,6 +12,7 @@ import torch
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from conformance import evidence
 from conformance.checks import (
     assert_same_bits,
     raises_with,
@@ -27,6 +28,7 @@ from strategies import (
     shapes,
     tensor_specs,
 )
+from strategies.tensors import DOMAIN_SPEC, value_examples
 
 Parameter = torch.nn.Parameter
 #: Real floating dtypes: the gradient of sum(p*p) is 2*p there, exactly.
@@ -59,6 +61,9 @@ def test_parameter_aliases_its_input(device, spec, requires_grad):
 
 
 @pytest.mark.claim("parameter.requires-grad-under-no-grad")
+# Issue 29: both grad modes the sentence names, with each requires_grad.
+@value_examples("explicit", (None, True, False), spec=DOMAIN_SPEC, mode="grad")
+@value_examples("explicit", (None, True, False), spec=DOMAIN_SPEC, mode="no_grad")
 @given(
     spec=tensor_specs(dtype=DIFFERENTIABLE),
     mode=st.sampled_from(["grad", "no_grad"]),
@@ -66,7 +71,8 @@ def test_parameter_aliases_its_input(device, spec, requires_grad):
 )
 def test_parameter_requires_grad_default(device, spec, mode, explicit):
     """Kills: a Parameter whose default requires_grad follows grad mode (False
-    under no_grad), or that ignores an explicit requires_grad."""
+    under no_grad), or that ignores an explicit requires_grad (in either mode)."""
+    evidence.features(grad_mode="enabled" if mode == "grad" else "no_grad")
     t = spec.build(device)
     kwargs = {} if explicit is None else {"requires_grad": explicit}
     if mode == "no_grad":

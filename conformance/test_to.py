@@ -31,6 +31,13 @@ from strategies.layouts import (
     non_dense_specs,
     not_row_major_specs,
 )
+from strategies.tensors import (
+    DOMAIN_SPEC,
+    TENSOR_KINDS,
+    build_kind,
+    tensor_kind_of,
+    value_examples,
+)
 
 FOUR_D = shapes(min_dims=4, max_dims=4)
 
@@ -108,17 +115,24 @@ def _to_same(t: torch.Tensor, form: str) -> torch.Tensor:
 
 
 @pytest.mark.claim("to.same-dtype-device-returns-self")
-@grid_examples(requires_grad=False, leaf=False, form="dtype")
+@grid_examples(kind="plain", form="dtype")
+# Issue 29: every tensor kind, and every spelling (positional and keyword).
+@value_examples("kind", TENSOR_KINDS, spec=DOMAIN_SPEC, form="device-dtype")
+@value_examples("form", SAME_FORMS, spec=DOMAIN_SPEC, kind="leaf")
 @given(
     spec=tensor_specs(),
-    requires_grad=st.booleans(),
-    leaf=st.booleans(),
+    kind=st.sampled_from(TENSOR_KINDS),
     form=st.sampled_from(SAME_FORMS),
 )
-def test_to_same_dtype_device_returns_self(device, spec, requires_grad, leaf, form):
+def test_to_same_dtype_device_returns_self(device, spec, kind, form):
     """Kills: a to() that copies (or returns a new alias) when nothing needs
-    converting, for some spelling, layout, dtype or autograd state."""
-    t = spec.build(device, requires_grad=requires_grad and spec.dtype in DIFFERENTIABLE, leaf=leaf)
+    converting, for some spelling (positional or keyword), layout, dtype or
+    tensor kind (leaves, non-leaves, Parameters, subclasses, inference
+    tensors)."""
+    t = build_kind(spec, device, kind)
+    evidence.features(
+        tensor_kind=tensor_kind_of(t), call_form="keyword" if form == "keywords" else "method"
+    )
     assert _to_same(t, form) is t, f"to() ({form}) with matching dtype/device did not return self"
 
 
@@ -362,11 +376,15 @@ def test_to_memory_format_alias_below_rank_4(device, spec, requires_grad):
 
 
 @pytest.mark.claim("to.cpu-returns-self")
-@grid_examples(requires_grad=False, leaf=False)
-@given(spec=tensor_specs(), requires_grad=st.booleans(), leaf=st.booleans())
-def test_cpu_returns_self(device, spec, requires_grad, leaf):
-    """Kills: a cpu() that copies a tensor already in CPU memory."""
-    t = spec.build(device, requires_grad=requires_grad and spec.dtype in DIFFERENTIABLE, leaf=leaf)
+@grid_examples(kind="plain")
+@value_examples("kind", TENSOR_KINDS, spec=DOMAIN_SPEC)  # issue 29: every tensor kind
+@given(spec=tensor_specs(), kind=st.sampled_from(TENSOR_KINDS))
+def test_cpu_returns_self(device, spec, kind):
+    """Kills: a cpu() that copies a tensor already in CPU memory (for some
+    layout, dtype or tensor kind: leaves, non-leaves, Parameters,
+    subclasses, inference tensors)."""
+    t = build_kind(spec, device, kind)
+    evidence.features(tensor_kind=tensor_kind_of(t))
     assert t.cpu() is t, "cpu() of a CPU tensor did not return self"
 
 

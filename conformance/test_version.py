@@ -17,6 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance import capabilities as cap
+from conformance import evidence
 from conformance.checks import assert_same_bits, raises_with
 from strategies import (
     ALL_DTYPES,
@@ -26,6 +27,8 @@ from strategies import (
     grid_examples,
     tensor_specs,
 )
+from strategies.dtypes import dtype_family
+from strategies.tensors import DOMAIN_SPEC, domain_examples, domain_grid, layout_kinds
 
 increment_version = torch.autograd.graph.increment_version
 
@@ -69,17 +72,32 @@ def real_scalar(t: torch.Tensor) -> torch.Tensor:
     return s.real if s.is_complex() else s
 
 
+def _domain_cases(fn):
+    """Issue 29: one ``@example(case=("fill_", spec))`` per :func:`domain_grid`
+    spec (every layout family, expanded and zero-size included, and every
+    dtype family), and one out= write."""
+    from hypothesis import example
+
+    for spec in domain_grid():
+        fn = example(case=("fill_", spec))(fn)
+    return example(case=("out=", DOMAIN_SPEC))(fn)
+
+
 @pytest.mark.claim("version.inplace-bumps")
 @pytest.mark.oracle("copy_")
+@_domain_cases
 @given(case=inplace_cases())
 def test_inplace_bumps_version(device, case):
     """Kills: an in-place op (or out= write) that forgets to bump the version
-    for some dtype or layout, zero-size tensors included."""
+    for some dtype family or layout, zero-size tensors included, or in one
+    calling form (the in-place method or an out= argument)."""
     op, spec = case
     # CUDA has no uint16/32/64 add/mul kernels (out= writes with torch.mul)
     if op in _KERNEL:
         cap.require_kernel(_KERNEL[op], spec.dtype, device)
     t = spec.build(device)
+    form = "out" if op == "out=" else "inplace" if op.endswith("_") else None  # setitem: neither
+    evidence.features(layout=layout_kinds(t), dtype_family=dtype_family(t.dtype), call_form=form)
     before = t._version
     INPLACE[op][0](t)
     assert t._version >= before + 1, f"{op} did not bump the version counter"
@@ -196,6 +214,7 @@ def _increment_version_takes_lists() -> bool:
 
 
 @pytest.mark.claim("version.increment-version")
+@domain_examples(grid_values="all", form="tensor")  # issue 29: every dtype family
 @given(spec=tensor_specs(values="all"), form=st.sampled_from(["tensor", "list"]))
 def test_increment_version(device, spec, form):
     """Values are compared bit for bit with an independent build of the spec,

@@ -904,3 +904,178 @@ def grid_examples(
         return fn
 
     return decorate
+
+
+# --- issue 29: every value of a claim's domain, by construction ---------------
+
+#: The tensor kinds of ``conformance/domains.toml`` a test can build from any
+#: spec (a module buffer is a plain tensor to every tensor op, so it has no
+#: construction of its own here): what the tensor is to autograd and Python.
+TENSOR_KINDS: tuple[str, ...] = ("plain", "leaf", "non_leaf", "parameter", "subclass", "inference")
+
+#: The lazy math bits of ``conformance/domains.toml``: none, a conjugate view
+#: (``t.conj()`` of a complex ``t``), a negative-bit view (``t.conj().imag``).
+MATH_BITS: tuple[str, ...] = ("none", "conj", "neg")
+
+
+class PlainSubclass(torch.Tensor):
+    """A ``torch.Tensor`` subclass that adds nothing: the default
+    ``__torch_function__`` keeps the subclass through every op. The suite's
+    ``subclass`` tensor kind (``t.as_subclass(PlainSubclass)``)."""
+
+
+def tensor_kind_of(t: torch.Tensor) -> str:
+    """The :data:`TENSOR_KINDS` entry ``t`` is: ``"inference"`` (an
+    inference tensor), ``"parameter"`` (an ``nn.Parameter``), ``"subclass"``
+    (any other subclass of ``torch.Tensor``), ``"non_leaf"`` (has a
+    ``grad_fn``), ``"leaf"`` (requires grad, no ``grad_fn``) or ``"plain"``."""
+    if t.is_inference():
+        return "inference"
+    if isinstance(t, torch.nn.Parameter):
+        return "parameter"
+    if type(t) is not torch.Tensor:
+        return "subclass"
+    if t.grad_fn is not None:
+        return "non_leaf"
+    return "leaf" if t.requires_grad else "plain"
+
+
+def math_bit_of(t: torch.Tensor) -> str:
+    """The :data:`MATH_BITS` entry of ``t``: ``"conj"`` when ``t.is_conj()``,
+    ``"neg"`` when ``t.is_neg()``, else ``"none"``."""
+    if t.is_conj():
+        return "conj"
+    return "neg" if t.is_neg() else "none"
+
+
+def with_math_bit(t: torch.Tensor, math_bit: str) -> torch.Tensor:
+    """``t`` itself (``"none"``), its conjugate view ``t.conj()`` (``"conj"``)
+    or its negative-bit view ``t.conj().imag`` (``"neg"``); a real ``t`` has
+    neither and is returned as it is. Raises ``ValueError`` for an unknown
+    ``math_bit``."""
+    if math_bit not in MATH_BITS:
+        raise ValueError(f"math_bit must be one of {MATH_BITS}, not {math_bit!r}")
+    if math_bit == "none" or not t.is_complex():
+        return t
+    return t.conj() if math_bit == "conj" else t.conj().imag
+
+
+def build_kind(
+    spec: TensorSpec, device: str | torch.device = "cpu", kind: str = "plain"
+) -> torch.Tensor:
+    """Build ``spec`` on ``device`` as the tensor kind ``kind`` (one of
+    :data:`TENSOR_KINDS`), keeping the spec's layout (shape, strides, storage
+    offset): ``"leaf"`` flags the built tensor with ``requires_grad_()``,
+    ``"non_leaf"`` builds it from a base that requires grad (plus an alias
+    ``t.view_as(t)`` where the spec has no views), ``"parameter"`` wraps it in
+    ``nn.Parameter`` (requiring grad where its dtype can), ``"subclass"`` is
+    ``t.as_subclass(PlainSubclass)``, ``"inference"`` builds it inside
+    ``torch.inference_mode()``. A kind that needs grad on an integral or bool
+    dtype falls back to ``"plain"``: report :func:`tensor_kind_of` of the
+    result, never ``kind``. Raises ``ValueError`` for an unknown ``kind``."""
+    if kind not in TENSOR_KINDS:
+        raise ValueError(f"kind must be one of {TENSOR_KINDS}, not {kind!r}")
+    grad = spec.dtype in DIFFERENTIABLE
+    if kind == "inference":
+        with torch.inference_mode():
+            return spec.build(device)
+    if kind == "leaf" and grad:
+        return spec.build(device, requires_grad=True, leaf=True)
+    if kind == "non_leaf" and grad:
+        t = spec.build(device, requires_grad=True)
+        return t if t.grad_fn is not None else t.view_as(t)
+    t = spec.build(device)
+    if kind == "parameter":
+        return torch.nn.Parameter(t, requires_grad=grad)
+    if kind == "subclass":
+        return t.as_subclass(PlainSubclass)
+    return t
+
+
+def _family_cycle(dtypes: Sequence[torch.dtype]) -> list[torch.dtype]:
+    """``dtypes`` reordered round-robin over their dtype families, so any
+    run of ``k`` consecutive entries spans ``min(k, families)`` families."""
+    from strategies.dtypes import dtype_family
+
+    groups: dict[str, list[torch.dtype]] = {}
+    for dt in dtypes:
+        groups.setdefault(dtype_family(dt), []).append(dt)
+    out: list[torch.dtype] = []
+    while any(groups.values()):
+        for g in groups.values():
+            if g:
+                out.append(g.pop(0))
+    return out
+
+
+def domain_grid(
+    dtypes: Sequence[torch.dtype] = ALL_DTYPES, *, values: str = "bounded", where=None
+) -> list[TensorSpec]:
+    """One spec per :data:`GRID_LAYOUTS` family (``where``: the specs a claim
+    covers), the dtypes cycling round-robin over their dtype families: every
+    layout family of :func:`layout_kinds` and every dtype family among
+    ``dtypes`` (up to 14 of them) drawn in about a dozen examples instead of
+    :func:`layout_grid`'s product. Values as in :func:`layout_grid`."""
+    cycle = _family_cycle(dtypes)
+    by_dtype = {}
+    for spec in layout_grid(dtypes, values=values):
+        by_dtype.setdefault(spec.dtype, []).append(spec)
+    out = []
+    for i, _layout in enumerate(GRID_LAYOUTS):
+        for k in range(len(cycle)):  # the next dtype whose spec for this layout the claim covers
+            dt = cycle[(i + k) % len(cycle)]
+            spec = by_dtype[dt][i]
+            if where is None or where(spec):
+                out.append(spec)
+                break
+    return out
+
+
+def domain_examples(
+    param: str = "spec",
+    dtypes: Sequence[torch.dtype] = ALL_DTYPES,
+    where=None,
+    *,
+    grid_values: str = "bounded",
+    **fixed,
+):
+    """Decorator adding one Hypothesis ``@example`` per :func:`domain_grid`
+    spec (every layout family and every dtype family, by construction, in
+    every profile). Arguments as in :func:`grid_examples`; place it above
+    ``@given``."""
+    from hypothesis import example
+
+    specs = domain_grid(dtypes, values=grid_values, where=where)
+
+    def decorate(fn):
+        for spec in specs:
+            fn = example(**{param: spec}, **fixed)(fn)
+        return fn
+
+    return decorate
+
+
+def value_examples(param: str, values: Sequence, **fixed):
+    """Decorator adding one Hypothesis ``@example`` per value of ``param``
+    (a tensor kind, a math bit, a call form), the test's other arguments
+    fixed by ``fixed``; place it above ``@given``. Explicit examples run in
+    every profile, so each declared domain value is drawn by construction."""
+    from hypothesis import example
+
+    def decorate(fn):
+        for v in values:
+            fn = example(**{param: v}, **fixed)(fn)
+        return fn
+
+    return decorate
+
+
+#: A float32 offset, transposed view (2 x 3 of a 4 x 3 base): the spec the
+#: per-value examples of :func:`value_examples` build, complex for math bits.
+DOMAIN_SPEC = TensorSpec(
+    dtype=torch.float32, base_shape=(4, 3), storage=tuple(float(i) + 0.5 for i in range(12)),
+    views=(("offset", 0, 1, None, 1), ("permute", (1, 0))), channels_last=False,
+)  # fmt: skip
+DOMAIN_SPEC_COMPLEX = dataclasses.replace(
+    DOMAIN_SPEC, dtype=torch.complex64, storage=tuple(complex(i + 1, -i) for i in range(12))
+)

@@ -104,8 +104,9 @@ def test_a_run_that_never_draws_a_declared_value_fails_the_gate(cli, tmp_path, r
     shutil.copytree(CLAIMS_DIR, claims)
     text = (claims / "detach.toml").read_text(encoding="utf-8")
     text = text.replace(
-        'domain = { math_bit = ["none", "conj", "neg"] }',
-        'domain = { math_bit = ["none", "conj", "neg"], writeable = [true, false] }',
+        'domain = { math_bit = ["none", "conj", "neg"],',
+        'domain = { math_bit = ["none", "conj", "neg"], writeable = [true, false],',
+        1,
     )
     assert "writeable" in text
     (claims / "detach.toml").write_text(text, encoding="utf-8")
@@ -154,3 +155,36 @@ def test_every_declared_domain_value_has_a_mutant_wrong_only_there():
         if not p["mutants"] and not p["exempt"]
     ]
     assert not gaps, "declared domain values without a mutant wrong only there:\n" + "\n".join(gaps)
+
+
+def test_a_compile_claim_is_judged_over_its_domain_per_backend():
+    """Compile-tier tests fill ``device/backend`` columns of their own
+    (``results.column``), so a claim's declared domain is checked per backend:
+    inductor, which runs a fraction of the examples, is ERROR when its tests
+    never drew a declared value, even though aot_eager's did (issue 29)."""
+    domain = {"output_kind": ["input", "input_view", "fresh", "intermediate_view"]}
+    full = {"output_kind": {"input": 3, "input_view": 2, "fresh": 9, "intermediate_view": 1}}
+    doc = {
+        "environment": {"devices": ["cpu"]},
+        "claims": {"compile.x": {"id": "compile.x", "area": "compile", "statement": "s",
+                                 "kind": "folklore", "sources": [], "domain": domain}},
+        "tests": [
+            {"nodeid": f"t.py::test_x[{b}-cpu]", "name": f"test_x[{b}-cpu]",
+             "claims": ["compile.x"], "device": "cpu", "backend": b, "verdict": "held",
+             "examples": 5, "claim_coverage": {"compile.x": cov}}
+            for b, cov in (
+                ("aot_eager", full),
+                ("inductor", {"output_kind": {"input": 2, "input_view": 1, "fresh": 4}}),
+            )
+        ],
+    }  # fmt: skip
+    cells = claim_verdicts(doc)["compile.x"]
+    assert set(cells) == {"cpu/aot_eager", "cpu/inductor"}, set(cells)
+    assert cells["cpu/aot_eager"]["verdict"] == "held"
+    assert cells["cpu/inductor"]["verdict"] == "ERROR"
+    assert cells["cpu/inductor"]["domain_missing"] == ["output_kind=intermediate_view"]
+    # coverage is never pooled across backends: inductor's own tests must draw it
+    assert cells["cpu/inductor"]["coverage"]["output_kind"] == {"input": 2, "input_view": 1,
+                                                                "fresh": 4}  # fmt: skip
+    doc["tests"][1]["claim_coverage"] = {"compile.x": full}
+    assert claim_verdicts(doc)["compile.x"]["cpu/inductor"]["verdict"] == "held"

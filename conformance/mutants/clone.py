@@ -8,6 +8,196 @@ from __future__ import annotations
 
 from conformance.mutants.base import Mutant
 
+#: Python source (run after ``import torch``) defining ``_in_domain(t, dim,
+#: value)``: whether tensor ``t`` is at ``dim=value`` of the domain
+#: vocabulary (``conformance/domains.toml``), computed as the suite's
+#: features are (``strategies.tensors.layout_kinds`` / ``tensor_kind_of`` /
+#: ``math_bit_of``, ``strategies.dtypes.dtype_family``), restated here so a
+#: mutant imports nothing of the suite. A layout is a set of families: a
+#: tensor is at ``layout=offset`` when ``offset`` is among its families.
+DOMAIN_GUARD = """
+def _dense(t):
+    expected = 1
+    for size, stride in sorted(((s, st) for s, st in zip(t.shape, t.stride()) if s != 1),
+                               key=lambda p: p[1]):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+def _layout_kinds(t):
+    kinds = set()
+    if t.dim() == 0:
+        kinds.add("0-d")
+    if t.numel() == 0:
+        kinds.add("zero-size")
+    if t.storage_offset() > 0:
+        kinds.add("offset")
+    sized = [(s, st) for s, st in zip(t.shape, t.stride()) if s > 1]
+    if any(st == 0 for _, st in sized):
+        kinds.add("expanded")
+    elif t.numel() > 0 and not _dense(t):
+        kinds.add("stepped")
+    strides = [st for _, st in sized if st != 0]
+    if any(a < b for a, b in zip(strides, strides[1:])):
+        kinds.add("permuted")
+    if t.dim() == 4 and t.is_contiguous(memory_format=torch.channels_last) and not t.is_contiguous():
+        kinds.add("channels_last")
+    if t.is_contiguous() and t.storage_offset() == 0:
+        kinds.add("contiguous")
+    return kinds
+def _dtype_family(dt):
+    if dt == torch.bool:
+        return "bool"
+    if dt.is_complex:
+        return "complex"
+    if dt in (torch.float16, torch.bfloat16):
+        return "reduced_float"
+    if dt.is_floating_point:
+        return "float"
+    return "signed" if dt.is_signed else "unsigned"
+def _tensor_kind(t):
+    if t.is_inference():
+        return "inference"
+    if isinstance(t, torch.nn.Parameter):
+        return "parameter"
+    if type(t) is not torch.Tensor:
+        return "subclass"
+    if t.grad_fn is not None:
+        return "non_leaf"
+    return "leaf" if t.requires_grad else "plain"
+def _math_bit(t):
+    return "conj" if t.is_conj() else "neg" if t.is_neg() else "none"
+def _in_domain(t, dim, value):
+    if not isinstance(t, torch.Tensor):
+        return False
+    with torch._C.DisableTorchFunction():
+        if dim == "layout":
+            return value in _layout_kinds(t)
+        if dim == "dtype_family":
+            return _dtype_family(t.dtype) == value
+        if dim == "tensor_kind":
+            return _tensor_kind(t) == value
+        if dim == "math_bit":
+            return _math_bit(t) == value
+    raise ValueError(dim)
+"""
+
+#: A witness's input at each domain value: code binding ``t`` to a small
+#: tensor at that value (and at the default of every other dimension).
+DOMAIN_WITNESS_INPUT: dict[tuple[str, str], str] = {
+    ("layout", "contiguous"): "t = torch.arange(6.0).reshape(2, 3)",
+    ("layout", "offset"): "t = torch.arange(12.0).reshape(4, 3)[1:]",
+    ("layout", "stepped"): "t = torch.arange(12.0).reshape(2, 6)[:, ::2]",
+    ("layout", "permuted"): "t = torch.arange(6.0).reshape(3, 2).t()",
+    ("layout", "expanded"): "t = torch.arange(3.0).reshape(1, 3).expand(2, 3)",
+    ("layout", "channels_last"): (
+        "t = torch.arange(24.0).reshape(2, 3, 2, 2).contiguous(memory_format=torch.channels_last)"
+    ),
+    ("layout", "zero-size"): "t = torch.zeros(0, 3)",
+    ("layout", "0-d"): "t = torch.tensor(1.5)",
+    ("dtype_family", "bool"): "t = torch.tensor([True, False, True])",
+    ("dtype_family", "signed"): "t = torch.arange(-1, 2)",
+    ("dtype_family", "unsigned"): "t = torch.arange(3, dtype=torch.uint8)",
+    ("dtype_family", "reduced_float"): "t = torch.arange(3, dtype=torch.float16)",
+    ("dtype_family", "float"): "t = torch.arange(3.0)",
+    ("dtype_family", "complex"): "t = torch.tensor([1 + 2j, 3 - 1j])",
+    ("tensor_kind", "plain"): "t = torch.arange(3.0)",
+    ("tensor_kind", "leaf"): "t = torch.arange(3.0).requires_grad_()",
+    ("tensor_kind", "non_leaf"): "t = torch.arange(3.0).requires_grad_() * 2",
+    ("tensor_kind", "parameter"): "t = torch.nn.Parameter(torch.arange(3.0))",
+    ("tensor_kind", "subclass"): (
+        "t = torch.arange(3.0).as_subclass(type('Sub', (torch.Tensor,), {}))"
+    ),
+    ("tensor_kind", "inference"): ("with torch.inference_mode():\n    t = torch.arange(3.0)"),
+    ("math_bit", "none"): "t = torch.tensor([1 + 2j, 3 - 1j])",
+    ("math_bit", "conj"): "t = torch.tensor([1 + 2j, 3 - 1j]).conj()",
+    ("math_bit", "neg"): "t = torch.tensor([1 + 2j, 3 - 1j]).conj().imag",
+}
+
+#: Each domain value in words (a mutant's ``region``) and its mutant family.
+DOMAIN_REGION: dict[tuple[str, str], tuple[str, str]] = {
+    ("layout", "contiguous"): (
+        "row-major contiguous inputs at storage offset 0 (the fast path)",
+        "layout",
+    ),
+    ("layout", "offset"): ("inputs at a storage offset > 0", "layout"),
+    ("layout", "stepped"): ("non-dense (stepped, gapped) inputs", "layout"),
+    ("layout", "permuted"): (
+        "inputs whose strides are not in decreasing order (permuted)",
+        "layout",
+    ),
+    ("layout", "expanded"): ("expanded (stride-0) inputs", "layout"),
+    ("layout", "channels_last"): ("channels_last-contiguous 4-D inputs", "layout"),
+    ("layout", "zero-size"): ("zero-size inputs", "layout"),
+    ("layout", "0-d"): ("0-d inputs", "layout"),
+    ("dtype_family", "bool"): ("bool inputs", "dtype"),
+    ("dtype_family", "signed"): ("signed integer inputs", "dtype"),
+    ("dtype_family", "unsigned"): ("unsigned integer inputs", "dtype"),
+    ("dtype_family", "reduced_float"): ("float16/bfloat16 inputs", "dtype"),
+    ("dtype_family", "float"): ("float32/float64 inputs", "dtype"),
+    ("dtype_family", "complex"): ("complex inputs", "dtype"),
+    ("tensor_kind", "plain"): (
+        "plain tensors (not requiring grad, no subclass, not inference)",
+        "autograd",
+    ),
+    ("tensor_kind", "leaf"): ("leaves that require grad", "autograd"),
+    ("tensor_kind", "non_leaf"): ("non-leaf tensors (with a grad_fn)", "autograd"),
+    ("tensor_kind", "parameter"): ("nn.Parameter inputs", "subclass"),
+    ("tensor_kind", "subclass"): (
+        "instances of a __torch_function__ subclass of Tensor",
+        "subclass",
+    ),
+    ("tensor_kind", "inference"): ("inference tensors", "mode"),
+    ("math_bit", "none"): ("tensors without a lazy math bit", "layout"),
+    ("math_bit", "conj"): ("conjugate views (t.conj() of a complex t)", "layout"),
+    ("math_bit", "neg"): ("negative-bit views (t.conj().imag)", "layout"),
+}
+
+
+def domain_mutants(
+    area_op: str,
+    *,
+    claims: dict[str, tuple[str, ...]],
+    values: dict[str, tuple[str, ...]],
+    broken: str,
+    patch: str,
+    check: str,
+) -> tuple[Mutant, ...]:
+    """One mutant per domain value (issue 29), wrong only at that value.
+
+    ``values``: ``{dimension: (value, ...)}``; ``claims``: the claims each
+    dimension's mutants break (each declares those values); ``area_op``
+    names them (``<area_op>-<broken>-only-<value>``, e.g.
+    ``clone-aliases-only-offset``); ``broken``: what is wrong, in words
+    after the op (``"returns its input (an alias)"``); ``patch``: source
+    defining the broken op, calling ``_hit(t)`` to test whether ``t`` is at
+    the mutant's value (``_in_domain`` of :data:`DOMAIN_GUARD` is defined
+    before it); ``check``: the witness's assertion of the real behaviour on
+    the tensor ``t`` of :data:`DOMAIN_WITNESS_INPUT`.
+    """
+    import textwrap
+
+    out = []
+    for dim, vals in values.items():
+        for v in vals:
+            region, family = DOMAIN_REGION[(dim, v)]
+            slug = v.replace("_", "-").replace("0-d", "zero-dim")
+            out.append(Mutant(
+                name=f"{area_op}-only-{slug}",
+                description=f"{broken}, only for {region}",
+                claims=claims[dim],
+                domain={dim: v},
+                region=region,
+                family=family,
+                source="import torch\n" + DOMAIN_GUARD
+                + f"def _hit(t):\n    return _in_domain(t, {dim!r}, {v!r})\n"
+                + textwrap.dedent(patch).strip() + "\n",
+                witness="import torch\n" + DOMAIN_WITNESS_INPUT[(dim, v)] + "\n"
+                + textwrap.dedent(check).strip() + "\n",
+            ))  # fmt: skip
+    return tuple(out)
+
+
 MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         name="clone-shares-storage",
@@ -379,6 +569,71 @@ MUTANTS: tuple[Mutant, ...] = (
             pass
         else:
             raise AssertionError("clone(memory_format=channels_last) of a 3-D tensor did not raise")
+        """,
+    ),
+)
+
+_CLONE_ALIASES = """
+_orig = torch.Tensor.clone
+def clone(self, *args, **kwargs):
+    if _hit(self):
+        return self
+    return _orig(self, *args, **kwargs)
+torch.Tensor.clone = clone
+torch.clone = clone
+"""
+
+# Issue 29: a clone that aliases its input at exactly one value of the
+# domain clone.new-storage declares (every tensor: each layout family, dtype
+# family, tensor kind and math bit).
+MUTANTS += domain_mutants(
+    "clone-aliases",
+    claims={d: ("clone.new-storage",) for d in ("layout", "dtype_family", "tensor_kind", "math_bit")},
+    values={
+        "layout": ("contiguous", "offset", "stepped", "permuted", "expanded", "channels_last",
+                   "zero-size", "0-d"),
+        "dtype_family": ("bool", "signed", "unsigned", "reduced_float", "float", "complex"),
+        "tensor_kind": ("plain", "leaf", "non_leaf", "parameter", "subclass", "inference"),
+        "math_bit": ("none", "conj", "neg"),
+    },
+    broken="clone() returns its input itself (an alias) instead of a copy",
+    patch=_CLONE_ALIASES,
+    check="assert t.clone() is not t and torch.clone(t) is not t",
+)  # fmt: skip
+
+MUTANTS += (
+    Mutant(
+        name="clone-aliases-only-method",
+        description="t.clone() returns t itself; torch.clone(t) still copies",
+        claims=("clone.new-storage",),
+        domain={"call_form": "method"},
+        region="the method form t.clone() only",
+        family="convention",
+        source="""
+        import torch
+        torch.Tensor.clone = lambda self, *args, **kwargs: self
+        """,
+        witness="""
+        import torch
+        t = torch.arange(3.0)
+        assert t.clone() is not t
+        """,
+    ),
+    Mutant(
+        name="clone-aliases-only-function",
+        description="torch.clone(t) returns t itself; t.clone() still copies",
+        claims=("clone.new-storage",),
+        domain={"call_form": "function"},
+        region="the function form torch.clone(t) only",
+        family="convention",
+        source="""
+        import torch
+        torch.clone = lambda input, *args, **kwargs: input
+        """,
+        witness="""
+        import torch
+        t = torch.arange(3.0)
+        assert torch.clone(t) is not t
         """,
     ),
 )

@@ -455,3 +455,39 @@ MUTANTS: tuple[Mutant, ...] = (
         """,
     ),
 )
+
+from conformance.mutants.clone import domain_mutants  # noqa: E402
+
+_ASARRAY_COPIES = """
+_orig = torch.asarray
+def asarray(obj, *args, **kwargs):
+    out = _orig(obj, *args, **kwargs)
+    if isinstance(obj, torch.Tensor) and _hit(obj) and kwargs.get("copy") is None:
+        return out.clone()
+    return out
+torch.asarray = asarray
+"""
+
+# Issue 29: a torch.asarray(t) that copies (copy=None) at exactly one value of
+# the domain construct.asarray-shares-by-default declares (every tensor: each
+# layout family, dtype family and tensor kind).
+MUTANTS += domain_mutants(
+    "asarray-copies",
+    claims={d: ("construct.asarray-shares-by-default",)
+            for d in ("layout", "dtype_family", "tensor_kind")},
+    values={
+        "layout": ("contiguous", "offset", "stepped", "permuted", "expanded", "channels_last",
+                   "zero-size", "0-d"),
+        "dtype_family": ("bool", "signed", "unsigned", "reduced_float", "float", "complex"),
+        "tensor_kind": ("plain", "leaf", "non_leaf", "parameter", "subclass", "inference"),
+    },
+    broken="torch.asarray(t) with copy=None returns a copy instead of sharing t's memory",
+    patch=_ASARRAY_COPIES,
+    check="""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the requires_grad notice
+        b = torch.asarray(t)
+    assert b.untyped_storage()._cdata == t.untyped_storage()._cdata  # the same storage
+    """,
+)  # fmt: skip

@@ -414,3 +414,85 @@ MUTANTS: tuple[Mutant, ...] = (
         """,
     ),
 )
+
+from conformance.mutants.clone import domain_mutants  # noqa: E402
+
+_COPY_RETURNS_NEW = """
+_orig = torch.Tensor.copy_
+def copy_(self, src, *args, **kwargs):
+    out = _orig(self, src, *args, **kwargs)
+    return out.clone() if _hit(self) or _hit(src) else out
+torch.Tensor.copy_ = copy_
+"""
+
+# Issue 29: a copy_ that returns a new tensor (holding the copied values)
+# instead of dst when dst or src is at exactly one value of the domain
+# copy.returns-self declares (the layouts of either, each dtype family).
+MUTANTS += domain_mutants(
+    "copy-returns-new",
+    claims={d: ("copy.returns-self",) for d in ("layout", "dtype_family")},
+    values={
+        "layout": ("contiguous", "offset", "stepped", "permuted", "expanded", "channels_last",
+                   "zero-size", "0-d"),
+        "dtype_family": ("bool", "signed", "unsigned", "reduced_float", "float", "complex"),
+    },
+    broken="dst.copy_(src) returns a new tensor with the copied values instead of dst",
+    patch=_COPY_RETURNS_NEW,
+    check="""
+    src = t.clone()
+    dst = torch.empty_like(src)
+    assert dst.copy_(t) is dst and dst.copy_(src) is dst
+    """,
+)  # fmt: skip
+
+_COPY_LEAF_UNGUARDED = """
+import torch
+_orig = torch.Tensor.copy_
+def _leaf_of(t):
+    root = t if t._base is None else t._base
+    return root if root.is_leaf and root.requires_grad else None
+def copy_(self, src, *args, **kwargs):
+    leaf = _leaf_of(self)
+    if leaf is not None and torch.is_grad_enabled() and {hit}:
+        with torch.no_grad():  # the leaf check is skipped: the write goes through
+            return _orig(self, src, *args, **kwargs)
+    return _orig(self, src, *args, **kwargs)
+torch.Tensor.copy_ = copy_
+"""
+
+_RAISES_WITNESS = """
+import torch
+for t in ({leaf}, {leaf}[1:]):
+    try:
+        t.copy_(torch.ones_like(t))
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError("copy_ into a leaf requiring grad (or a view of one) did not raise")
+"""
+
+# Issue 29: copy.leaf-requiring-grad-raises speaks of every leaf that requires
+# grad: a plain tensor or an nn.Parameter; each mutant skips the leaf check
+# for one of them.
+MUTANTS += (
+    Mutant(
+        name="copy-into-leaf-allowed-only-tensor",
+        description="in grad mode, copy_ into a plain leaf requiring grad (or a view of one) goes through instead of raising; Parameters still raise",
+        claims=("copy.leaf-requiring-grad-raises",),
+        domain={"leaf_kind": "tensor"},
+        region="plain (non-Parameter) leaves that require grad, and their views",
+        family="autograd",
+        source=_COPY_LEAF_UNGUARDED.replace("{hit}", "not isinstance(leaf, torch.nn.Parameter)"),
+        witness=_RAISES_WITNESS.replace("{leaf}", "torch.zeros(3, requires_grad=True)"),
+    ),
+    Mutant(
+        name="copy-into-leaf-allowed-only-parameter",
+        description="in grad mode, copy_ into an nn.Parameter (or a view of one) goes through instead of raising; plain leaves still raise",
+        claims=("copy.leaf-requiring-grad-raises",),
+        domain={"leaf_kind": "parameter"},
+        region="nn.Parameter leaves and their views",
+        family="subclass",
+        source=_COPY_LEAF_UNGUARDED.replace("{hit}", "isinstance(leaf, torch.nn.Parameter)"),
+        witness=_RAISES_WITNESS.replace("{leaf}", "torch.nn.Parameter(torch.zeros(3))"),
+    ),
+)

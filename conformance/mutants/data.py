@@ -262,3 +262,30 @@ MUTANTS: tuple[Mutant, ...] = (
         """,
     ),
 )
+
+from conformance.mutants.clone import domain_mutants  # noqa: E402
+
+_DATA_COPIES = """
+_desc = torch._C.TensorBase.data
+def _get(self):
+    d = _desc.__get__(self)
+    return d.clone() if _hit(self) else d
+torch.Tensor.data = property(_get, lambda self, v: _desc.__set__(self, v))
+"""
+
+# Issue 29: a .data that copies at exactly one value of the domain
+# data.shares-storage declares (every tensor: each layout family, dtype
+# family and tensor kind).
+MUTANTS += domain_mutants(
+    "data-copies",
+    claims={d: ("data.shares-storage",) for d in ("layout", "dtype_family", "tensor_kind")},
+    values={
+        "layout": ("contiguous", "offset", "stepped", "permuted", "expanded", "channels_last",
+                   "zero-size", "0-d"),
+        "dtype_family": ("bool", "signed", "unsigned", "reduced_float", "float", "complex"),
+        "tensor_kind": ("plain", "leaf", "non_leaf", "parameter", "subclass", "inference"),
+    },
+    broken=".data returns a copy in new storage instead of an alias",
+    patch=_DATA_COPIES,
+    check="assert t.data.untyped_storage()._cdata == t.untyped_storage()._cdata  # the same storage",
+)  # fmt: skip

@@ -380,3 +380,98 @@ MUTANTS: tuple[Mutant, ...] = (
         """,
     ),
 )
+
+from conformance.mutants.clone import domain_mutants  # noqa: E402
+
+_DETACH_COPIES = """
+_orig = torch.Tensor.detach
+def detach(self):
+    out = _orig(self)
+    return out.clone() if _hit(self) else out
+torch.Tensor.detach = detach
+torch.detach = detach
+"""
+
+# Issue 29: a detach that copies at exactly one value of the domain
+# detach.shares-storage declares (every tensor: each layout family, dtype
+# family and tensor kind, and tensors without a math bit; the conjugate and
+# negative-bit views are detach-resolves-math-bits).
+MUTANTS += domain_mutants(
+    "detach-copies",
+    claims={d: ("detach.shares-storage",) for d in ("layout", "dtype_family", "tensor_kind", "math_bit")},
+    values={
+        "layout": ("contiguous", "offset", "stepped", "permuted", "expanded", "channels_last",
+                   "zero-size", "0-d"),
+        "dtype_family": ("bool", "signed", "unsigned", "reduced_float", "float", "complex"),
+        "tensor_kind": ("plain", "leaf", "non_leaf", "parameter", "subclass", "inference"),
+        "math_bit": ("none",),
+    },
+    broken="detach() returns a copy in new storage instead of an alias",
+    patch=_DETACH_COPIES,
+    check="""
+    assert t.detach().untyped_storage()._cdata == t.untyped_storage()._cdata  # the same storage
+    """,
+)  # fmt: skip
+
+MUTANTS += (
+    Mutant(
+        name="detach-copies-only-method",
+        description="t.detach() returns a copy; torch.detach(t) still aliases",
+        claims=("detach.shares-storage",),
+        domain={"call_form": "method"},
+        region="the method form t.detach() only",
+        family="convention",
+        source="""
+        import torch
+        _orig = torch.Tensor.detach
+        torch.Tensor.detach = lambda self: _orig(self).clone()
+        """,
+        witness="""
+        import torch
+        t = torch.arange(3.0)
+        assert t.detach().data_ptr() == t.data_ptr()
+        """,
+    ),
+    Mutant(
+        name="detach-copies-only-function",
+        description="torch.detach(t) returns a copy; t.detach() still aliases",
+        claims=("detach.shares-storage",),
+        domain={"call_form": "function"},
+        region="the function form torch.detach(t) only",
+        family="convention",
+        source="""
+        import torch
+        _orig = torch.detach
+        torch.detach = lambda input: _orig(input).clone()
+        """,
+        witness="""
+        import torch
+        t = torch.arange(3.0)
+        assert torch.detach(t).data_ptr() == t.data_ptr()
+        """,
+    ),
+)
+
+_DETACH_REQUIRES_GRAD = """
+_orig = torch.Tensor.detach
+def detach(self):
+    out = _orig(self)
+    if _hit(self) and (out.is_floating_point() or out.is_complex()):
+        if out.is_inference():  # cannot require grad outside inference mode: a normal copy can
+            out = out.clone()
+        out.requires_grad_(True)
+    return out
+torch.Tensor.detach = detach
+torch.detach = detach
+"""
+
+# Issue 29: a detach whose result requires grad for exactly one tensor kind
+# (detach.never-requires-grad: "whatever t's autograd state").
+MUTANTS += domain_mutants(
+    "detach-requires-grad",
+    claims={"tensor_kind": ("detach.never-requires-grad",)},
+    values={"tensor_kind": ("plain", "leaf", "non_leaf", "parameter", "subclass", "inference")},
+    broken="detach() of a floating or complex tensor returns a result that requires grad",
+    patch=_DETACH_REQUIRES_GRAD,
+    check="assert not t.detach().requires_grad and not torch.detach(t).requires_grad",
+)

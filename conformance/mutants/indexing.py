@@ -319,3 +319,29 @@ MUTANTS: tuple[Mutant, ...] = (
         """,
     ),
 )
+
+from conformance.mutants.clone import domain_mutants  # noqa: E402
+
+_GETITEM_COPIES = """
+_orig = torch.Tensor.__getitem__
+def __getitem__(self, index):
+    out = _orig(self, index)
+    return out.clone() if _hit(self) and out._is_view() else out
+torch.Tensor.__getitem__ = __getitem__
+"""
+
+# Issue 29: basic indexing that returns a copy at exactly one value of the
+# domain indexing.basic-indexing-is-view declares (each layout family and
+# dtype family).
+MUTANTS += domain_mutants(
+    "basic-indexing-copies",
+    claims={d: ("indexing.basic-indexing-is-view",) for d in ("layout", "dtype_family")},
+    values={
+        "layout": ("contiguous", "offset", "stepped", "permuted", "expanded", "channels_last",
+                   "zero-size", "0-d"),
+        "dtype_family": ("bool", "signed", "unsigned", "reduced_float", "float", "complex"),
+    },
+    broken="basic indexing a[...] returns a copy instead of a view",
+    patch=_GETITEM_COPIES,
+    check="assert t[...]._is_view() and t[None]._is_view()",
+)  # fmt: skip

@@ -33,6 +33,7 @@ MUTANTS: tuple[Mutant, ...] = (
         name="parameter-no-grad-default-false",
         description="nn.Parameter(t) created under no_grad defaults to requires_grad=False",
         claims=("parameter.requires-grad-under-no-grad",),
+        domain={"grad_mode": "no_grad"},
         region="Parameters created inside no_grad",
         family="mode",
         source="""
@@ -223,6 +224,61 @@ MUTANTS: tuple[Mutant, ...] = (
             pass
         else:
             raise AssertionError("Parameter of uint8 data did not raise")
+        """,
+    ),
+)
+
+from conformance.mutants.clone import domain_mutants  # noqa: E402
+
+_PARAMETER_COPIES = """
+_new = torch.nn.Parameter.__new__
+def __new__(cls, data=None, requires_grad=True):
+    if data is not None and _hit(data):
+        data = data.clone()
+    return _new(cls, data, requires_grad)
+torch.nn.Parameter.__new__ = staticmethod(__new__)
+"""
+
+# Issue 29: a Parameter constructor that copies its input at exactly one
+# value of the domain parameter.aliases-input declares (each layout family
+# and dtype family).
+MUTANTS += domain_mutants(
+    "parameter-copies",
+    claims={d: ("parameter.aliases-input",) for d in ("layout", "dtype_family")},
+    values={
+        "layout": ("contiguous", "offset", "stepped", "permuted", "expanded", "channels_last",
+                   "zero-size", "0-d"),
+        "dtype_family": ("bool", "signed", "unsigned", "reduced_float", "float", "complex"),
+    },
+    broken="Parameter(t) wraps a copy of t instead of aliasing it",
+    patch=_PARAMETER_COPIES,
+    check="""
+    p = torch.nn.Parameter(t, requires_grad=False)
+    assert p.untyped_storage()._cdata == t.untyped_storage()._cdata  # the same storage
+    """,
+)  # fmt: skip
+
+MUTANTS += (
+    Mutant(
+        name="parameter-grad-mode-ignores-requires-grad-false",
+        description="nn.Parameter(t, requires_grad=False) created with grad mode enabled requires grad all the same; under no_grad the flag is honoured",
+        claims=("parameter.requires-grad-under-no-grad",),
+        domain={"grad_mode": "enabled"},
+        region="Parameters created with grad mode enabled",
+        family="mode",
+        source="""
+        import torch
+        _orig = torch.nn.Parameter.__new__
+        def __new__(cls, data=None, requires_grad=True):
+            if torch.is_grad_enabled() and data is not None and data.is_floating_point():
+                requires_grad = True
+            return _orig(cls, data, requires_grad)
+        torch.nn.Parameter.__new__ = staticmethod(__new__)
+        """,
+        witness="""
+        import torch
+        p = torch.nn.Parameter(torch.ones(3), requires_grad=False)
+        assert not p.requires_grad
         """,
     ),
 )

@@ -399,3 +399,96 @@ MUTANTS: tuple[Mutant, ...] = (
         """,
     ),
 )
+
+from conformance.mutants.clone import domain_mutants  # noqa: E402
+
+_TO_COPIES = """
+_orig = torch.Tensor.to
+def to(self, *args, **kwargs):
+    out = _orig(self, *args, **kwargs)
+    return out.clone() if out is self and _hit(self) else out
+torch.Tensor.to = to
+"""
+
+# Issue 29: a to() that copies although nothing needs converting, at exactly
+# one value of the domain to.same-dtype-device-returns-self declares (every
+# tensor: each layout family, dtype family and tensor kind).
+MUTANTS += domain_mutants(
+    "to-copies-unneeded",
+    claims={d: ("to.same-dtype-device-returns-self",)
+            for d in ("layout", "dtype_family", "tensor_kind")},
+    values={
+        "layout": ("contiguous", "offset", "stepped", "permuted", "expanded", "channels_last",
+                   "zero-size", "0-d"),
+        "dtype_family": ("bool", "signed", "unsigned", "reduced_float", "float", "complex"),
+        "tensor_kind": ("plain", "leaf", "non_leaf", "parameter", "subclass", "inference"),
+    },
+    broken="t.to(t.dtype) returns a copy instead of t itself",
+    patch=_TO_COPIES,
+    check="assert t.to(t.dtype) is t and t.to(device=t.device) is t",
+)  # fmt: skip
+
+MUTANTS += (
+    Mutant(
+        name="to-copies-unneeded-only-positional",
+        description="t.to(dtype) / t.to(device) with positional arguments returns a copy when nothing needs converting; the keyword spelling still returns t",
+        claims=("to.same-dtype-device-returns-self",),
+        domain={"call_form": "method"},
+        region="positional spellings t.to(dtype), t.to(device), t.to(other)",
+        family="convention",
+        source="""
+        import torch
+        _orig = torch.Tensor.to
+        def to(self, *args, **kwargs):
+            out = _orig(self, *args, **kwargs)
+            return out.clone() if out is self and args else out
+        torch.Tensor.to = to
+        """,
+        witness="""
+        import torch
+        t = torch.arange(3.0)
+        assert t.to(t.dtype) is t
+        """,
+    ),
+    Mutant(
+        name="to-copies-unneeded-only-keyword",
+        description="t.to(device=..., dtype=...) with keyword arguments returns a copy when nothing needs converting; positional spellings still return t",
+        claims=("to.same-dtype-device-returns-self",),
+        domain={"call_form": "keyword"},
+        region="the keyword spelling t.to(device=..., dtype=...)",
+        family="convention",
+        source="""
+        import torch
+        _orig = torch.Tensor.to
+        def to(self, *args, **kwargs):
+            out = _orig(self, *args, **kwargs)
+            hit = "dtype" in kwargs or "device" in kwargs
+            return out.clone() if out is self and hit else out
+        torch.Tensor.to = to
+        """,
+        witness="""
+        import torch
+        t = torch.arange(3.0)
+        assert t.to(device=t.device, dtype=t.dtype) is t
+        """,
+    ),
+)
+
+_CPU_COPIES = """
+_orig = torch.Tensor.cpu
+def cpu(self, *args, **kwargs):
+    out = _orig(self, *args, **kwargs)
+    return out.clone() if out is self and _hit(self) else out
+torch.Tensor.cpu = cpu
+"""
+
+# Issue 29: a cpu() that copies a CPU tensor of exactly one tensor kind
+# (to.cpu-returns-self speaks of every tensor).
+MUTANTS += domain_mutants(
+    "cpu-copies",
+    claims={"tensor_kind": ("to.cpu-returns-self",)},
+    values={"tensor_kind": ("plain", "leaf", "non_leaf", "parameter", "subclass", "inference")},
+    broken="t.cpu() of a CPU tensor returns a copy instead of t itself",
+    patch=_CPU_COPIES,
+    check="assert t.cpu() is t",
+)

@@ -284,3 +284,90 @@ MUTANTS: tuple[Mutant, ...] = (
         """,
     ),
 )
+
+from conformance.mutants.clone import domain_mutants  # noqa: E402
+
+_INPLACE_NO_BUMP = """
+def _unbumped(name):
+    orig = getattr(torch.Tensor, name)
+    def op(self, *args, **kwargs):
+        if _hit(self):
+            orig(self.data, *args, **kwargs)  # .data has a counter of its own
+            return self
+        return orig(self, *args, **kwargs)
+    return op
+for _name in ("add_", "mul_", "copy_", "zero_", "fill_"):
+    setattr(torch.Tensor, _name, _unbumped(_name))
+"""
+
+# Issue 29: in-place methods that write through .data (so the written
+# tensor's version counter stays put) at exactly one value of the domain
+# version.inplace-bumps declares (each layout family and dtype family).
+MUTANTS += domain_mutants(
+    "inplace-no-bump",
+    claims={d: ("version.inplace-bumps",) for d in ("layout", "dtype_family")},
+    values={
+        "layout": ("contiguous", "offset", "stepped", "permuted", "expanded", "channels_last",
+                   "zero-size", "0-d"),
+        "dtype_family": ("bool", "signed", "unsigned", "reduced_float", "float", "complex"),
+    },
+    broken="in-place methods (add_, mul_, copy_, zero_, fill_) do not bump the version counter",
+    patch=_INPLACE_NO_BUMP,
+    check="""
+    v = t._version
+    t.fill_(1)
+    assert t._version > v
+    """,
+)  # fmt: skip
+
+MUTANTS += (
+    Mutant(
+        name="inplace-no-bump-only-inplace",
+        description="in-place methods (add_, mul_, copy_, zero_, fill_) do not bump the version counter; out= writes and setitem still do",
+        claims=("version.inplace-bumps",),
+        domain={"call_form": "inplace"},
+        region="the in-place methods (name_)",
+        family="convention",
+        source="""
+        import torch
+        def _unbumped(name):
+            orig = getattr(torch.Tensor, name)
+            def op(self, *args, **kwargs):
+                orig(self.data, *args, **kwargs)  # .data has a counter of its own
+                return self
+            return op
+        for _name in ("add_", "mul_", "copy_", "zero_", "fill_"):
+            setattr(torch.Tensor, _name, _unbumped(_name))
+        """,
+        witness="""
+        import torch
+        t = torch.zeros(3)
+        t.fill_(1)
+        assert t._version == 1
+        """,
+    ),
+    Mutant(
+        name="inplace-no-bump-only-out",
+        description="an out= argument of torch.mul is written without bumping its version counter; in-place methods still bump",
+        claims=("version.inplace-bumps",),
+        domain={"call_form": "out"},
+        region="out= writes (torch.mul(a, b, out=t))",
+        family="convention",
+        source="""
+        import torch
+        _mul = torch.mul
+        def mul(*args, out=None, **kwargs):
+            if out is None:
+                return _mul(*args, **kwargs)
+            _mul(*args, out=out.data, **kwargs)  # .data has a counter of its own
+            return out
+        torch.mul = mul
+        """,
+        witness="""
+        import torch
+        t = torch.zeros(3)
+        torch.mul(torch.ones(3), torch.ones(3), out=t)
+        assert t._version >= 1
+        """,
+    ),
+)

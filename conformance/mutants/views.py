@@ -707,3 +707,52 @@ MUTANTS: tuple[Mutant, ...] = (
         """,
     ),
 )
+
+from conformance.mutants.clone import domain_mutants  # noqa: E402
+
+_AS_STRIDED_COPIES = """
+_orig = torch.Tensor.as_strided
+def as_strided(self, *args, **kwargs):
+    out = _orig(self, *args, **kwargs)
+    return out.clone() if _hit(self) else out
+torch.Tensor.as_strided = as_strided
+torch.as_strided = as_strided
+"""
+
+# Issue 29: a view op (as_strided, defined on every strided input) that
+# returns a copy at exactly one value of the domain
+# views.tensor-views-ops-return-views declares (each layout and dtype family).
+MUTANTS += domain_mutants(
+    "as-strided-copies",
+    claims={d: ("views.tensor-views-ops-return-views",) for d in ("layout", "dtype_family")},
+    values={
+        "layout": ("contiguous", "offset", "stepped", "permuted", "expanded", "channels_last",
+                   "zero-size", "0-d"),
+        "dtype_family": ("bool", "signed", "unsigned", "reduced_float", "float", "complex"),
+    },
+    broken="as_strided returns a copy in new storage instead of a view",
+    patch=_AS_STRIDED_COPIES,
+    check="assert t.as_strided(t.size(), t.stride(), t.storage_offset())._is_view()",
+)  # fmt: skip
+
+_IS_SET_TO_BY_GEOMETRY = """
+_orig = torch.Tensor.is_set_to
+def is_set_to(self, other):
+    if _hit(self) or _hit(other):
+        return (self.untyped_storage().data_ptr() == other.untyped_storage().data_ptr()
+                and self.storage_offset() == other.storage_offset()
+                and self.size() == other.size() and self.stride() == other.stride())
+    return _orig(self, other)
+torch.Tensor.is_set_to = is_set_to
+"""
+
+# Issue 29: an is_set_to that compares the geometry of one kind of math-bit
+# view (a "fix" views.is-set-to-false-for-math-bit-views would notice).
+MUTANTS += domain_mutants(
+    "is-set-to-by-geometry",
+    claims={"math_bit": ("views.is-set-to-false-for-math-bit-views",)},
+    values={"math_bit": ("conj", "neg")},
+    broken="is_set_to compares storage, offset, sizes and strides instead of materializing",
+    patch=_IS_SET_TO_BY_GEOMETRY,
+    check="assert not t.is_set_to(t)",
+)
