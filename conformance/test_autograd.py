@@ -339,20 +339,45 @@ def test_cast_copy_not_leaf(device, spec, other, move):
 LEAF_INPLACE_ERROR = "leaf Variable that requires grad is being used in an in-place"
 
 
+_LEAF_SPEC = TensorSpec(dtype=torch.float32, base_shape=(2,), storage=(1.0, -0.5))
+
+
+def _leaf_of_kind(spec, device, leaf_kind: str, requires_grad: bool = True) -> torch.Tensor:
+    """A user-created leaf built from ``spec``: the plain tensor
+    (``leaf_kind="tensor"``) or an ``nn.Parameter`` over it (``"parameter"``)."""
+    x = spec.build(device, requires_grad=requires_grad, leaf=True)
+    if leaf_kind == "parameter":
+        x = torch.nn.Parameter(x, requires_grad=requires_grad)
+    return x
+
+
 @pytest.mark.claim("autograd.leaf-inplace-raises", "autograd.leaf-inplace-error-before-write")
 @pytest.mark.oracle("copy_")
+# Every kind of leaf (issue 29: leaf_kind), itself and through a view.
+@example(spec=_LEAF_SPEC, view_of_leaf=False, op="add_", leaf_kind="tensor")
+@example(spec=_LEAF_SPEC, view_of_leaf=True, op="add_", leaf_kind="tensor")
+@example(spec=_LEAF_SPEC, view_of_leaf=False, op="add_", leaf_kind="parameter")
+@example(spec=_LEAF_SPEC, view_of_leaf=True, op="add_", leaf_kind="parameter")
 @given(
     spec=tensor_specs(requires_grad=True, values="all"),
     view_of_leaf=st.booleans(),
     op=st.sampled_from(sorted(INPLACE_OPS)),
+    leaf_kind=st.sampled_from(["tensor", "parameter"]),
 )
-def test_leaf_inplace_raises(device, spec, view_of_leaf, op):
+def test_leaf_inplace_raises(device, spec, view_of_leaf, op, leaf_kind):
     """The leaf's values are compared bit for bit with an independent build
-    of the spec, over every value class (NaN, +-Inf, -0.0, subnormals).
+    of the spec, over every value class (NaN, +-Inf, -0.0, subnormals). The
+    leaf is a plain tensor or an ``nn.Parameter``; for the latter the view
+    is ``p[...]``.
 
     Kills: an in-place op that silently overwrites a leaf requiring grad
     (or a view of one), or one that writes before raising (issue #2940)."""
-    x = spec.build(device, requires_grad=True, leaf=not view_of_leaf)
+    evidence.features(leaf_kind=leaf_kind)
+    if leaf_kind == "parameter":
+        p = _leaf_of_kind(spec, device, "parameter")
+        x = p[...] if view_of_leaf else p
+    else:
+        x = spec.build(device, requires_grad=True, leaf=not view_of_leaf)
     version = x._version
     try:
         INPLACE_OPS[op](x)
@@ -463,11 +488,18 @@ def test_retain_grad_populates(device, spec, k, twice, form):
 
 
 @pytest.mark.claim("autograd.retain-grad-noop-on-leaf")
-@given(spec=tensor_specs(requires_grad=True), k=st.integers(1, 4))
-def test_retain_grad_noop_on_leaf(device, spec, k):
-    """Kills: a retain_grad that changes a leaf (marks it retaining, breaks
-    its gradient accumulation)."""
-    x = spec.build(device, requires_grad=True, leaf=True)
+@example(spec=_LEAF_SPEC, k=2, leaf_kind="tensor")
+@example(spec=_LEAF_SPEC, k=2, leaf_kind="parameter")
+@given(
+    spec=tensor_specs(requires_grad=True),
+    k=st.integers(1, 4),
+    leaf_kind=st.sampled_from(["tensor", "parameter"]),
+)
+def test_retain_grad_noop_on_leaf(device, spec, k, leaf_kind):
+    """Kills: a retain_grad that changes a leaf (a plain tensor or an
+    ``nn.Parameter``: marks it retaining, breaks its gradient accumulation)."""
+    evidence.features(leaf_kind=leaf_kind)
+    x = _leaf_of_kind(spec, device, leaf_kind)
     assert x.retain_grad() is None
     assert x.retains_grad is False, "retains_grad is True on a leaf"
     assert x.is_leaf and x.grad_fn is None, "retain_grad() changed a leaf"
@@ -574,20 +606,25 @@ def test_backward_twice_without_saved_tensors(device, spec, chain):
 
 
 @pytest.mark.claim("autograd.requires-grad-method")
+@example(spec=_LEAF_SPEC, initial=True, flag=False, form="method", leaf_kind="tensor")
+@example(spec=_LEAF_SPEC, initial=True, flag=False, form="method", leaf_kind="parameter")
 @given(
     spec=tensor_specs(requires_grad=True),
     initial=st.booleans(),
     flag=st.sampled_from([True, False, None]),
     form=st.sampled_from(["method", "attribute"]),
+    leaf_kind=st.sampled_from(["tensor", "parameter"]),
 )
-def test_requires_grad_method(device, spec, initial, flag, form):
-    """``flag=None`` calls ``requires_grad_()`` with its default.
+def test_requires_grad_method(device, spec, initial, flag, form, leaf_kind):
+    """``flag=None`` calls ``requires_grad_()`` with its default; the leaf is
+    a plain tensor or an ``nn.Parameter``.
 
     Kills: a requires_grad_ that returns a copy, ignores its argument or
     default, or turns the leaf into a non-leaf; an attribute setter that
     behaves differently.
     """
-    x = spec.build(device, requires_grad=initial, leaf=True)
+    evidence.features(leaf_kind=leaf_kind)
+    x = _leaf_of_kind(spec, device, leaf_kind, requires_grad=initial)
     want = True if flag is None else flag
     if form == "method":
         r = x.requires_grad_() if flag is None else x.requires_grad_(flag)

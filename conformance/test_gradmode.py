@@ -153,7 +153,13 @@ def test_no_grad_every_result_not_requiring_grad(device, spec, leaf, op):
     assert r.grad_fn is None, "a result computed under no_grad has a grad_fn"
 
 
+_LEAF = TensorSpec(dtype=torch.float32, base_shape=(2,), storage=[1.0, -0.0])
+
+
 @pytest.mark.claim("gradmode.modes-override-requires-grad")
+# Both disabled modes (issue 29: grad_mode), on a non-view result.
+@example(spec=_LEAF, mode="no_grad", op="clone")
+@example(spec=_LEAF, mode="inference_mode", op="clone")
 @given(
     spec=tensor_specs(requires_grad=True),
     mode=st.sampled_from(sorted(DISABLED_MODES)),
@@ -166,19 +172,19 @@ def test_disabled_modes_override_requires_grad(device, spec, mode, op):
     Kills: a no-grad or inference mode that lets a result require grad.
     """
     x = spec.build(device, requires_grad=True, leaf=True)
-    evidence.features(view_of_grad_root=op in VIEW_OPS and _root(x).requires_grad)
+    evidence.features(view_of_grad_root=op in VIEW_OPS and _root(x).requires_grad, grad_mode=mode)
     with DISABLED_MODES[mode]():
         r = ALL_DIFF_OPS[op](x)
     assert r.requires_grad is False, "a result computed with grad disabled requires grad"
 
 
 def _every_view_op_and_mode(test):
-    """Explicit examples: every view op of :data:`VIEW_OPS` under every
-    disabled mode, on a plain float32 leaf that requires grad (the finite
+    """Explicit examples: every view op of :data:`VIEW_OPS` (and ``clone``)
+    under every disabled mode, on a plain float32 leaf that requires grad (the finite
     part of the claim's domain, covered whatever the drawn examples are)."""
     leaf = TensorSpec(dtype=torch.float32, base_shape=(2,), storage=[1.0, -0.0])
     for mode in sorted(DISABLED_MODES):
-        for op in sorted(VIEW_OPS):
+        for op in [*sorted(VIEW_OPS), "clone"]:  # and a non-view result
             test = example(spec=leaf, leaf=True, mode=mode, op=op)(test)
     return test
 
@@ -206,6 +212,7 @@ def test_views_in_disabled_mode_require_grad(device, spec, leaf, mode, op):
     """
     x = spec.build(device, requires_grad=True, leaf=leaf)
     root_requires_grad = not (leaf and spec.views)
+    evidence.features(grad_mode=mode)
     with DISABLED_MODES[mode]():
         r = ALL_DIFF_OPS[op](x)
     assert r.grad_fn is None, "a result computed with grad disabled has a grad_fn"
@@ -524,6 +531,17 @@ def _run_nested(modes: list[str], x: torch.Tensor, raise_at: int = -1, depth: in
 
 
 _ONE = TensorSpec(dtype=torch.float32, base_shape=(2,), storage=(1.0, 2.0))
+_FORM = {"context": "with", "decorator": "decorator", "function": "call"}
+
+
+def _block_forms(modes: list[str]) -> frozenset[str]:
+    """The block forms (issue 29: ``block_form``) ``modes`` uses: ``with``,
+    ``decorator``, ``call`` (set_grad_enabled as a function), and ``nested``
+    when two scopes (with blocks or decorated functions) nest."""
+    forms = {_FORM[NEST_MODES[m][0]] for m in modes}
+    if sum(NEST_MODES[m][0] != "function" for m in modes) >= 2:
+        forms.add("nested")
+    return frozenset(forms)
 
 
 @pytest.mark.claim("gradmode.set-grad-enabled-restores")
@@ -537,6 +555,10 @@ _ONE = TensorSpec(dtype=torch.float32, base_shape=(2,), storage=(1.0, 2.0))
 @example(spec=_ONE, modes=["@no_grad"], start=True, raise_at=0)
 @example(spec=_ONE, modes=["@enable_grad"], start=False, raise_at=0)
 @example(spec=_ONE, modes=["enable_grad", "no_grad"], start=False, raise_at=1)
+# Every block form left normally (issue 29: block_form, exception_exit=false).
+@example(spec=_ONE, modes=["@no_grad"], start=True, raise_at=-1)
+@example(spec=_ONE, modes=["enable_grad", "no_grad"], start=False, raise_at=-1)
+@example(spec=_ONE, modes=["set_grad_enabled(False) as function"], start=True, raise_at=-1)
 @given(
     spec=tensor_specs(requires_grad=True),
     modes=st.lists(st.sampled_from(sorted(NEST_MODES)), max_size=5),
@@ -548,11 +570,14 @@ def test_grad_modes_nest_and_restore(device, spec, modes, start, raise_at):
     the enclosing mode, leaks its mode past its block (left normally or by an
     exception), or a set_grad_enabled that works only as a context manager."""
     evidence.features(
-        exception_exit=0 <= raise_at < len(modes) and NEST_MODES[modes[raise_at]][0] != "function"
+        exception_exit=0 <= raise_at < len(modes) and NEST_MODES[modes[raise_at]][0] != "function",
+        block_form=_block_forms(modes),
     )
     x = spec.build(device, requires_grad=True, leaf=True)
     with grad_mode_restored():
-        torch.set_grad_enabled(start)
+        # The starting mode is set through the C hook, not the function form
+        # under test (block_form=call is a drawn mode of its own).
+        torch._C._set_grad_enabled(start)
         _expect_mode(start, x, "at the start")
         _run_nested(modes, x, raise_at)
 
@@ -615,8 +640,18 @@ def test_inference_no_version_counter(device, spec, where):
         assert normal._version == 0, "a normal tensor's version is unreadable or nonzero"
 
 
+_ADD_CASE = ("add_", TensorSpec(dtype=torch.float32, base_shape=(2,), storage=[1.0, -0.5]))
+_SAME_CASE = ("fill_", TensorSpec(dtype=torch.float32, base_shape=(2,), storage=[1.0, 1.0]))
+#: The grad_mode domain value (issue 29) of each place an in-place op is made.
+_WHERE_MODE = {"grad mode": "enabled", "no_grad": "no_grad", "inside": "inference_mode"}
+
+
 @pytest.mark.claim("gradmode.inference-immutable-outside")
 @pytest.mark.oracle("copy_")
+# Both places (issue 29: grad_mode), with an update that leaves the values
+# as they are (outside the recorded write-then-raise region).
+@example(case=_SAME_CASE, where="grad mode")
+@example(case=_SAME_CASE, where="no_grad")
 @given(case=inplace_cases(values="all"), where=st.sampled_from(["grad mode", "no_grad"]))
 def test_inference_immutable_outside(device, case, where):
     """The C++ note's 'immutable' as written: the update is refused and
@@ -630,7 +665,7 @@ def test_inference_immutable_outside(device, case, where):
     before = spec.build(device)
     probe = spec.build(device)
     INPLACE[op](probe)
-    evidence.features(op_changes_values=not same_bits(probe, before))
+    evidence.features(op_changes_values=not same_bits(probe, before), grad_mode=_WHERE_MODE[where])
     ctx = torch.no_grad() if where == "no_grad" else contextlib.nullcontext()
     with ctx, raises_with(RuntimeError, "Inplace update to inference tensor outside InferenceMode"):
         INPLACE[op](t)
@@ -641,6 +676,9 @@ def test_inference_immutable_outside(device, case, where):
 
 @pytest.mark.claim("gradmode.inference-inplace-outside-writes-then-raises")
 @pytest.mark.oracle("copy_")
+@example(case=_ADD_CASE, where="grad mode")
+@example(case=_ADD_CASE, where="no_grad")
+@example(case=_ADD_CASE, where="inside")
 @given(case=inplace_cases(values="all"), where=st.sampled_from(["grad mode", "no_grad", "inside"]))
 def test_inference_inplace_outside_writes_then_raises(device, case, where):
     """The written values are compared bit for bit with the same update of a
@@ -650,6 +688,7 @@ def test_inference_inplace_outside_writes_then_raises(device, case, where):
     silently accepted, one whose update inside the mode is refused or wrong,
     and pins the write-then-raise order (a fix checking first shows here)."""
     op, spec = case
+    evidence.features(grad_mode=_WHERE_MODE[where])
     t = build_inference(spec, device)
     expected = spec.build(device)
     INPLACE[op](expected)

@@ -52,6 +52,7 @@ from strategies.graphs import (
     analyze,
     graphs,
     lazy_view_graphs,
+    op_classes,
     promote_dtype,
     silent_graphs,
 )
@@ -79,7 +80,10 @@ _PRECISION = [torch.bfloat16, torch.float16, torch.float32, torch.float64]
 
 
 def _program(graph: Graph, device: str) -> None:
+    """Note the graph's program and report the kinds of op it contains
+    (``graph_op``, a set: :func:`strategies.graphs.op_classes`)."""
     note(graph.to_program(device))
+    evidence.features(graph_op=op_classes(graph))
 
 
 def _least_precise(graph: Graph, model: GraphModel) -> torch.dtype:
@@ -522,6 +526,28 @@ _INFERENCE_VIEWS = Graph(
 )  # fmt: skip
 
 
+# Every kind of op (issue 29: graph_op) in one graph, drawn every run: unary,
+# binary, a view, a reduction, the multi-input cat/index_put/where/stack and
+# the multi-output unbind/split, float32 leaves (so the float32 gradient is
+# judged too).
+_EVERY_OP_CLASS = Graph(
+    leaves=(
+        Leaf(TensorSpec(dtype=torch.float32, base_shape=(2, 3),
+                        storage=[0.5, -1.25, 1.5, -0.75, 0.25, 1.75]), requires_grad=True),
+        Leaf(TensorSpec(dtype=torch.float32, base_shape=(2, 3),
+                        storage=[0.875, -0.375, 1.125, -1.875, 0.625, 2.0]), requires_grad=True),
+    ),
+    ops=(
+        Op("sin", (0,)), Op("mul", (2, 1)), Op("cat", (3, 1), (0,)),
+        Op("index_put", (4, 2), ((3, 0),)), Op("where", (5, 4), (1,)),
+        Op("transpose", (6,), (0, 1)), Op("unbind", (7,), (1, 0, 3)),
+        Op("split", (6,), (0, 2, 0, 1)), Op("stack", (9, 3), (0,)), Op("sum", (10,), (1,)),
+        Op("add", (11, 8)),
+    ),
+    output=12,
+)  # fmt: skip
+
+
 @pytest.mark.claim(
     "graphs.requires-grad-propagation",
     "graphs.leaf-rules",
@@ -532,6 +558,7 @@ _INFERENCE_VIEWS = Graph(
 @example(graph=_NO_GRAD_VIEW)
 @example(graph=_INFERENCE_ALIAS)
 @example(graph=_INFERENCE_VIEWS)
+@example(graph=_EVERY_OP_CLASS)
 @given(graph=graphs())
 def test_graph_requires_grad_leaf_and_inference_follow_the_model(device, graph):
     """Kills: a result that requires grad without a grad-requiring input (or
@@ -627,6 +654,7 @@ _LAZY_UNREAD = Graph(
 @pytest.mark.claim("graphs.grad-populated-exactly", "graphs.nonleaf-grad-warns")
 @pytest.mark.oracle("clone", "copy_", "detach", "to")
 @example(graph=_LAZY_UNREAD)
+@example(graph=_EVERY_OP_CLASS)
 @given(graph=graphs())
 def test_grad_populated_exactly_on_reached_leaves_and_retained(device, graph):
     """Kills: backward populating .grad on non-leaves, on unreached leaves or
@@ -680,6 +708,7 @@ def test_backward_of_a_loss_that_does_not_require_grad_raises(device, graph):
 
 @pytest.mark.claim("graphs.gradient-values")
 @pytest.mark.oracle("clone", "detach", "to")
+@example(graph=_EVERY_OP_CLASS)
 @given(graph=graphs(max_leaves=2))
 def test_gradient_values_match_finite_differences(device, graph):
     """Two oracles (the rule is :mod:`conformance.tolerances`):

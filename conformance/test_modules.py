@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 from torch import nn
 
 from conformance import capabilities as cap
+from conformance import evidence
 from conformance.checks import (
     assert_same_bits,
     element_bytes,
@@ -39,6 +40,7 @@ from conformance.checks import (
     shares_storage,
     shares_version_counter,
 )
+from strategies.dtypes import dtype_family
 
 # The tests read values through ``.detach()`` (``_bytes``, the comparisons), build the
 # expected converted values with ``.to(dtype)`` and train with ``backward()``;
@@ -173,6 +175,15 @@ def _spec_examples(kinds=KINDS, dtypes=DTYPES, **fixed):
     return decorate
 
 
+def _module_features(spec: ModuleSpec) -> None:
+    """Report the module's dtype family and the kinds of tensor it holds
+    (issue 29: ``dtype_family``, ``tensor_kind``): every module has
+    Parameters; ``mlp-bn`` (running statistics) and ``tied`` (a shared
+    buffer) also have buffers."""
+    kinds = {"parameter"} if spec.kind == "linear" else {"parameter", "buffer"}
+    evidence.features(dtype_family=dtype_family(spec.torch_dtype), tensor_kind=frozenset(kinds))
+
+
 def _resolve(m: nn.Module, key: str):
     """The object at state-dict key ``key`` (attribute path), found without state_dict()."""
     return functools.reduce(getattr, key.split("."), m)
@@ -291,6 +302,7 @@ def test_state_dict_entries_are_detached_aliases(device, spec, training):
 
     Kills: a state_dict that copies (for one dtype, or in one mode), that hands out the
     Parameter objects themselves, or entries still requiring grad."""
+    _module_features(spec)
     m = spec.build(device).train(training)
     sd = m.state_dict()
     params, bufs = _keys(m)
@@ -372,6 +384,7 @@ def test_state_dict_entries_share_version_counter(device, spec, direction):
 
     Kills: a state_dict built from ``.data`` (same storage, own version counter), which
     hides writes through the state dict from autograd's saved-tensor check."""
+    _module_features(spec)
     m = spec.build(device)
     sd = m.state_dict()
     for k, v in sd.items():
@@ -427,6 +440,7 @@ def test_state_dict_keep_vars_holds_the_objects(device, spec, frozen):
     Parameters with their requires_grad.
 
     Kills: a keep_vars that still detaches (buffers or parameters) or drops requires_grad."""
+    _module_features(spec)
     m = spec.build(device)
     for i, p in enumerate(m.parameters()):
         p.requires_grad_(not (frozen >> i) & 1)
@@ -512,6 +526,7 @@ def test_load_state_dict_copies_into_existing_tensors(device, spec, sd_dtype, fr
 
     Kills: a load_state_dict that replaces Parameters or buffers (an optimizer would
     silently train dead tensors), that adopts sd's dtype, or casts differently."""
+    _module_features(spec)
     m = spec.build(device)
     for i, p in enumerate(m.parameters()):
         p.requires_grad_(not (frozen >> i) & 1)
@@ -579,6 +594,7 @@ def test_load_state_dict_bumps_versions_and_breaks_pending_backward(device, spec
 
     Kills: a load that writes through ``.data`` (untracked): backward would mix the new
     weights into gradients of the old forward without a word."""
+    _module_features(spec)
     m = spec.build(device).eval()
     x = spec.input(device).requires_grad_()
     y = m(x).float().sum()  # the Linear saves its weight for x's gradient
@@ -625,6 +641,9 @@ def test_load_assign_holds_the_state_dict_tensors(device, spec, sd_dtype):
 
 @pytest.mark.claim("modules.load-assign-keeps-module-requires-grad")
 @_spec_examples(entries="tensor", frozen=1, donor_frozen=0)
+# sd's entries of every kind (issue 29: tensor_kind): nn.Parameters too.
+@example(spec=ModuleSpec("linear", 3, 2, True, "float32", 3), entries="parameter", frozen=0,
+         donor_frozen=7)  # fmt: skip
 @given(
     spec=module_specs(),
     entries=st.sampled_from(["tensor", "parameter"]),
@@ -638,6 +657,7 @@ def test_load_assign_keeps_module_requires_grad(device, spec, entries, frozen, d
 
     Kills: an assign that takes requires_grad from sd (every loaded model frozen), for
     plain tensors or for Parameters."""
+    evidence.features(tensor_kind="plain" if entries == "tensor" else "parameter")
     _require_assign_keeps_requires_grad()
     m = spec.build(device)
     for i, p in enumerate(m.parameters()):
@@ -1146,6 +1166,7 @@ def test_deepcopy_of_module_shares_no_storage(device, spec, training, side):
 
     Kills: a deepcopy that shares buffers (running statistics) or some parameters with
     the original (a teacher/EMA copy that follows the student)."""
+    _module_features(spec)
     m = spec.build(device).train(training)
     c = copy.deepcopy(m)
     assert type(c) is type(m) and c.training == m.training, "deepcopy changed class or mode"

@@ -6,7 +6,11 @@ A :class:`Graph` is a plain, frozen description of a short autograd program:
   (floating or complex, possibly a strided view) with a ``requires_grad`` flag,
   optionally created under ``torch.no_grad()``;
 - *ops*: :class:`Op` records referring to earlier nodes by index - elementwise
-  unary and broadcasting binary ops, reductions, ``matmul``, views, copies
+  unary and broadcasting binary ops, reductions, ``matmul``, views,
+  multi-input ops whose backward routes the gradient to several inputs
+  (``cat``, ``stack``, ``where``, out-of-place ``index_put``), multi-output
+  ops whose outputs share one input (``split``, ``unbind``: two of their
+  outputs added), copies
   (``clone``, ``detach``, ``.data``, ``copy_`` into a fresh buffer,
   ``.to(dtype)``), in-place ops on intermediates and on views of them
   (``mul_``, ``add_``, ``copy_`` into a slice), each run in ``grad``,
@@ -53,6 +57,8 @@ __all__ = [
     "BINARY_OPS",
     "REDUCTION_OPS",
     "VIEW_OPS",
+    "MULTI_INPUT_OPS",
+    "MULTI_OUTPUT_OPS",
     "COPY_OPS",
     "INPLACE_OPS",
     "OP_KINDS",
@@ -73,16 +79,35 @@ __all__ = [
     "lazy_view_graphs",
     "scalar_loss",
     "promote_dtype",
+    "op_classes",
+    "where_mask",
 ]
 
 UNARY_OPS: tuple[str, ...] = ("exp", "sin", "tanh", "sigmoid", "relu", "abs", "neg", "square")
 BINARY_OPS: tuple[str, ...] = ("add", "sub", "mul", "div", "maximum")
 REDUCTION_OPS: tuple[str, ...] = ("sum", "mean", "amax")
 VIEW_OPS: tuple[str, ...] = ("slice", "transpose", "expand", "reshape", "unsqueeze", "select")
+#: Ops of two tensors whose backward routes the gradient to both (each its
+#: own part): ``torch.cat``, ``torch.stack``, ``torch.where`` with a fixed
+#: mask, out-of-place ``index_put`` with distinct indices (the values'
+#: gradient is the gathered upstream gradient, the target's the rest).
+MULTI_INPUT_OPS: tuple[str, ...] = ("cat", "stack", "where", "index_put")
+#: Ops with several outputs of one input, two of which the graph adds
+#: (``split``/``unbind`` + ``add``): one backward node receives the gradient
+#: of several outputs and scatters them into its input.
+MULTI_OUTPUT_OPS: tuple[str, ...] = ("split", "unbind")
 COPY_OPS: tuple[str, ...] = ("clone", "detach", "data", "copy_into", "to")
 INPLACE_OPS: tuple[str, ...] = ("mul_", "add_", "copy_")
 OP_KINDS: tuple[str, ...] = (
-    UNARY_OPS + BINARY_OPS + REDUCTION_OPS + ("matmul",) + VIEW_OPS + COPY_OPS + INPLACE_OPS
+    UNARY_OPS
+    + BINARY_OPS
+    + REDUCTION_OPS
+    + ("matmul",)
+    + VIEW_OPS
+    + MULTI_INPUT_OPS
+    + MULTI_OUTPUT_OPS
+    + COPY_OPS
+    + INPLACE_OPS
 )
 MODES: tuple[str, ...] = ("grad", "no_grad", "inference")
 #: Aliases a post-forward :class:`Mutation` writes through.
@@ -140,6 +165,14 @@ class Op:
     - unary / binary / ``matmul`` / ``clone`` / ``detach`` / ``data`` /
       ``copy_into``: no params;
     - ``sum``/``mean``/``amax``: ``(dim,)`` with ``dim`` an int or None (all dims);
+    - ``cat``/``stack``: ``(dim,)``, two tensor args; ``where``: ``(phase,)``:
+      ``torch.where(mask, args[0], args[1])`` with the fixed mask
+      :func:`where_mask` of the broadcast shape; ``index_put``: ``(index,)``, a
+      tuple of distinct indices into dim 0 of ``args[0]``, whose rows become
+      ``args[1]`` (broadcast), out of place;
+    - ``split``: ``(dim, size, i, j)``: ``c = args[0].split(size, dim)`` (``size``
+      divides the dim), then ``c[i] + c[j]``; ``unbind``: ``(dim, i, j)``:
+      ``u = args[0].unbind(dim)``, then ``u[i] + u[j]``;
     - ``slice``: ``(dim, start, step)``; ``transpose``: ``(d0, d1)``;
       ``expand``/``reshape``: ``(shape,)``; ``unsqueeze``: ``(dim,)``;
       ``select``: ``(dim, index)``; ``to``: ``(dtype,)``;
@@ -342,7 +375,7 @@ class Graph:
         lines = [
             "import torch",
             "from strategies import TensorSpec",
-            "from strategies.graphs import scalar_loss",
+            "from strategies.graphs import scalar_loss, where_mask",
             f"device = {device!r}",
         ]
         blocks: list[tuple[str, list[str]]] = []
@@ -382,6 +415,26 @@ class Graph:
             lines.append(line)
         lines.append("loss.backward()")
         return "\n".join(lines)
+
+
+#: The class (the ``graph_op`` domain value, ``conformance/domains.toml``) of
+#: each op kind that has one; copies and in-place ops have none.
+OP_CLASS: dict[str, str] = {
+    **dict.fromkeys(UNARY_OPS, "unary"),
+    **dict.fromkeys((*BINARY_OPS, "matmul"), "binary"),
+    **dict.fromkeys(REDUCTION_OPS, "reduction"),
+    **dict.fromkeys(VIEW_OPS, "view"),
+    **dict.fromkeys(MULTI_INPUT_OPS, "multi_input"),
+    **dict.fromkeys(MULTI_OUTPUT_OPS, "multi_output"),
+}
+
+
+def op_classes(graph: Graph) -> frozenset[str]:
+    """The kinds of operation ``graph`` contains, as ``graph_op`` domain
+    values: ``unary``, ``binary`` (``matmul`` included), ``reduction``,
+    ``view``, ``multi_input`` (:data:`MULTI_INPUT_OPS`), ``multi_output``
+    (:data:`MULTI_OUTPUT_OPS`); copies and in-place ops add none."""
+    return frozenset(OP_CLASS[op.kind] for op in graph.ops if op.kind in OP_CLASS)
 
 
 def _tuple_repr(items: Sequence) -> str:
@@ -440,6 +493,22 @@ def apply_op(op: Op, args: list[torch.Tensor], dmap=lambda d: d) -> torch.Tensor
         return f() if p[0] is None else f(p[0])
     if k == "matmul":
         return torch.matmul(args[0], args[1])
+    if k == "cat":
+        return torch.cat([args[0], args[1]], p[0])
+    if k == "stack":
+        return torch.stack([args[0], args[1]], p[0])
+    if k == "where":
+        shape = torch.broadcast_shapes(args[0].shape, args[1].shape)
+        return torch.where(where_mask(shape, p[0], args[0].device), args[0], args[1])
+    if k == "index_put":
+        index = torch.tensor(p[0], dtype=torch.long, device=args[0].device)
+        return args[0].index_put((index,), args[1])
+    if k == "split":
+        parts = args[0].split(p[1], p[0])
+        return torch.add(parts[p[2]], parts[p[3]])
+    if k == "unbind":
+        parts = args[0].unbind(p[0])
+        return torch.add(parts[p[1]], parts[p[2]])
     a = args[0]
     if k == "slice":
         return a[_index(*p)]
@@ -470,6 +539,15 @@ def apply_op(op: Op, args: list[torch.Tensor], dmap=lambda d: d) -> torch.Tensor
     raise ValueError(f"unknown op kind {k!r}")
 
 
+def where_mask(shape, phase: int, device="cpu") -> torch.Tensor:
+    """The condition of a generated ``where``: ``True`` at the flat positions
+    ``e`` of ``shape`` with ``(e + phase) % 2 == 0``."""
+    n = 1
+    for s in shape:
+        n *= s
+    return ((torch.arange(n, device=device) + phase) % 2 == 0).reshape(tuple(shape))
+
+
 def _view_text(view: tuple) -> str:
     if not view:
         return ""
@@ -492,6 +570,17 @@ def render_op(op: Op) -> str:
         return f"torch.{k}({a[0]}, {a[1]})"
     if k in REDUCTION_OPS:
         return f"{a[0]}.{k}({'' if p[0] is None else p[0]})"
+    if k in ("cat", "stack"):
+        return f"torch.{k}([{a[0]}, {a[1]}], {p[0]})"
+    if k == "where":
+        shape = f"torch.broadcast_shapes({a[0]}.shape, {a[1]}.shape)"
+        return f"torch.where(where_mask({shape}, {p[0]}, device), {a[0]}, {a[1]})"
+    if k == "index_put":
+        return f"{a[0]}.index_put((torch.tensor({list(p[0])!r}, device=device),), {a[1]})"
+    if k == "split":
+        return f"torch.add(*[{a[0]}.split({p[1]}, {p[0]})[i] for i in ({p[2]}, {p[3]})])"
+    if k == "unbind":
+        return f"torch.add(*[{a[0]}.unbind({p[0]})[i] for i in ({p[1]}, {p[2]})])"
     if k in ("slice",):
         return a[0] + _view_text(("slice", *p))
     if k == "transpose":
@@ -1185,6 +1274,7 @@ def _draw_op_unchecked(draw, m: _Modeller, mode: str, allow_inplace: bool) -> Op
         return True
 
     cats = ["unary", "binary", "reduce", "view", "copy", "unary", "binary", "view", "matmul"]
+    cats += ["multi_input", "multi_output"]
     if allow_inplace and mode == "grad":
         cats += ["inplace", "inplace", "inplace"]
     cat = draw(st.sampled_from(cats))
@@ -1238,6 +1328,22 @@ def _draw_op_unchecked(draw, m: _Modeller, mode: str, allow_inplace: bool) -> Op
     if cat == "view":
         a = _pick(draw, nodes)
         return _draw_view_op(draw, a, states[a].shape, mode)
+    if cat == "multi_input":
+        return _draw_multi_input_op(draw, states, mode, usable_in_grad)
+    if cat == "multi_output":
+        a = _pick(draw, nodes)
+        shape = states[a].shape
+        if not shape or not usable_in_grad([a], "multi_output"):
+            return None
+        dim = draw(st.integers(0, len(shape) - 1))
+        if draw(st.booleans()):
+            n = shape[dim]
+            i, j = draw(st.integers(0, n - 1)), draw(st.integers(0, n - 1))
+            return Op("unbind", (a,), (dim, i, j), mode)
+        size = draw(st.sampled_from([d for d in range(1, shape[dim] + 1) if shape[dim] % d == 0]))
+        n = shape[dim] // size
+        i, j = draw(st.integers(0, n - 1)), draw(st.integers(0, n - 1))
+        return Op("split", (a,), (dim, size, i, j), mode)
     if cat == "copy":
         a = _pick(draw, nodes)
         k = draw(st.sampled_from(COPY_OPS))
@@ -1254,6 +1360,54 @@ def _draw_op_unchecked(draw, m: _Modeller, mode: str, allow_inplace: bool) -> Op
         return Op(k, (a,), (), mode)
     # in-place (grad mode only)
     return _draw_inplace_op(draw, m, nodes, mode)
+
+
+def _draw_multi_input_op(draw, states: list[TState], mode: str, usable_in_grad) -> Op | None:
+    """A ``cat``, ``stack``, ``where`` or ``index_put`` of two nodes whose
+    shapes fit (None when the drawn kind has no fitting pair)."""
+    nodes = range(len(states))
+    k = draw(st.sampled_from(MULTI_INPUT_OPS))
+    sh = [s.shape for s in states]
+    if k == "cat":
+        pairs = [
+            (a, b, d)
+            for a in nodes
+            for b in nodes
+            for d in range(len(sh[a]))
+            if len(sh[a]) == len(sh[b])
+            and all(x == y for e, (x, y) in enumerate(zip(sh[a], sh[b], strict=True)) if e != d)
+        ]
+    elif k == "stack":
+        pairs = [
+            (a, b, d)
+            for a in nodes
+            for b in nodes
+            if sh[a] == sh[b] and len(sh[a]) < MAX_DIMS
+            for d in range(len(sh[a]) + 1)
+        ]
+    elif k == "where":
+        pairs = [
+            (a, b, p) for a in nodes for b in nodes if _broadcastable(sh[a], sh[b]) for p in (0, 1)
+        ]
+    else:
+        pairs = [
+            (a, b, None)
+            for a in nodes
+            for b in nodes
+            if sh[a]
+            and states[a].dtype == states[b].dtype
+            and len(sh[b]) <= len(sh[a])
+            and _broadcasts_to(sh[b], (1, *sh[a][1:]))
+        ]
+    if not pairs:
+        return None
+    a, b, p = pairs[draw(st.integers(0, len(pairs) - 1))]
+    if not usable_in_grad([a, b], k):
+        return None
+    if k == "index_put":
+        rows = draw(st.permutations(range(sh[a][0])))
+        p = tuple(rows[: draw(st.integers(1, len(rows)))])
+    return Op(k, (a, b), (p,), mode)
 
 
 def _draw_inplace_op(

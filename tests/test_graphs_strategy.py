@@ -23,6 +23,7 @@ from strategies.graphs import (
     Op,
     analyze,
     graphs,
+    op_classes,
     silent_graphs,
 )
 
@@ -55,6 +56,22 @@ def test_every_op_kind_occurs():
     counts = collections.Counter(op.kind for g in _graphs() for op in g.ops)
     missing = [k for k in OP_KINDS if counts[k] == 0]
     assert not missing, f"op kinds never drawn: {missing} (counts {dict(counts)})"
+
+
+def test_every_op_class_occurs_and_is_the_graph_op_vocabulary():
+    """``op_classes`` names the ``graph_op`` domain values (issue 29) and the
+    strategy draws each, multi-input and multi-output ops included."""
+    from conformance.registry import load_dimensions
+
+    vocabulary = set(load_dimensions()["graph_op"]["values"])
+    counts = collections.Counter(c for g in _graphs() for c in op_classes(g))
+    assert set(counts) == vocabulary, counts
+    g = Graph(
+        leaves=(Leaf(TensorSpec(dtype=torch.float64, base_shape=(2,), storage=[0.5, 1.5])),),
+        ops=(Op("unbind", (0,), (0, 0, 1)), Op("clone", (1,))),
+        output=2,
+    )
+    assert op_classes(g) == {"multi_output"}  # a copy adds no class
 
 
 def test_inplace_ops_on_views_occur():

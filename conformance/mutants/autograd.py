@@ -48,6 +48,203 @@ MUTANTS: tuple[Mutant, ...] = (
         """,
     ),
     Mutant(
+        name="backward-overwrites-tensor-grad",
+        description="backward() into a plain-tensor leaf that already has a .grad overwrites it with the new gradient instead of adding to it (nn.Parameter leaves still accumulate)",
+        claims=("autograd.grad-accumulates",),
+        domain={"leaf_kind": "tensor"},
+        region="plain (non-Parameter) leaf tensors that already have a .grad",
+        family="subclass",
+        source="""
+        import torch
+        _orig = torch.autograd.backward
+        def _tensors_with_grad(roots):
+            seen, out = set(), []
+            stack = [r.grad_fn for r in roots if r.grad_fn is not None]
+            while stack:
+                fn = stack.pop()
+                if fn is None or id(fn) in seen:
+                    continue
+                seen.add(id(fn))
+                var = getattr(fn, "variable", None)
+                if type(var) is torch.Tensor and var.grad is not None:
+                    out.append(var)
+                stack.extend(f for f, _ in fn.next_functions)
+            return out
+        def backward(tensors, *args, **kwargs):
+            roots = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors)
+            for t in _tensors_with_grad(roots):
+                t.grad = None
+            return _orig(tensors, *args, **kwargs)
+        torch.autograd.backward = backward
+        """,
+        witness="""
+        import torch
+        t = torch.ones(2, requires_grad=True)
+        (t * 3).sum().backward()
+        (t * 3).sum().backward()
+        assert t.grad.tolist() == [6.0, 6.0]
+        """,
+    ),
+    Mutant(
+        name="parameter-inplace-allowed",
+        description="an in-place op on an nn.Parameter that requires grad (or on a view of one) runs silently under no_grad instead of raising (plain leaf tensors still raise)",
+        claims=("autograd.leaf-inplace-raises",),
+        domain={"leaf_kind": "parameter"},
+        region="nn.Parameter leaves requiring grad and views of them, written in place with grad enabled",
+        family="subclass",
+        source="""
+        import torch
+        def _is_param(t):
+            return isinstance(t, torch.nn.Parameter) or isinstance(t._base, torch.nn.Parameter)
+        def _wrap(orig):
+            def op(self, *args, **kwargs):
+                if torch.is_grad_enabled() and self.requires_grad and _is_param(self):
+                    with torch.no_grad():
+                        return orig(self, *args, **kwargs)
+                return orig(self, *args, **kwargs)
+            return op
+        for _name in ("add_", "mul_", "zero_", "fill_", "copy_", "__setitem__", "__iadd__"):
+            setattr(torch.Tensor, _name, _wrap(getattr(torch.Tensor, _name)))
+        for _name in ("zero_", "fill_"):
+            setattr(torch, _name, _wrap(getattr(torch, _name)))
+        """,
+        witness="""
+        import torch
+        p = torch.nn.Parameter(torch.ones(2))
+        try:
+            p.add_(1)
+        except RuntimeError as e:
+            assert "leaf Variable that requires grad" in str(e)
+        else:
+            raise AssertionError("an in-place op on a Parameter requiring grad did not raise")
+        """,
+    ),
+    Mutant(
+        name="tensor-leaf-inplace-writes-before-raising",
+        description="an in-place op on a plain-tensor leaf that requires grad (or a view of one) writes its result and bumps the version before raising the leaf error (nn.Parameter leaves are refused before writing)",
+        claims=("autograd.leaf-inplace-error-before-write",),
+        domain={"leaf_kind": "tensor"},
+        region="plain (non-Parameter) leaf tensors requiring grad and views of them, written in place",
+        family="subclass",
+        source="""
+        import torch
+        _MSG = "a leaf Variable that requires grad is being used in an in-place operation."
+        def _plain_leaf(t):
+            if not (torch.is_grad_enabled() and t.requires_grad and type(t) is torch.Tensor):
+                return False
+            if t.is_leaf:
+                return True
+            b = t._base
+            return b is not None and b.is_leaf and b.requires_grad and type(b) is torch.Tensor
+        def _wrap(orig):
+            def op(self, *args, **kwargs):
+                if _plain_leaf(self):
+                    with torch.no_grad():
+                        orig(self, *args, **kwargs)
+                    raise RuntimeError(_MSG)
+                return orig(self, *args, **kwargs)
+            return op
+        for _name in ("add_", "mul_", "zero_", "fill_", "copy_", "__setitem__", "__iadd__"):
+            setattr(torch.Tensor, _name, _wrap(getattr(torch.Tensor, _name)))
+        for _name in ("zero_", "fill_"):
+            setattr(torch, _name, _wrap(getattr(torch, _name)))
+        """,
+        witness="""
+        import torch
+        t = torch.ones(2, requires_grad=True)
+        try:
+            t.add_(1)
+        except RuntimeError:
+            pass
+        assert t.tolist() == [1.0, 1.0] and t._version == 0
+        """,
+    ),
+    Mutant(
+        name="retain-grad-on-parameter-returns-self",
+        description="retain_grad() on an nn.Parameter returns the Parameter instead of None (plain leaves return None)",
+        claims=("autograd.retain-grad-noop-on-leaf",),
+        domain={"leaf_kind": "parameter"},
+        region="retain_grad() called on an nn.Parameter",
+        family="subclass",
+        source="""
+        import torch
+        _orig = torch.Tensor.retain_grad
+        def retain_grad(self):
+            _orig(self)
+            return self
+        torch.nn.Parameter.retain_grad = retain_grad
+        """,
+        witness="""
+        import torch
+        p = torch.nn.Parameter(torch.ones(2))
+        assert p.retain_grad() is None
+        """,
+    ),
+    Mutant(
+        name="retain-grad-on-tensor-leaf-marks-retaining",
+        description="retain_grad() on a plain leaf tensor returns the tensor instead of None, as if it registered a retaining hook (nn.Parameter leaves are unaffected)",
+        claims=("autograd.retain-grad-noop-on-leaf",),
+        domain={"leaf_kind": "tensor"},
+        region="retain_grad() called on a plain (non-Parameter) leaf tensor",
+        family="subclass",
+        source="""
+        import torch
+        _orig = torch.Tensor.retain_grad
+        def retain_grad(self):
+            out = _orig(self)
+            if type(self) is torch.Tensor and self.is_leaf:
+                return self
+            return out
+        torch.Tensor.retain_grad = retain_grad
+        """,
+        witness="""
+        import torch
+        t = torch.ones(2, requires_grad=True)
+        assert t.retain_grad() is None
+        """,
+    ),
+    Mutant(
+        name="parameter-requires-grad-method-noop",
+        description="requires_grad_(flag) on an nn.Parameter returns it without changing the flag (plain tensors and the attribute setter work)",
+        claims=("autograd.requires-grad-method",),
+        domain={"leaf_kind": "parameter"},
+        region="the method form requires_grad_() on an nn.Parameter",
+        family="subclass",
+        source="""
+        import torch
+        def requires_grad_(self, requires_grad=True):
+            return self
+        torch.nn.Parameter.requires_grad_ = requires_grad_
+        """,
+        witness="""
+        import torch
+        p = torch.nn.Parameter(torch.ones(2))
+        assert p.requires_grad_(False).requires_grad is False
+        """,
+    ),
+    Mutant(
+        name="tensor-requires-grad-method-returns-copy",
+        description="requires_grad_(flag) on a plain leaf tensor sets the flag on a detached copy and returns the copy (nn.Parameters and the attribute setter work)",
+        claims=("autograd.requires-grad-method",),
+        domain={"leaf_kind": "tensor"},
+        region="the method form requires_grad_() on a plain (non-Parameter) leaf tensor",
+        family="subclass",
+        source="""
+        import torch
+        _orig = torch.Tensor.requires_grad_
+        def requires_grad_(self, requires_grad=True):
+            if type(self) is torch.Tensor and self.is_leaf:
+                return _orig(self.detach(), requires_grad)
+            return _orig(self, requires_grad)
+        torch.Tensor.requires_grad_ = requires_grad_
+        """,
+        witness="""
+        import torch
+        t = torch.ones(2)
+        assert t.requires_grad_() is t and t.requires_grad
+        """,
+    ),
+    Mutant(
         name="requires-grad-noop",
         description="requires_grad_() returns self without changing the flag",
         claims=("autograd.requires-grad-method", "autograd.leaf-table"),

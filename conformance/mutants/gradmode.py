@@ -37,6 +37,244 @@ MUTANTS: tuple[Mutant, ...] = (
         """,
     ),
     Mutant(
+        name="no-grad-normal-exit-keeps-mode",
+        description="a no_grad block (or @no_grad function) left normally does not restore the enclosing grad mode: grad mode stays disabled after it (a block left by an exception restores it)",
+        claims=("gradmode.set-grad-enabled-restores",),
+        domain={"exception_exit": False},
+        region="no_grad blocks left normally (no exception)",
+        family="mode",
+        source="""
+        import torch
+        _orig_exit = torch.no_grad.__exit__
+        def __exit__(self, exc_type, exc_value, traceback):
+            if exc_type is None:
+                return None
+            return _orig_exit(self, exc_type, exc_value, traceback)
+        torch.no_grad.__exit__ = __exit__
+        """,
+        witness="""
+        import torch
+        torch.set_grad_enabled(True)
+        with torch.no_grad():
+            pass
+        assert torch.is_grad_enabled()
+        """,
+    ),
+    Mutant(
+        name="no-grad-with-statement-noop",
+        description="torch.no_grad() entered by a with statement does not disable grad (the decorator form, which enters it from torch's context_decorator, works)",
+        claims=("gradmode.set-grad-enabled-restores",),
+        domain={"block_form": "with"},
+        region="the with-statement form of torch.no_grad() only",
+        family="convention",
+        source="""
+        import sys
+        import torch
+        _orig_enter = torch.no_grad.__enter__
+        def __enter__(self):
+            if sys._getframe(1).f_code.co_filename.endswith("_contextlib.py"):
+                return _orig_enter(self)
+            self.prev = torch.is_grad_enabled()
+            return None
+        torch.no_grad.__enter__ = __enter__
+        """,
+        witness="""
+        import torch
+        torch.set_grad_enabled(True)
+        with torch.no_grad():
+            assert not torch.is_grad_enabled()
+        """,
+    ),
+    Mutant(
+        name="nested-grad-mode-exit-keeps-inner-mode",
+        description="a no_grad or enable_grad scope (with block or decorated function) nested inside another one leaves its own mode in force on exit instead of restoring the enclosing one (an outermost scope restores it)",
+        claims=("gradmode.set-grad-enabled-restores",),
+        domain={"block_form": "nested"},
+        region="no_grad / enable_grad scopes nested inside another no_grad / enable_grad scope",
+        family="mode",
+        source="""
+        import torch
+        _depth = [0]
+        def _patch(cls):
+            enter, exit_ = cls.__enter__, cls.__exit__
+            def __enter__(self):
+                _depth[0] += 1
+                return enter(self)
+            def __exit__(self, *exc):
+                _depth[0] -= 1
+                if _depth[0] >= 1:
+                    return None
+                return exit_(self, *exc)
+            cls.__enter__, cls.__exit__ = __enter__, __exit__
+        _patch(torch.no_grad)
+        _patch(torch.enable_grad)
+        """,
+        witness="""
+        import torch
+        torch.set_grad_enabled(False)
+        with torch.enable_grad():
+            with torch.no_grad():
+                pass
+            assert torch.is_grad_enabled()
+        """,
+    ),
+    Mutant(
+        name="set-grad-enabled-call-noop",
+        description="torch.set_grad_enabled(mode) called as a function from user code does not change the mode (as a with block it works: __enter__ sets it)",
+        claims=("gradmode.set-grad-enabled-restores",),
+        domain={"block_form": "call"},
+        region="set_grad_enabled(mode) called as a function by user code",
+        family="convention",
+        source="""
+        import pathlib
+        import sys
+        import torch
+        _orig_init = torch.set_grad_enabled.__init__
+        def __init__(self, mode):
+            if "torch" in pathlib.PurePath(sys._getframe(1).f_code.co_filename).parts[-3:-1]:
+                return _orig_init(self, mode)
+            self.prev = torch.is_grad_enabled()
+            self.mode = mode
+        torch.set_grad_enabled.__init__ = __init__
+        """,
+        witness="""
+        import torch
+        torch.set_grad_enabled(True)
+        torch.set_grad_enabled(False)
+        assert not torch.is_grad_enabled()
+        """,
+    ),
+    Mutant(
+        name="clone-keeps-requires-grad-under-no-grad",
+        description="clone() under no_grad (not in inference_mode) of a tensor that requires grad returns a copy that requires grad",
+        claims=(
+            "gradmode.modes-override-requires-grad",
+            "gradmode.views-in-disabled-mode-require-grad",
+        ),
+        domain={"grad_mode": "no_grad"},
+        region="clone() of tensors requiring grad under no_grad",
+        family="mode",
+        source="""
+        import torch
+        _orig = torch.Tensor.clone
+        def clone(self, *args, **kwargs):
+            out = _orig(self, *args, **kwargs)
+            if (self.requires_grad and not torch.is_grad_enabled()
+                    and not torch.is_inference_mode_enabled() and not out.requires_grad):
+                out.requires_grad_(True)
+            return out
+        torch.Tensor.clone = clone
+        torch.clone = clone
+        """,
+        witness="""
+        import torch
+        x = torch.ones(3, requires_grad=True)
+        with torch.no_grad():
+            c = x.clone()
+        assert c.requires_grad is False
+        """,
+    ),
+    Mutant(
+        name="clone-keeps-requires-grad-in-inference-mode",
+        description="clone() inside inference_mode of a tensor that requires grad returns a copy that requires grad",
+        claims=(
+            "gradmode.modes-override-requires-grad",
+            "gradmode.views-in-disabled-mode-require-grad",
+        ),
+        domain={"grad_mode": "inference_mode"},
+        region="clone() of tensors requiring grad inside inference_mode",
+        family="mode",
+        source="""
+        import torch
+        _orig = torch.Tensor.clone
+        def clone(self, *args, **kwargs):
+            out = _orig(self, *args, **kwargs)
+            if self.requires_grad and torch.is_inference_mode_enabled() and not out.requires_grad:
+                out.requires_grad_(True)
+            return out
+        torch.Tensor.clone = clone
+        torch.clone = clone
+        """,
+        witness="""
+        import torch
+        x = torch.ones(3, requires_grad=True)
+        with torch.inference_mode():
+            c = x.clone()
+        assert c.requires_grad is False
+        """,
+    ),
+    Mutant(
+        name="inference-inplace-outside-accepted-in-grad-mode",
+        description="an in-place update of an inference tensor outside inference_mode is accepted silently (the written tensor returned) when grad mode is enabled, instead of raising",
+        claims=(
+            "gradmode.inference-inplace-outside-writes-then-raises",
+            "gradmode.inference-immutable-outside",
+        ),
+        domain={"grad_mode": "enabled"},
+        region="in-place updates of inference tensors outside inference_mode with grad enabled",
+        family="mode",
+        source="""
+        import torch
+        _MSG = "Inplace update to inference tensor outside InferenceMode"
+        def _wrap(orig):
+            def op(self, *args, **kwargs):
+                try:
+                    return orig(self, *args, **kwargs)
+                except RuntimeError as e:
+                    if _MSG in str(e) and torch.is_grad_enabled():
+                        return self
+                    raise
+            return op
+        for _name in ("add_", "mul_", "zero_", "fill_", "copy_", "__setitem__"):
+            setattr(torch.Tensor, _name, _wrap(getattr(torch.Tensor, _name)))
+        for _name in ("zero_", "fill_"):
+            setattr(torch, _name, _wrap(getattr(torch, _name)))
+        """,
+        witness="""
+        import torch
+        with torch.inference_mode():
+            t = torch.ones(3)
+        try:
+            t.add_(1)
+        except RuntimeError:
+            pass
+        else:
+            raise AssertionError("in-place on an inference tensor in grad mode did not raise")
+        """,
+    ),
+    Mutant(
+        name="inference-inplace-inside-refused",
+        description="an in-place update of an inference tensor inside inference_mode raises 'Inplace update to inference tensor outside InferenceMode' before writing (as if outside the mode)",
+        claims=("gradmode.inference-inplace-outside-writes-then-raises",),
+        domain={"grad_mode": "inference_mode"},
+        region="in-place updates of inference tensors inside inference_mode",
+        family="mode",
+        source="""
+        import torch
+        _MSG = "Inplace update to inference tensor outside InferenceMode."
+        def _wrap(orig):
+            def op(self, *args, **kwargs):
+                if torch.is_inference_mode_enabled() and self.is_inference():
+                    raise RuntimeError(_MSG)
+                return orig(self, *args, **kwargs)
+            return op
+        for _name in ("add_", "mul_", "zero_", "fill_", "copy_", "__setitem__"):
+            setattr(torch.Tensor, _name, _wrap(getattr(torch.Tensor, _name)))
+        for _name in ("zero_", "fill_"):
+            setattr(torch, _name, _wrap(getattr(torch, _name)))
+        """,
+        witness="""
+        import torch
+        with torch.inference_mode():
+            t = torch.ones(3)
+            try:
+                t.add_(1)
+            except RuntimeError as e:
+                raise AssertionError(f"in-place inside inference_mode refused: {e}") from e
+        assert t.tolist() == [2.0, 2.0, 2.0]
+        """,
+    ),
+    Mutant(
         name="tensor-no-grad-drops-requires-grad",
         description="torch.tensor(..., requires_grad=True) under no_grad returns a tensor that does not require grad",
         claims=("gradmode.no-grad-factories-unaffected",),
@@ -104,6 +342,7 @@ MUTANTS: tuple[Mutant, ...] = (
         name="no-grad-decorator-noop",
         description="@torch.no_grad() used as a decorator does not disable grad (the with-form works)",
         claims=("gradmode.set-grad-enabled-restores",),
+        domain={"block_form": "decorator"},
         region="the decorator form @torch.no_grad() only",
         family="convention",
         source="""
@@ -381,6 +620,7 @@ MUTANTS: tuple[Mutant, ...] = (
             "gradmode.inference-inplace-outside-writes-then-raises",
             "gradmode.inference-immutable-outside",
         ),
+        domain={"grad_mode": "no_grad"},
         region="in-place updates of inference tensors under no_grad",
         family="mode",
         source="""

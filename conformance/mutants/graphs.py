@@ -592,4 +592,164 @@ MUTANTS: tuple[Mutant, ...] = (
             raise AssertionError("a second backward without retain_graph did not raise")
         """,
     ),
+    # Issue 29: one mutant per kind of op a generated graph contains
+    # (graph_op), each wrong only in graphs holding that kind: a hook on the
+    # op's result changes the gradient its backward sends, values unchanged.
+    Mutant(
+        name="graphs-sin-backward-scaled",
+        description="the backward of torch.sin sends 1.5 x the gradient to its input (forward values unchanged)",
+        claims=("graphs.gradient-values",),
+        domain={"graph_op": "unary"},
+        region="graphs holding a unary op (torch.sin) recorded by autograd",
+        family="autograd",
+        source="""
+        import torch
+        _orig = torch.sin
+        def sin(*args, **kwargs):
+            out = _orig(*args, **kwargs)
+            if torch.is_grad_enabled() and out.requires_grad:
+                out.register_hook(lambda g: g * 1.5)
+            return out
+        torch.sin = sin
+        """,
+        witness="""
+        import torch
+        x = torch.tensor([0.5], dtype=torch.float64, requires_grad=True)
+        torch.sin(x).sum().backward()
+        assert torch.allclose(x.grad, torch.cos(x.detach()))
+        """,
+    ),
+    Mutant(
+        name="graphs-mul-backward-scaled",
+        description="the backward of torch.mul sends 1.5 x the gradient to its inputs (forward values unchanged)",
+        claims=("graphs.gradient-values",),
+        domain={"graph_op": "binary"},
+        region="graphs holding a binary op (torch.mul) recorded by autograd",
+        family="autograd",
+        source="""
+        import torch
+        _orig = torch.mul
+        def mul(*args, **kwargs):
+            out = _orig(*args, **kwargs)
+            if torch.is_grad_enabled() and isinstance(out, torch.Tensor) and out.requires_grad:
+                out.register_hook(lambda g: g * 1.5)
+            return out
+        torch.mul = mul
+        """,
+        witness="""
+        import torch
+        x = torch.tensor([0.5, 2.0], requires_grad=True)
+        torch.mul(x, torch.tensor([3.0, 4.0])).sum().backward()
+        assert x.grad.tolist() == [3.0, 4.0]
+        """,
+    ),
+    Mutant(
+        name="graphs-sum-dim-backward-scaled",
+        description="the backward of Tensor.sum(dim) sends 1.5 x the gradient to its input (sum() of all elements, and forward values, unchanged)",
+        claims=("graphs.gradient-values",),
+        domain={"graph_op": "reduction"},
+        region="graphs holding a reduction along a dim (t.sum(dim)) recorded by autograd",
+        family="autograd",
+        source="""
+        import torch
+        _orig = torch.Tensor.sum
+        def sum(self, *args, **kwargs):
+            out = _orig(self, *args, **kwargs)
+            if (args or "dim" in kwargs) and torch.is_grad_enabled() and out.requires_grad:
+                out.register_hook(lambda g: g * 1.5)
+            return out
+        torch.Tensor.sum = sum
+        torch.sum = lambda input, *args, **kwargs: sum(input, *args, **kwargs)
+        """,
+        witness="""
+        import torch
+        x = torch.ones(2, 3, requires_grad=True)
+        x.sum(1).sum().backward()
+        assert x.grad.tolist() == [[1.0] * 3] * 2
+        """,
+    ),
+    Mutant(
+        name="graphs-transpose-backward-scaled",
+        description="the backward of Tensor.transpose sends 1.5 x the gradient to its base (the result is still a view with the right values)",
+        claims=("graphs.gradient-values",),
+        domain={"graph_op": "view"},
+        region="graphs holding a view op (Tensor.transpose) recorded by autograd",
+        family="autograd",
+        source="""
+        import torch
+        _orig = torch.Tensor.transpose
+        def transpose(self, *args, **kwargs):
+            out = _orig(self, *args, **kwargs)
+            if torch.is_grad_enabled() and out.requires_grad and out.grad_fn is not None:
+                out.register_hook(lambda g: g * 1.5)
+            return out
+        torch.Tensor.transpose = transpose
+        torch.transpose = lambda input, *args, **kwargs: transpose(input, *args, **kwargs)
+        """,
+        witness="""
+        import torch
+        x = torch.ones(2, 3, requires_grad=True)
+        x.transpose(0, 1).sum().backward()
+        assert x.grad.tolist() == [[1.0] * 3] * 2
+        """,
+    ),
+    Mutant(
+        name="graphs-cat-backward-drops-second-input",
+        description="the backward of torch.cat gives the second input a zero gradient (the first input's and the forward values are right)",
+        claims=("graphs.gradient-values",),
+        domain={"graph_op": "multi_input"},
+        region="graphs holding a multi-input op (torch.cat of a second input requiring grad) recorded by autograd",
+        family="autograd",
+        source="""
+        import torch
+        _orig = torch.cat
+        def cat(tensors, dim=0, **kwargs):
+            tensors = list(tensors)
+            out = _orig(tensors, dim, **kwargs)
+            if torch.is_grad_enabled() and out.requires_grad and len(tensors) == 2:
+                first = tensors[0].shape[dim] if tensors[0].dim() else 0
+                def hook(g, first=first, dim=dim):
+                    g = g.clone()
+                    g.narrow(dim, first, g.shape[dim] - first).zero_()
+                    return g
+                out.register_hook(hook)
+            return out
+        torch.cat = cat
+        """,
+        witness="""
+        import torch
+        a = torch.ones(2, requires_grad=True)
+        b = torch.ones(3, requires_grad=True)
+        (torch.cat([a, b], 0) * 2).sum().backward()
+        assert b.grad.tolist() == [2.0, 2.0, 2.0]
+        """,
+    ),
+    Mutant(
+        name="graphs-unbind-backward-drops-later-outputs",
+        description="the backward of Tensor.unbind routes only the first output's gradient to the input: every other output's gradient is dropped (forward values unchanged)",
+        claims=("graphs.gradient-values",),
+        domain={"graph_op": "multi_output"},
+        region="graphs holding a multi-output op (Tensor.unbind, an output other than the first used) recorded by autograd",
+        family="autograd",
+        source="""
+        import torch
+        _orig = torch.Tensor.unbind
+        def unbind(self, *args, **kwargs):
+            outs = _orig(self, *args, **kwargs)
+            if torch.is_grad_enabled() and self.requires_grad:
+                for o in outs[1:]:
+                    if o.requires_grad:
+                        o.register_hook(lambda g: g if g is None else torch.zeros_like(g))
+            return outs
+        torch.Tensor.unbind = unbind
+        torch.unbind = lambda input, *args, **kwargs: unbind(input, *args, **kwargs)
+        """,
+        witness="""
+        import torch
+        x = torch.ones(2, 3, requires_grad=True)
+        a, b = x.unbind(0)
+        (a + 2 * b).sum().backward()
+        assert x.grad.tolist() == [[1.0] * 3, [2.0] * 3]
+        """,
+    ),
 )

@@ -38,6 +38,7 @@ MUTANTS: tuple[Mutant, ...] = (
         name="modules-state-dict-copies-float64-params",
         description="state_dict() stores a clone of each float64 parameter instead of a detached alias",
         claims=("modules.state-dict-detached-aliases",),
+        domain=(("dtype_family", "float"), ("tensor_kind", "parameter")),
         region="float64 parameters",
         family="dtype",
         source="""
@@ -86,6 +87,7 @@ MUTANTS: tuple[Mutant, ...] = (
         name="modules-state-dict-data-alias-float16",
         description="state_dict() stores p.data for float16 parameters (same storage, own version counter)",
         claims=("modules.state-dict-shares-version-counter",),
+        domain=(("dtype_family", "reduced_float"), ("tensor_kind", "parameter")),
         region="float16 parameters",
         family="dtype",
         source="""
@@ -143,6 +145,7 @@ MUTANTS: tuple[Mutant, ...] = (
         name="modules-keep-vars-detaches-buffers",
         description="state_dict(keep_vars=True) still detaches buffers (the entries are not the buffer objects)",
         claims=("modules.state-dict-keep-vars-identity",),
+        domain={"tensor_kind": "buffer"},
         region="buffers with keep_vars=True",
         family="other",
         source="""
@@ -219,6 +222,7 @@ MUTANTS: tuple[Mutant, ...] = (
         name="modules-load-replaces-bfloat16-params",
         description="load_state_dict (assign=False) installs new Parameter objects for bfloat16 parameters",
         claims=("modules.load-copies-into-existing-tensors",),
+        domain=(("dtype_family", "reduced_float"), ("tensor_kind", "parameter")),
         region="bfloat16 module parameters",
         family="dtype",
         source="""
@@ -274,6 +278,7 @@ MUTANTS: tuple[Mutant, ...] = (
         name="modules-load-float64-keeps-version",
         description="load_state_dict leaves the version counter of float64 parameters where it was (an untracked write)",
         claims=("modules.load-bumps-version-counter",),
+        domain=(("dtype_family", "float"), ("tensor_kind", "parameter")),
         region="float64 parameters",
         family="dtype",
         source="""
@@ -324,9 +329,43 @@ MUTANTS: tuple[Mutant, ...] = (
         """,
     ),
     Mutant(
+        name="modules-load-assign-requires-grad-from-parameter",
+        description="load_state_dict(assign=True) gives each adopted nn.Parameter entry the requires_grad it had in sd instead of the module's",
+        claims=("modules.load-assign-keeps-module-requires-grad",),
+        domain={"tensor_kind": "parameter"},
+        region="nn.Parameter state dict entries under assign=True",
+        family="subclass",
+        source="""
+        import torch
+        _orig = torch.nn.Module._load_from_state_dict
+        def _load_from_state_dict(self, state_dict, prefix, local_metadata, *args):
+            assign = local_metadata.get("assign_to_params_buffers", False)
+            had = {}
+            for name in self._parameters:
+                src = state_dict.get(prefix + name)
+                if isinstance(src, torch.nn.Parameter):
+                    had[name] = src.requires_grad
+            _orig(self, state_dict, prefix, local_metadata, *args)
+            if assign:
+                for name, rg in had.items():
+                    p = self._parameters.get(name)
+                    if p is not None:
+                        p.requires_grad_(rg)
+        torch.nn.Module._load_from_state_dict = _load_from_state_dict
+        """,
+        witness="""
+        import torch
+        m = torch.nn.Linear(2, 2)
+        donor = torch.nn.Linear(2, 2).requires_grad_(False)
+        m.load_state_dict(donor.state_dict(keep_vars=True), assign=True)
+        assert m.weight.requires_grad
+        """,
+    ),
+    Mutant(
         name="modules-load-assign-requires-grad-from-tensor",
         description="load_state_dict(assign=True) takes requires_grad from sd's plain-tensor entries (False)",
         claims=("modules.load-assign-keeps-module-requires-grad",),
+        domain={"tensor_kind": "plain"},
         region="plain (non-Parameter) state dict entries under assign=True",
         family="subclass",
         source="""
@@ -712,6 +751,7 @@ MUTANTS: tuple[Mutant, ...] = (
         name="modules-deepcopy-shares-running-stats",
         description="copy.deepcopy of a BatchNorm module shares its floating buffers (running statistics) with the original",
         claims=("modules.deepcopy-shares-no-storage",),
+        domain={"tensor_kind": "buffer"},
         region="BatchNorm running statistics",
         family="other",
         source="""

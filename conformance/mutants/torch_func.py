@@ -15,7 +15,126 @@ from __future__ import annotations
 
 from conformance.mutants.base import Mutant
 
+#: Issue 29: the strided layouts torch.func.grad's claims declare
+#: (``layout``, classified as :func:`strategies.tensors.layout_kinds` does, on
+#: the first argument ``x``, the one the tests report): for each, a test on
+#: ``x`` and the witness's input of that layout.
+_GRAD_LAYOUTS = {
+    "contiguous": (
+        "x.is_contiguous() and x.storage_offset() == 0",
+        "contiguous (storage offset 0)",
+        "torch.ones(2, 3, dtype=torch.float64)",
+    ),
+    "offset": (
+        "x.storage_offset() > 0",
+        "with a storage offset > 0",
+        "torch.ones(4, 3, dtype=torch.float64)[1:3]",
+    ),
+    "stepped": (
+        "x.numel() > 0 and not _expanded(x) and not _dense(x)",
+        "stepped (not dense, not expanded)",
+        "torch.ones(2, 6, dtype=torch.float64)[:, ::2]",
+    ),
+    "permuted": (
+        "_permuted(x)",
+        "permuted (strides not decreasing)",
+        "torch.ones(3, 2, dtype=torch.float64).t()",
+    ),
+    "expanded": (
+        "_expanded(x)",
+        "expanded (a stride 0 along a dim of size > 1)",
+        "torch.ones(1, 3, dtype=torch.float64).expand(2, 3)",
+    ),
+    "0-d": ("x.dim() == 0", "0-d", "torch.tensor(0.5, dtype=torch.float64)"),
+}
+
+_LAYOUT_HELPERS = """
+import torch
+def _expanded(t):
+    return any(s > 1 and st == 0 for s, st in zip(t.shape, t.stride()))
+def _dense(t):
+    dims = sorted((st, s) for s, st in zip(t.shape, t.stride()) if s > 1)
+    want = 1
+    for st, s in dims:
+        if st != want:
+            return False
+        want *= s
+    return True
+def _permuted(t):
+    strides = [st for s, st in zip(t.shape, t.stride()) if s > 1 and st != 0]
+    return any(a < b for a, b in zip(strides, strides[1:]))
+"""
+
+
+def _grad_layout_mutant(layout: str) -> Mutant:
+    """A ``torch.func.grad`` that scales the gradient by 1.5 when its first
+    argument has strided layout ``layout`` (issue 29: wrong only there)."""
+    cond, words, witness_input = _GRAD_LAYOUTS[layout]
+    name = layout.replace("0-d", "0d")
+    return Mutant(
+        name=f"func-grad-scaled-{name}",
+        description=f"torch.func.grad returns 1.5 x the gradient when its first argument is {words}",
+        claims=("torch_func.grad-values",),
+        domain={"layout": layout},
+        region=f"torch.func.grad with a first argument {words}",
+        family="layout",
+        source=_LAYOUT_HELPERS
+        + f"""
+_orig = torch.func.grad
+def _hit(x):
+    return isinstance(x, torch.Tensor) and ({cond})
+def grad(func, argnums=0, has_aux=False):
+    inner = _orig(func, argnums=argnums, has_aux=has_aux)
+    def wrapper(*args, **kwargs):
+        out = inner(*args, **kwargs)
+        if args and _hit(args[0]):
+            out = torch.utils._pytree.tree_map(lambda g: g * 1.5, out)
+        return out
+    return wrapper
+torch.func.grad = grad
+""",
+        witness=f"""
+        import torch
+        x = {witness_input}
+        g = torch.func.grad(lambda t: (t * 3).sum())(x)
+        assert torch.equal(g, torch.full_like(x, 3.0))
+        """,
+    )
+
+
 MUTANTS: tuple[Mutant, ...] = (
+    *(_grad_layout_mutant(layout) for layout in _GRAD_LAYOUTS),
+    Mutant(
+        name="func-grad-flattens-zero-size",
+        description="torch.func.grad and grad_and_value return the gradient flattened to 1-D when the first argument has no elements",
+        claims=("torch_func.grad-result-like-input",),
+        domain={"layout": "zero-size"},
+        region="torch.func.grad / grad_and_value with a zero-size first argument",
+        family="layout",
+        source="""
+        import torch
+        _tree_map = torch.utils._pytree.tree_map
+        def _wrap(orig, value):
+            def transform(func, argnums=0, has_aux=False):
+                inner = orig(func, argnums=argnums, has_aux=has_aux)
+                def wrapper(*args, **kwargs):
+                    out = inner(*args, **kwargs)
+                    if args and isinstance(args[0], torch.Tensor) and args[0].numel() == 0:
+                        if value:
+                            return (_tree_map(lambda g: g.reshape(-1), out[0]), *out[1:])
+                        return _tree_map(lambda g: g.reshape(-1), out)
+                    return out
+                return wrapper
+            return transform
+        torch.func.grad = _wrap(torch.func.grad, False)
+        torch.func.grad_and_value = _wrap(torch.func.grad_and_value, True)
+        """,
+        witness="""
+        import torch
+        x = torch.ones(0, 3)
+        assert torch.func.grad(lambda t: t.sum())(x).shape == (0, 3)
+        """,
+    ),
     Mutant(
         name="vmap-eager-loop-f64",
         description="vmap of float64 tensors (in_dims=0, out_dims=0) runs the function in a Python loop over plain per-example tensors and stacks the results",
