@@ -16,9 +16,10 @@ import copy
 
 import pytest
 import torch
-from hypothesis import assume, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
+from conformance import evidence
 from conformance.checks import (
     assert_same_bits,
     raises_with,
@@ -32,6 +33,7 @@ from strategies import (
     COMPLEX,
     DIFFERENTIABLE,
     NON_OVERLAPPING_VIEWS,
+    TensorSpec,
     grid_examples,
     shapes,
     tensor_specs,
@@ -109,6 +111,9 @@ def _unpack(obj, container: str) -> list:
 @pytest.mark.claim("deepcopy.values-metadata-independent")
 @pytest.mark.oracle("tensor")
 @grid_examples(grid_values="all", requires_grad=False, direction="to-copy")
+@grid_examples(
+    dtypes=(torch.float64,), grid_values="all", requires_grad=True, direction="to-source"
+)
 @given(
     spec=tensor_specs(values="all"),
     requires_grad=st.booleans(),
@@ -123,6 +128,7 @@ def test_deepcopy_keeps_values_and_metadata_in_new_storage(device, spec, require
     or drops the offset, that makes a permuted/channels_last/expanded layout contiguous,
     or that changes values (NaN payloads, -0.0, subnormals)."""
     t = spec.build(device, requires_grad=requires_grad and spec.dtype in DIFFERENTIABLE, leaf=True)
+    evidence.features(tensor_kind="leaf" if t.requires_grad else "plain")
     want = spec.build(device)
     c = copy.deepcopy(t)
     assert c is not t and type(c) is type(t), f"deepcopy returned {type(c).__name__} / t itself"
@@ -190,8 +196,41 @@ def test_deepcopy_memo_preserves_sharing(device, spec, companions, view_first, c
 # ================================================================== autograd
 
 
+#: A float32 (2, 3) spec: the explicit examples of each state of a domain (issue 29).
+_F32_SPEC = TensorSpec(
+    dtype=torch.float32, base_shape=(2, 3), storage=(1.0, -0.0, 3.5, 4.0, 5.0, 6.0)
+)
+
+
+#: The ``tensor_kind`` values (issue 29) of what each state of
+#: :func:`test_deepcopy_of_nonleaf_raises` deep-copies.
+_NONLEAF_STATE_KINDS = {
+    "op-result": {"non_leaf"},
+    "view": {"non_leaf"},
+    "in-list": {"plain", "non_leaf"},
+    "in-dict": {"non_leaf"},
+    "parameter-and-view": {"parameter", "non_leaf"},
+    "leaf": {"plain"},
+    "leaf-requires-grad": {"leaf"},
+    "computed-under-no-grad": {"plain"},
+    "detached": {"plain"},
+}
+
+
+def _each_state(states, **fixed):
+    """One explicit ``@example`` per state, of a float32 (2, 3) tensor."""
+
+    def decorate(fn):
+        for state in states:
+            fn = example(spec=_F32_SPEC, state=state, **fixed)(fn)
+        return fn
+
+    return decorate
+
+
 @pytest.mark.claim("deepcopy.nonleaf-raises")
 @pytest.mark.oracle("detach")
+@_each_state(_NONLEAF_STATE_KINDS)
 @given(
     spec=tensor_specs(dtype=DIFFERENTIABLE),
     state=st.sampled_from(
@@ -215,6 +254,7 @@ def test_deepcopy_of_nonleaf_raises(device, spec, state):
 
     Kills: a deepcopy that silently copies a non-leaf (detaching it, or keeping a
     grad_fn), for views only or inside containers; or one that refuses leaves."""
+    evidence.features(tensor_kind=_NONLEAF_STATE_KINDS[state])
     r = spec.build(device, requires_grad=True)
     if state == "op-result":
         obj = r * 2
@@ -245,6 +285,10 @@ def test_deepcopy_of_nonleaf_raises(device, spec, state):
 
 @pytest.mark.claim("deepcopy.requires-grad-and-leaf-kept")
 @pytest.mark.oracle("backward")
+@example(spec=_F32_SPEC, requires_grad=False, kind="tensor")
+@example(spec=_F32_SPEC, requires_grad=True, kind="tensor")
+@example(spec=_F32_SPEC, requires_grad=True, kind="parameter")
+@example(spec=_F32_SPEC, requires_grad=False, kind="parameter")
 @given(
     spec=tensor_specs(dtype=DIFFERENTIABLE, views=NON_OVERLAPPING_VIEWS),
     requires_grad=st.booleans(),
@@ -261,6 +305,9 @@ def test_deepcopy_keeps_requires_grad_unconnected(device, spec, requires_grad, k
         t = torch.nn.Parameter(spec.build(device), requires_grad=requires_grad)
     else:
         t = spec.build(device, requires_grad=requires_grad, leaf=True)
+    evidence.features(
+        tensor_kind="parameter" if kind == "parameter" else "leaf" if requires_grad else "plain"
+    )
     c = copy.deepcopy(t)
     assert c.requires_grad == requires_grad, (
         f"deepcopy has requires_grad={c.requires_grad}, source {requires_grad}"
@@ -670,6 +717,8 @@ def _plain_2x3(spec) -> bool:
 
 @pytest.mark.claim("deepcopy.copy-not-shared")
 @grid_examples(where=_plain_2x3, grid_values="all", kind="tensor")
+@example(spec=_F32_SPEC, kind="parameter")
+@example(spec=_F32_SPEC, kind="module")
 @given(
     spec=tensor_specs(values="all"),
     kind=st.sampled_from(["tensor", "parameter", "module", "copy.copy"]),
@@ -683,6 +732,9 @@ def test_deepcopy_of_shared_tensor_is_private(device, spec, kind):
     for tensors, Parameters or module buffers; a ``copy.copy`` that copies."""
     if kind == "copy.copy":
         assume(spec.dtype not in WIDE_UNSIGNED)  # deepcopy.copy-copy-wide-unsigned-raises
+    evidence.features(
+        tensor_kind={"parameter": "parameter", "module": {"parameter", "buffer"}}.get(kind, "plain")
+    )
     t = spec.build(device)
     if kind == "parameter":
         t = torch.nn.Parameter(t, requires_grad=False)
@@ -709,6 +761,10 @@ def test_deepcopy_of_shared_tensor_is_private(device, spec, kind):
 
 @pytest.mark.claim("deepcopy.grad-mode-independent")
 @pytest.mark.oracle("backward")
+@example(spec=_F32_SPEC, kind="tensor", requires_grad=False)
+@example(spec=_F32_SPEC, kind="tensor", requires_grad=True)
+@example(spec=_F32_SPEC, kind="parameter", requires_grad=True)
+@example(spec=_F32_SPEC, kind="non-leaf", requires_grad=True)
 @given(
     spec=tensor_specs(dtype=DIFFERENTIABLE, values="all"),
     kind=st.sampled_from(["tensor", "parameter", "non-leaf"]),
@@ -722,6 +778,11 @@ def test_deepcopy_under_no_grad_is_unchanged(device, spec, kind, requires_grad):
     Kills: a deepcopy that reads grad mode: drops ``requires_grad`` (an EMA copy made
     under no_grad that silently stops training), returns an inference or non-leaf
     tensor, or copies a non-leaf under no_grad."""
+    evidence.features(
+        tensor_kind={"non-leaf": "non_leaf", "parameter": "parameter"}.get(
+            kind, "leaf" if requires_grad else "plain"
+        )
+    )
     if kind == "non-leaf":
         r = spec.build(device, requires_grad=True) * 2
         with torch.no_grad():

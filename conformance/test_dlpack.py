@@ -252,7 +252,7 @@ def _neg_view(t: torch.Tensor) -> torch.Tensor:
 
 @pytest.mark.claim("dlpack.from-dlpack-shares-memory")
 @pytest.mark.oracle("tensor")
-@grid_examples(where=lambda s: math.prod(s.shape) > 0, form="capsule", direction="to-source")
+@grid_examples(form="capsule", direction="to-source")
 @given(
     spec=tensor_specs(),
     form=st.sampled_from(TORCH_FORMS),
@@ -279,22 +279,44 @@ def test_from_dlpack_of_tensor_shares_memory(device, spec, form, direction):
         assert _tensor_write_seen(t, d), "a write to the input is not seen through the import"
 
 
+#: Specs of the explicit examples of each value of a domain (issue 29).
+_F32_SPEC = TensorSpec(
+    dtype=torch.float32, base_shape=(2, 3), storage=(1.0, -0.0, 3.5, 4.0, 5.0, 6.0)
+)
+_F64_SPEC = TensorSpec(
+    dtype=torch.float64, base_shape=(2, 3), storage=(1.0, -0.0, 3.5, 4.0, 5.0, 6.0)
+)
+_I32_SPEC = TensorSpec(dtype=torch.int32, base_shape=(2, 3), storage=(1, -2, 3, 4, 5, 6))
+_C64_SPEC = TensorSpec(dtype=torch.complex64, base_shape=(2,), storage=(1 + 2j, -3j))
+
+
 @pytest.mark.claim("dlpack.from-dlpack-shares-memory")
 @pytest.mark.oracle("numpy", "tensor")
-@grid_examples(dtypes=NUMPY_DTYPES, where=lambda s: math.prod(s.shape) > 0, form="object",
-               direction="to-array")  # fmt: skip
+@grid_examples(dtypes=NUMPY_DTYPES, form="object", direction="to-array", misaligned=False)
+@example(spec=_F64_SPEC, form="object", direction="to-array", misaligned=True)
+@example(spec=_I32_SPEC, form="capsule", direction="to-import", misaligned=True)
+@example(spec=_C64_SPEC, form="object", direction="to-import", misaligned=True)
 @given(
     spec=tensor_specs(dtype=NUMPY_DTYPES),
     form=st.sampled_from(["object", "capsule"]),
     direction=st.sampled_from(["to-array", "to-import"]),
+    misaligned=st.just(False),
 )
-def test_from_dlpack_of_ndarray_shares_memory(device, spec, form, direction):
+def test_from_dlpack_of_ndarray_shares_memory(device, spec, form, direction, misaligned):
     """NumPy -> torch: ``torch.from_dlpack(a)`` and ``torch.from_dlpack(a.__dlpack__())``
-    of ndarrays of every layout (views of a torch-owned buffer).
+    of ndarrays of every layout (views of a torch-owned buffer), and - ``misaligned`` -
+    of a C-contiguous copy placed one byte into a buffer (``flags.aligned`` False).
 
-    Kills: an import of NumPy data that copies (for one layout or dtype, or for capsules
-    only)."""
+    Kills: an import of NumPy data that copies (for one layout, kind of array or dtype,
+    or for capsules only)."""
     a = spec.build(device).numpy()
+    if misaligned:
+        raw = np.zeros(a.nbytes + 1, dtype=np.uint8)[1:]
+        m = raw.view(a.dtype).reshape(a.shape)
+        m[...] = a
+        a = m
+        assert not a.flags.aligned
+    evidence.features(ndarray_kind=evidence.ndarray_kinds(a))
     _needs_dtype(spec.dtype)
     d = torch.from_dlpack(a if form == "object" else a.__dlpack__())
     assert tuple(d.shape) == a.shape, f"from_dlpack(ndarray) has shape {tuple(d.shape)}"
@@ -480,6 +502,10 @@ CHECKED_FORMS = ("__dlpack__", "versioned", "torch.from_dlpack", "np.from_dlpack
 
 
 @pytest.mark.claim("dlpack.requires-grad-export-raises")
+@example(spec=_F32_SPEC, state="leaf", form="__dlpack__")
+@example(spec=_F32_SPEC, state="non-leaf", form="torch.from_dlpack")
+@example(spec=_F32_SPEC, state="parameter", form="np.from_dlpack")
+@example(spec=_F32_SPEC, state="leaf-under-no-grad", form="__dlpack__")
 @given(
     spec=tensor_specs(dtype=DIFFERENTIABLE),
     state=st.sampled_from(["leaf", "non-leaf", "parameter", "leaf-under-no-grad"]),
@@ -495,6 +521,10 @@ def test_requires_grad_export_raises(device, spec, state, form):
         t = torch.nn.Parameter(spec.build(device))
     else:
         t = spec.build(device, requires_grad=True, leaf=True)
+    evidence.features(
+        tensor_kind={"non-leaf": "non_leaf", "parameter": "parameter"}.get(state, "leaf"),
+        grad_mode="no_grad" if state == "leaf-under-no-grad" else "enabled",
+    )
     with raises_with(BufferError, "Can't export tensors that require gradient"):
         if state == "leaf-under-no-grad":
             with torch.no_grad():
@@ -971,6 +1001,11 @@ def test_stream_argument_on_cpu(device, spec, stream):
 @example(spec=TensorSpec(dtype=torch.float32, base_shape=(2, 0), storage=[]), state="plain")
 @example(spec=TensorSpec(dtype=torch.int64, base_shape=(), storage=[3]), state="plain")
 @example(spec=TensorSpec(dtype=torch.bool, base_shape=(2,), storage=[True, False]), state="plain")
+@example(spec=_F32_SPEC, state="requires-grad")
+@example(spec=_F32_SPEC, state="parameter")
+@example(spec=_C64_SPEC, state="conj")
+@example(spec=_C64_SPEC, state="neg")
+@grid_examples(state="plain")
 @given(
     spec=tensor_specs(),
     state=st.sampled_from(["plain", "requires-grad", "parameter", "conj", "neg"]),
@@ -996,6 +1031,14 @@ def test_dlpack_device_of_cpu_tensor(device, spec, state):
     elif state == "neg":
         assume(spec.dtype in ARITHMETIC)
         t = t.conj().imag if spec.dtype in COMPLEX else _neg_view(t)
+    evidence.features(
+        tensor_kind="parameter"
+        if isinstance(t, torch.nn.Parameter)
+        else "leaf"
+        if t.requires_grad
+        else "plain",
+        math_bit="conj" if t.is_conj() else "neg" if t.is_neg() else "none",
+    )
     assert not t.is_pinned(), "a tensor built on the CPU is pinned"
     d = t.__dlpack_device__()
     assert type(d) is tuple and len(d) == 2, f"__dlpack_device__() returned {d!r}"

@@ -9,13 +9,14 @@ What each property kills (the broken torch it would catch) is in its docstring.
 
 from __future__ import annotations
 
+import dataclasses
 import textwrap
 from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
 import torch
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -81,19 +82,31 @@ def _np_elements(dt: np.dtype) -> st.SearchStrategy:
 
 @dataclass(frozen=True)
 class NdCase:
-    """A base ndarray and the view taken of it: ``base.transpose(perm)[index]``."""
+    """A base ndarray and the view taken of it: ``base.transpose(perm)[index]``;
+    ``misaligned`` places the copy of the base one byte into a buffer (so
+    ``flags.aligned`` is False for items wider than a byte), ``read_only``
+    clears the view's ``flags.writeable``."""
 
     base: np.ndarray = field(compare=False)
     perm: tuple[int, ...] | None = None
     index: tuple[slice, ...] | None = None
+    misaligned: bool = False
+    read_only: bool = False
 
     def build(self) -> np.ndarray:
         """A fresh copy of the base, viewed through ``perm`` then ``index``."""
-        a = self.base.copy()
+        if self.misaligned:
+            raw = np.zeros(self.base.nbytes + 1, dtype=np.uint8)[1:]
+            a = raw.view(self.base.dtype).reshape(self.base.shape)
+            a[...] = self.base
+        else:
+            a = self.base.copy()
         if self.perm is not None:
             a = a.transpose(self.perm)
         if self.index is not None:
             a = a[self.index]
+        if self.read_only:
+            a.flags.writeable = False
         return a
 
 
@@ -176,6 +189,38 @@ def nd_grid_examples(param: str = "case", dtypes=NP_DTYPES, where=None, per_dtyp
     return decorate
 
 
+#: Dtypes of :func:`nd_kind_examples` (items wider than one byte, so that an
+#: array one byte into a buffer is misaligned).
+_KIND_DTYPES: tuple[np.dtype, ...] = tuple(np.dtype(n) for n in ("float64", "int16", "complex64"))
+
+
+def nd_kind_examples(
+    param: str = "case", *, misaligned=True, read_only=True, dtypes=_KIND_DTYPES, **fixed
+):
+    """Explicit ``@example`` arrays of the ``ndarray_kind`` values the grid of
+    :func:`nd_grid_examples` lacks (issue 29): a misaligned array
+    (``flags.aligned`` False) and a read-only one, each C-contiguous (2, 3) and
+    non-contiguous (an offset, stepped view), for each of ``dtypes`` (items wider
+    than a byte). ``fixed`` gives the test's other ``@given`` arguments. Place it
+    above ``@given``."""
+    flags = [f for f, on in (("misaligned", misaligned), ("read_only", read_only)) if on]
+
+    def decorate(fn):
+        for dt in dtypes:
+            for shape, index in (((2, 3), None), ((2, 5), (slice(0, None), slice(1, None, 2)))):
+                for flag in flags:
+                    case = NdCase(base=_grid_array(dt, shape), index=index, **{flag: True})
+                    fn = example(**{param: case}, **fixed)(fn)
+        return fn
+
+    return decorate
+
+
+def _ndarray_features(a: np.ndarray) -> None:
+    """Report the ``ndarray_kind`` and ``writeable`` domain values of ``a``."""
+    evidence.features(ndarray_kind=evidence.ndarray_kinds(a), writeable=bool(a.flags.writeable))
+
+
 def _nonempty_nd(a: np.ndarray) -> bool:
     """At least 1-d and non-empty (the layouts the ndarray-sharing tests of
     asarray cover; 0-d arrays have their own claims)."""
@@ -236,12 +281,19 @@ def _build_tensor(spec, requires_grad=False):
 @pytest.mark.claim("numpy.tensor-copies-ndarray")
 @pytest.mark.oracle("detach", "tensor")
 @nd_grid_examples(direction="array-write")
+@nd_kind_examples(direction="tensor-write")
 @given(case=nd_cases(), direction=st.sampled_from(["array-write", "tensor-write"]))
 def test_tensor_of_ndarray_copies(device, case, direction):
-    """Kills: torch.tensor(ndarray) that aliases the array (like from_numpy, maybe only
-    for one dtype or layout), changes its dtype or values, or returns a tensor with
-    autograd state."""
+    """Every layout of the grid, and misaligned and read-only arrays (a read-only
+    array is checked by a write through the tensor only).
+
+    Kills: torch.tensor(ndarray) that aliases the array (like from_numpy, maybe only
+    for one dtype, layout or kind of array), changes its dtype or values, or returns a
+    tensor with autograd state."""
     a = case.build()
+    _ndarray_features(a)
+    if not a.flags.writeable:
+        direction = "tensor-write"
     t = torch.tensor(a)
     assert t.dtype == NP_TO_TORCH[a.dtype], f"torch.tensor({a.dtype} array) is {t.dtype}"
     assert _same_values(t, a), "torch.tensor(ndarray) changed the values"
@@ -261,6 +313,7 @@ _REAL_NP_DTYPES = tuple(d for d in NP_DTYPES if d.kind != "c")
 @pytest.mark.oracle("tensor", "to")
 @nd_grid_examples(dtypes=_REAL_NP_DTYPES, target=torch.float64, cap=100)
 @nd_grid_examples(dtypes=_REAL_NP_DTYPES, per_dtype=lambda dt: {"target": NP_TO_TORCH[dt]}, cap=100)
+@nd_kind_examples(dtypes=(np.dtype("float64"), np.dtype("int16")), target=torch.float32, cap=100)
 @given(
     case=nd_cases(dtypes=_REAL_NP_DTYPES),
     target=st.sampled_from(ALL_DTYPES),
@@ -270,12 +323,17 @@ def test_tensor_of_ndarray_dtype_override(device, case, target, cap):
     """Every NumPy dtype and layout of the grid, with a converting dtype= and with
     the array's own dtype.
 
+    Misaligned and read-only arrays too (the values are set before the array is
+    made read-only).
+
     Kills: a dtype= that is ignored for ndarray input (the array's dtype wins), or a
     result aliasing the array (e.g. a from_numpy fast path when nothing converts)."""
-    a = case.build()
+    a = dataclasses.replace(case, read_only=False).build()
     # Values 0..100 convert exactly into every dtype: the claim is the override, not
     # out-of-range or complex->real conversion rules.
     a[...] = np.minimum(np.abs(a.astype(np.float64)), cap).astype(a.dtype)
+    a.flags.writeable = not case.read_only
+    _ndarray_features(a)
     t = torch.tensor(a, dtype=target)
     assert t.dtype == target, f"torch.tensor(a, dtype={target}) gave {t.dtype}"
     ref = torch.tensor(a.astype(np.float64).tolist(), dtype=torch.float64).to(target)
@@ -293,6 +351,7 @@ def test_tensor_of_ndarray_dtype_override(device, case, target, cap):
 # Every grid array read-only too (issue 29): the sentence speaks of every
 # ndarray, and torch documents only a warning for non-writable ones.
 @nd_grid_examples(direction="address-only", writeable=False)
+@nd_kind_examples(read_only=False, direction="tensor-write", writeable=True)
 @given(
     case=nd_cases(),
     direction=st.sampled_from(["array-write", "tensor-write"]),
@@ -307,7 +366,7 @@ def test_from_numpy_shares_memory_both_ways(device, case, direction, writeable):
 
     a = case.build()
     a.flags.writeable = writeable
-    evidence.features(writeable=writeable)
+    _ndarray_features(a)
     with warnings.catch_warnings():
         # torch warns (once per process) that the array is not writable
         warnings.simplefilter("ignore", UserWarning)
@@ -330,17 +389,24 @@ def test_from_numpy_shares_memory_both_ways(device, case, direction, writeable):
 @nd_grid_examples(direction="array-write", target=None)
 @nd_grid_examples(per_dtype=lambda dt: {"target": NP_TO_TORCH[dt]}, direction="tensor-write")
 @nd_grid_examples(direction="array-write", target=torch.float64)
+@nd_kind_examples(direction="array-write", target=None)
 @given(
     case=nd_cases(),
     direction=st.sampled_from(["array-write", "tensor-write"]),
     target=st.one_of(st.none(), st.sampled_from(ALL_DTYPES)),
 )
 def test_as_tensor_of_ndarray_shares_unless_converted(device, case, direction, target):
-    """Kills: as_tensor(ndarray) that copies although nothing needs converting, or that
-    aliases when a dtype conversion was asked for."""
+    """Every layout of the grid, and misaligned and read-only arrays. A shared
+    read-only array is checked for its address only (torch.from_numpy's docstring:
+    writing through such a tensor is undefined behaviour); a converted copy of one
+    is checked without writing to the array.
+
+    Kills: as_tensor(ndarray) that copies although nothing needs converting (for some
+    kind of array), or that aliases when a dtype conversion was asked for."""
     a = case.build()
+    _ndarray_features(a)
     same = target is None or target == NP_TO_TORCH[a.dtype]
-    with capture_warnings():  # complex -> real casts warn
+    with capture_warnings():  # complex -> real casts warn; a read-only array warns once
         t = torch.as_tensor(a, dtype=target)
     want = NP_TO_TORCH[a.dtype] if target is None else target
     assert t.dtype == want, f"as_tensor(a, dtype={target}) gave {t.dtype}"
@@ -348,14 +414,17 @@ def test_as_tensor_of_ndarray_shares_unless_converted(device, case, direction, t
         return
     if same:
         assert t.data_ptr() == _np_addr(a), "as_tensor(ndarray) does not share the array's memory"
+        if not a.flags.writeable:
+            return
         if direction == "array-write":
             assert _array_write_seen_in_tensor(a, t), "array write not seen in as_tensor(a)"
         else:
             assert _tensor_write_seen_in_array(t, a), "as_tensor(a) write not seen in array"
     else:
         snapshot = t.clone()
-        a[_first(a)] = _sentinel(a)
         assert t.data_ptr() != _np_addr(a), "as_tensor(a, dtype=other) shares the array's memory"
+        if a.flags.writeable:
+            a[_first(a)] = _sentinel(a)
         assert same_bits(t, snapshot), "as_tensor(a, dtype=other): array write seen in tensor"
 
 
@@ -378,12 +447,17 @@ def test_from_numpy_takes_no_dtype(device, case, target, how):
 
 @pytest.mark.claim("numpy.from-numpy-not-resizable")
 @nd_grid_examples(extra=1)
+@nd_kind_examples(extra=1)
 @given(case=nd_cases(), extra=st.integers(1, 16))
 def test_from_numpy_storage_cannot_grow(device, case, extra):
-    """Kills: a from_numpy tensor whose storage can be reallocated (the array would
+    """Every layout of the grid, misaligned and read-only arrays.
+
+    Kills: a from_numpy tensor whose storage can be reallocated (the array would
     silently stop sharing memory with it)."""
     a = case.build()
-    t = torch.from_numpy(a)
+    _ndarray_features(a)
+    with capture_warnings():  # a read-only array warns once per process
+        t = torch.from_numpy(a)
     needed = t.untyped_storage().nbytes() // t.element_size() + extra
     with raises_with(RuntimeError, "Trying to resize storage that is not resizable"):
         t.resize_(needed)
@@ -485,6 +559,9 @@ def test_from_numpy_accepts_exactly_the_documented_dtypes(device, dt, size):
 
 
 @pytest.mark.claim("numpy.from-numpy-dtype-set")
+@example(dt=np.dtype("float32"), swapped=True, size=2)
+@example(dt=np.dtype("int16"), swapped=False, size=0)
+@example(dt=np.dtype("float64"), swapped=False, size=3)
 @given(
     dt=st.sampled_from(
         DOCUMENTED_NP_DTYPES
@@ -500,6 +577,7 @@ def test_from_numpy_dtype_set(device, dt, swapped, size):
     if swapped:
         dt = dt.newbyteorder()
     a = np.zeros(size, dtype=dt)
+    _ndarray_features(a)
     native = dt.isnative
     supported = np.dtype(dt.newbyteorder("=")) in NP_DTYPES
     if supported and native:
@@ -524,20 +602,28 @@ def test_from_numpy_dtype_set(device, dt, swapped, size):
 @pytest.mark.claim("numpy.asarray-ndarray-shares-unless-converted")
 @nd_grid_examples(where=_nonempty_nd, copy=None, explicit=False)
 @nd_grid_examples(where=_nonempty_nd, copy=False, explicit=True)
+@nd_kind_examples(copy=None, explicit=False)
 @given(
     case=nd_cases(min_side=1).filter(lambda c: c.base.ndim >= 1),
     copy=st.sampled_from([None, False]),
     explicit=st.booleans(),
 )
 def test_asarray_of_ndarray_shares_by_default(device, case, copy, explicit):
-    """Kills: asarray(ndarray) that copies by default or under copy=False.
-    (0-d arrays are a separate claim: asarray-zero-dim-ndarray.)"""
+    """Every non-empty layout of the grid, and misaligned and read-only arrays (a
+    read-only one is checked for its address only: writing through a tensor that
+    shares it is undefined behaviour per torch.from_numpy's docstring).
+
+    Kills: asarray(ndarray) that copies by default or under copy=False (for some
+    kind of array). (0-d arrays are a separate claim: asarray-zero-dim-ndarray.)"""
     a = case.build()
+    _ndarray_features(a)
     kwargs = {"dtype": NP_TO_TORCH[a.dtype]} if explicit else {}
-    t = torch.asarray(a, copy=copy, **kwargs)
+    with capture_warnings():  # a read-only array warns once per process
+        t = torch.asarray(a, copy=copy, **kwargs)
     assert t.dtype == NP_TO_TORCH[a.dtype], f"asarray gave {t.dtype}"
     assert t.data_ptr() == _np_addr(a), f"asarray(a, copy={copy}) does not share memory"
-    assert _array_write_seen_in_tensor(a, t), "array write not seen in asarray(a)"
+    if a.flags.writeable:
+        assert _array_write_seen_in_tensor(a, t), "array write not seen in asarray(a)"
 
 
 @pytest.mark.claim("numpy.asarray-ndarray-shares-unless-converted")
@@ -545,6 +631,7 @@ def test_asarray_of_ndarray_shares_by_default(device, case, copy, explicit):
 @nd_grid_examples(where=_nonempty_nd, copy=True, target=torch.float64)
 @nd_grid_examples(where=_nonempty_nd, copy=False, target=torch.complex128)
 @nd_grid_examples(where=_nonempty_nd, copy=None, target=torch.int16)
+@nd_kind_examples(copy=True, target=torch.float32)
 @given(
     case=nd_cases(min_side=1).filter(lambda c: c.base.ndim >= 1),
     copy=st.sampled_from([None, False, True]),
@@ -554,6 +641,7 @@ def test_asarray_of_ndarray_copies_when_converting_or_asked(device, case, copy, 
     """Kills: asarray(ndarray) that aliases despite copy=True or a dtype change, or that
     silently copies under copy=False instead of raising."""
     a = case.build()
+    _ndarray_features(a)
     converts = target != NP_TO_TORCH[a.dtype]
     if copy is False:
         if converts:
@@ -566,9 +654,10 @@ def test_asarray_of_ndarray_copies_when_converting_or_asked(device, case, copy, 
         t = torch.asarray(a, dtype=target, copy=copy)
     assert t.dtype == target, f"asarray(a, dtype={target}) gave {t.dtype}"
     assert t.data_ptr() != _np_addr(a), "asarray(a) shares memory despite copy/conversion"
-    snapshot = t.clone()
-    a[_first(a)] = _sentinel(a)
-    assert same_bits(t, snapshot), "array write seen in a copying asarray(a)"
+    if a.flags.writeable:
+        snapshot = t.clone()
+        a[_first(a)] = _sentinel(a)
+        assert same_bits(t, snapshot), "array write seen in a copying asarray(a)"
 
 
 def _dtype_examples(param: str, make, per_dtype=None, **fixed):
@@ -712,16 +801,31 @@ def test_asarray_of_numpy_scalar_copy_true_pinned(device, s, target):
 
 
 @pytest.mark.claim("numpy.numpy-shares-storage")
-@grid_examples(dtypes=NUMPY_DTYPES_NO_BF16, grid_values="all", direction="array-write")
-@grid_examples(dtypes=NUMPY_DTYPES_NO_BF16, direction="tensor-write")
+@grid_examples(
+    dtypes=NUMPY_DTYPES_NO_BF16, grid_values="all", direction="array-write", inference=False
+)
+@grid_examples(dtypes=NUMPY_DTYPES_NO_BF16, direction="tensor-write", inference=False)
+@grid_examples(dtypes=(torch.float32,), direction="array-write", inference=True)
 @given(
     spec=tensor_specs(dtype=NUMPY_DTYPES_NO_BF16),
     direction=st.sampled_from(["array-write", "tensor-write"]),
+    inference=st.just(False),
 )
-def test_numpy_shares_storage(device, spec, direction):
-    """Kills: Tensor.numpy() that copies (always, or for views with offsets, steps,
-    permutations or stride-0 expands), or changes dtype/strides."""
-    t = spec.build("cpu")
+def test_numpy_shares_storage(device, spec, direction, inference):
+    """Every dtype and layout of the grid; an inference tensor (made in
+    ``torch.inference_mode()``, converted outside it) for every layout, checked by
+    a write to the array (an in-place write to an inference tensor outside the mode
+    raises).
+
+    Kills: Tensor.numpy() that copies (always, or for views with offsets, steps,
+    permutations or stride-0 expands, or for inference tensors), or changes
+    dtype/strides."""
+    if inference:
+        with torch.inference_mode():
+            t = spec.build("cpu")
+    else:
+        t = spec.build("cpu")
+    evidence.features(tensor_kind="inference" if inference else "plain")
     a = t.numpy()
     assert NP_TO_TORCH[a.dtype] == t.dtype, f"{t.dtype}.numpy() is {a.dtype}"
     assert _strides_match(t, a), "numpy() changed shape or strides"
@@ -844,6 +948,10 @@ def test_numpy_force(device, spec, why):
     if why == "requires_grad" and spec.dtype not in DIFFERENTIABLE:
         why = "plain"
     t = _flagged(spec, why) if why != "plain" else spec.build("cpu")
+    evidence.features(
+        math_bit="conj" if t.is_conj() else "neg" if t.is_neg() else "none",
+        tensor_kind="non_leaf" if t.grad_fn else "leaf" if t.requires_grad else "plain",
+    )
     a = t.numpy(force=True)
     ref = t.detach().cpu().resolve_conj().resolve_neg()
     assert a.shape == tuple(ref.shape) and np.array_equal(a, ref.numpy()), (

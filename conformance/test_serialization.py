@@ -21,7 +21,7 @@ import tempfile
 
 import pytest
 import torch
-from hypothesis import assume, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from conformance import evidence
@@ -40,6 +40,7 @@ from strategies import (
     COMPLEX,
     DIFFERENTIABLE,
     NON_OVERLAPPING_VIEWS,
+    TensorSpec,
     grid_examples,
     shapes,
     tensor_specs,
@@ -309,7 +310,17 @@ def test_loaded_views_are_not_autograd_views(device, spec, fmt):
 # ============================================================ autograd state
 
 
+#: A float32 (2, 3) spec: the explicit examples of each state of a domain (issue 29).
+_F32_SPEC = TensorSpec(
+    dtype=torch.float32, base_shape=(2, 3), storage=(1.0, -0.0, 3.5, 4.0, 5.0, 6.0)
+)
+
+
 @pytest.mark.claim("serialization.requires-grad-and-leaf-after-load")
+@example(spec=_F32_SPEC, state="no-grad", how="zip")
+@example(spec=_F32_SPEC, state="leaf", how="legacy")
+@example(spec=_F32_SPEC, state="non-leaf-op", how="zip")
+@example(spec=_F32_SPEC, state="non-leaf-view", how="pickle")
 @given(
     spec=tensor_specs(dtype=DIFFERENTIABLE),
     state=st.sampled_from(["no-grad", "leaf", "non-leaf-op", "non-leaf-view"]),
@@ -330,6 +341,9 @@ def test_load_gives_leaves_with_saved_requires_grad(device, spec, state, how):
         t = spec.build(device, requires_grad=True) * 3
     else:
         t = spec.build(device, requires_grad=True).expand(spec.shape)  # a view, non-leaf
+    evidence.features(
+        tensor_kind="non_leaf" if t.grad_fn is not None else "leaf" if t.requires_grad else "plain"
+    )
     if how == "pickle":
         lt = _pickled(t)
     else:
@@ -659,6 +673,7 @@ def test_pickle_duplicates_shared_storage(device, spec, companions, protocol):
 
 @pytest.mark.claim("serialization.metadata-and-values-round-trip")
 @grid_examples(grid_values="all", how="zip", inference=False)
+@grid_examples(dtypes=(torch.float32,), grid_values="all", how="zip", inference=True)
 @given(
     spec=tensor_specs(values="all"),
     how=st.sampled_from(["zip", "legacy", "mmap", "zip-unsafe", "pickle"]),
@@ -677,7 +692,10 @@ def test_round_trip_keeps_metadata_and_bits(device, spec, how, inference):
     else:
         t = spec.build(device)
     want = spec.build(device)
-    evidence.features(wide_unsigned=spec.dtype in WIDE_UNSIGNED)
+    evidence.features(
+        wide_unsigned=spec.dtype in WIDE_UNSIGNED,
+        tensor_kind="inference" if inference else "plain",
+    )
     if how == "pickle":
         lt = _pickled(t)
     else:
@@ -754,6 +772,8 @@ def _plain_2x3(spec) -> bool:
 
 @pytest.mark.claim("serialization.loaded-not-shared")
 @grid_examples(where=_plain_2x3, grid_values="all", kind="tensor", shared=True, how="zip")
+@example(spec=_F32_SPEC, kind="parameter", shared=True, how="zip")
+@example(spec=_F32_SPEC, kind="parameter", shared=False, how="legacy")
 @given(
     spec=tensor_specs(values="all"),
     kind=st.sampled_from(["tensor", "parameter"]),
@@ -772,6 +792,7 @@ def test_loaded_tensor_is_not_in_shared_memory(device, spec, kind, shared, how):
     t = spec.build(device)
     if kind == "parameter":
         t = torch.nn.Parameter(t, requires_grad=False)
+    evidence.features(tensor_kind="parameter" if kind == "parameter" else "plain")
     if shared:
         t.share_memory_()
     assert t.is_shared() == shared, "share_memory_() did not put the source in shared memory"

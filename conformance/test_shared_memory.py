@@ -103,6 +103,23 @@ def _flat_alias(base: torch.Tensor) -> torch.Tensor:
     return base.view(-1)
 
 
+def _tensor_kind(t: torch.Tensor) -> str:
+    """The ``tensor_kind`` domain value of ``t`` (``conformance/domains.toml``)
+    among those :func:`_with_state` builds: ``parameter``, ``non_leaf``,
+    ``leaf`` (requires grad) or ``plain``."""
+    if isinstance(t, torch.nn.Parameter):
+        return "parameter"
+    if t.grad_fn is not None:
+        return "non_leaf"
+    return "leaf" if t.requires_grad else "plain"
+
+
+#: A float32 (2, 3) spec: the explicit examples of each state of a domain (issue 29).
+_F32_SPEC = TensorSpec(
+    dtype=torch.float32, base_shape=(2, 3), storage=(1.0, -0.0, 3.5, 4.0, 5.0, 6.0)
+)
+
+
 def _contiguous_only(spec) -> bool:
     """The grid's plain contiguous layout: with ``grid_examples``, one example per dtype."""
     return spec.base_shape == (2, 3) and not spec.views
@@ -112,6 +129,10 @@ def _contiguous_only(spec) -> bool:
 
 
 @pytest.mark.claim("shared_memory.share-returns-self-keeps-values")
+@grid_examples(grid_values="all", state="none")
+@grid_examples(dtypes=(torch.float32,), grid_values="all", state="leaf")
+@grid_examples(dtypes=(torch.float32,), grid_values="all", state="nonleaf")
+@grid_examples(dtypes=(torch.float32,), grid_values="all", state="parameter")
 @given(spec=tensor_specs(values="all"), state=st.sampled_from(AUTOGRAD_STATES))
 def test_share_memory_returns_self_and_keeps_values(device, spec, state):
     """The expected values are the tensor's own bytes read from its storage
@@ -122,6 +143,7 @@ def test_share_memory_returns_self_and_keeps_values(device, spec, state):
     (a flushed -0.0, a canonicalised NaN) or drops requires_grad / grad_fn /
     the Parameter type."""
     t = _with_state(spec, device, state)
+    evidence.features(tensor_kind=_tensor_kind(t))
     before = _meta(t)
     autograd = (t.requires_grad, t.is_leaf, t.grad_fn)
     values = element_bytes(t)
@@ -450,6 +472,7 @@ def _lazy(t: torch.Tensor, lazy: str) -> torch.Tensor:
 @grid_examples(
     dtypes=COMPLEX, where=_lazy_layouts, grid_values="all", lazy="neg", as_parameter=True
 )
+@example(spec=_F32_SPEC, lazy="none", as_parameter=True)
 @given(
     spec=tensor_specs(values="all"),
     lazy=st.sampled_from(["none", "conj", "neg"]),
@@ -466,7 +489,10 @@ def test_received_tensor_shares_data(device, spec, lazy, as_parameter):
     t = _lazy(spec.build(device), lazy)
     if as_parameter:
         t = torch.nn.Parameter(t, requires_grad=False)
-    evidence.features(lazy_bit=bool((t.is_conj() or t.is_neg()) and t.numel() > 0))
+    evidence.features(
+        lazy_bit=bool((t.is_conj() or t.is_neg()) and t.numel() > 0),
+        tensor_kind="parameter" if as_parameter else "plain",
+    )
     u = _round_trip(t)
     assert _meta(u) == _meta(t), f"the received tensor differs: {_meta(u)} vs {_meta(t)}"
     assert_same_bits(u, t, "the received tensor keeps the sent values")
@@ -559,6 +585,12 @@ def test_spawn_child_shares_tensor_and_view(device):
 
 
 @pytest.mark.claim("shared_memory.nonleaf-requires-grad-refused")
+@example(spec=_F32_SPEC, state="none")
+@example(spec=_F32_SPEC, state="leaf")
+@example(spec=_F32_SPEC, state="nonleaf")
+@example(spec=_F32_SPEC, state="view-of-leaf")
+@example(spec=_F32_SPEC, state="parameter")
+@example(spec=_F32_SPEC, state="frozen")
 @given(
     spec=tensor_specs(dtype=DIFFERENTIABLE),
     state=st.sampled_from(["none", "leaf", "nonleaf", "view-of-leaf", "parameter", "frozen"]),
@@ -574,6 +606,7 @@ def test_sending_nonleaf_requiring_grad_is_refused(device, spec, state):
     else:
         t = spec.build(device, requires_grad=True, leaf=True)
         t = {"leaf": t, "nonleaf": t * 1, "view-of-leaf": t[...]}[state]
+    evidence.features(tensor_kind=_tensor_kind(t))
     if state in ("nonleaf", "view-of-leaf"):
         with raises_with(RuntimeError, "Cowardly refusing to serialize non-leaf tensor"):
             ForkingPickler.dumps(t)
@@ -678,6 +711,7 @@ def test_share_memory_of_saved_tensor_keeps_graph(device, spec, share, parameter
 def test_module_share_memory_shares_everything(device, spec, buffer, tied, with_grad):
     """Kills: a Module.share_memory that skips buffers, grads or submodules,
     replaces parameter objects (unties tied ones) or alters values."""
+    evidence.features(tensor_kind={"parameter", "buffer"})  # every module holds both
     differentiable = spec.dtype in DIFFERENTIABLE
     m = torch.nn.Module()
     m.p = torch.nn.Parameter(spec.build(device), requires_grad=differentiable)

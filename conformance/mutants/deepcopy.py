@@ -13,6 +13,7 @@ See :mod:`conformance.mutants` for what a mutant is and how it is run.
 
 from __future__ import annotations
 
+from conformance.mutants._tensor_domain import domain_mutants
 from conformance.mutants.base import Mutant
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -450,6 +451,138 @@ MUTANTS: tuple[Mutant, ...] = (
         p = torch.nn.Parameter(torch.ones(2))
         with torch.inference_mode():
             assert copy.deepcopy(p).is_inference()
+        """,
+    ),
+    # ---------------------------------------------- domain values (issue 29)
+    *domain_mutants(
+        prefix="deepcopy-converts",
+        claims=("deepcopy.values-metadata-independent",),
+        what="copy.deepcopy(t) returns a copy converted to another dtype (float64, or float32 / another complex dtype)",
+        patch="""
+        import torch
+        _orig_deepcopy = torch.Tensor.__deepcopy__
+        def _other(dtype):
+            if dtype == torch.float64:
+                return torch.float32
+            if dtype == torch.complex64:
+                return torch.complex128
+            if dtype.is_complex:
+                return torch.complex64
+            return torch.float64
+
+        def __deepcopy__(self, memo):
+            c = _orig_deepcopy(self, memo)
+            if type(self) is torch.Tensor and _in_domain(self, {dim}, {value}):
+                with torch.no_grad():
+                    d = c.to(_other(c.dtype))
+                return d.requires_grad_(c.requires_grad)
+            return c
+        torch.Tensor.__deepcopy__ = __deepcopy__
+        """,
+        witness="""
+        import copy
+        import torch
+        t = {make}
+        assert copy.deepcopy(t).dtype == t.dtype
+        """,
+        dims={
+            "layout": (
+                "contiguous",
+                "offset",
+                "stepped",
+                "permuted",
+                "expanded",
+                "channels_last",
+                "zero-size",
+                "0-d",
+            ),
+            "dtype_family": ("bool", "signed", "unsigned", "reduced_float", "float", "complex"),
+            "tensor_kind": ("plain", "leaf"),
+        },
+        makers={
+            "tensor_kind": {
+                "plain": "torch.ones(3)",
+                "leaf": "torch.ones(3, requires_grad=True)",
+            }
+        },
+    ),
+    Mutant(
+        name="deepcopy-parameter-flips-requires-grad",
+        description="copy.deepcopy of an nn.Parameter returns a Parameter with requires_grad flipped",
+        claims=("deepcopy.requires-grad-and-leaf-kept", "deepcopy.grad-mode-independent"),
+        domain={"tensor_kind": "parameter"},
+        region="nn.Parameters (tensor_kind parameter)",
+        family="autograd",
+        source="""
+        import torch
+        _orig = torch.nn.Parameter.__deepcopy__
+        def __deepcopy__(self, memo):
+            c = _orig(self, memo)
+            if c.dtype.is_floating_point or c.dtype.is_complex:
+                c.requires_grad_(not c.requires_grad)
+            return c
+        torch.nn.Parameter.__deepcopy__ = __deepcopy__
+        """,
+        witness="""
+        import copy
+        import torch
+        p = torch.nn.Parameter(torch.ones(3))
+        assert copy.deepcopy(p).requires_grad
+        """,
+    ),
+    Mutant(
+        name="deepcopy-module-shares-buffers",
+        description="copy.deepcopy of an nn.Module moves the copy's buffers into shared memory",
+        claims=("deepcopy.copy-not-shared",),
+        domain={"tensor_kind": "buffer"},
+        region="module buffers (tensor_kind buffer)",
+        family="other",
+        source="""
+        import copy
+        import torch
+        def __deepcopy__(self, memo):
+            rv = self.__reduce_ex__(4)
+            new = copy._reconstruct(self, memo, *rv)
+            for b in new.buffers():
+                b.share_memory_()
+            return new
+        torch.nn.Module.__deepcopy__ = __deepcopy__
+        """,
+        witness="""
+        import copy
+        import torch
+        m = torch.nn.Module()
+        m.register_buffer("b", torch.ones(3))
+        m.share_memory()
+        assert not copy.deepcopy(m).b.is_shared()
+        """,
+    ),
+    Mutant(
+        name="deepcopy-copies-non-leaf",
+        description="copy.deepcopy of a non-leaf tensor returns a detached copy instead of raising RuntimeError 'Only Tensors created explicitly by the user (graph leaves)'",
+        claims=("deepcopy.nonleaf-raises", "deepcopy.grad-mode-independent"),
+        domain={"tensor_kind": "non_leaf"},
+        region="non-leaf tensors (tensor_kind non_leaf)",
+        family="autograd",
+        source="""
+        import torch
+        _orig = torch.Tensor.__deepcopy__
+        def __deepcopy__(self, memo):
+            if type(self) is torch.Tensor and not self.is_leaf:
+                return _orig(self.detach(), memo)
+            return _orig(self, memo)
+        torch.Tensor.__deepcopy__ = __deepcopy__
+        """,
+        witness="""
+        import copy
+        import torch
+        r = torch.ones(3, requires_grad=True) * 2
+        try:
+            copy.deepcopy(r)
+        except RuntimeError as e:
+            assert "graph leaves" in str(e)
+        else:
+            raise AssertionError("deepcopy of a non-leaf did not raise")
         """,
     ),
 )

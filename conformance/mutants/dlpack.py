@@ -11,7 +11,48 @@ See :mod:`conformance.mutants` for what a mutant is and how it is run.
 
 from __future__ import annotations
 
+from conformance.mutants._tensor_domain import NDARRAY_KINDS, domain_mutants
 from conformance.mutants.base import Mutant
+
+
+def _ndarray_import_copies(kind: str, arrays: str, make: str) -> Mutant:
+    """A mutant of ``torch.from_dlpack`` that, for an ndarray of one
+    ``ndarray_kind``, imports a copy of it (a flattened import when it is
+    empty) instead of sharing its memory."""
+    return Mutant(
+        name=f"dlpack-ndarray-import-copies-{kind.replace('_', '-')}",
+        description=f"torch.from_dlpack of {arrays} (ndarray objects or their capsules are "
+        "told apart by the object only) imports a copy, or a flattened tensor when empty, "
+        "instead of sharing the array's memory",
+        claims=("dlpack.from-dlpack-shares-memory",),
+        domain={"ndarray_kind": kind},
+        region=f"{arrays} passed as the object (ndarray_kind {kind})",
+        family="layout",
+        source=NDARRAY_KINDS
+        + f"""
+import numpy as np
+import torch
+import torch.utils.dlpack as _U
+_orig = _U.from_dlpack
+def from_dlpack(ext_tensor, *a, **k):
+    if isinstance(ext_tensor, np.ndarray) and {kind!r} in _ndarray_kinds(ext_tensor):
+        if ext_tensor.size == 0:
+            return _orig(ext_tensor, *a, **k).reshape(-1)
+        return _orig(ext_tensor.copy(), *a, **k)
+    return _orig(ext_tensor, *a, **k)
+_U.from_dlpack = from_dlpack
+torch.from_dlpack = from_dlpack
+""",
+        witness=f"""
+import numpy as np
+import torch
+{make}
+d = torch.from_dlpack(a)
+assert tuple(d.shape) == a.shape
+assert a.size == 0 or d.data_ptr() == a.__array_interface__["data"][0]
+""",
+    )
+
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant(
@@ -611,4 +652,138 @@ MUTANTS: tuple[Mutant, ...] = (
         assert torch.from_dlpack(t, device="cpu").data_ptr() == t.data_ptr()
         """,
     ),
+    # ---------------------------------------------- domain values (issue 29)
+    *domain_mutants(
+        prefix="dlpack-export-converts",
+        claims=("dlpack.from-dlpack-shares-memory", "dlpack.export-keeps-values"),
+        what="Tensor.__dlpack__ exports a converted copy (float64, or float32 / another complex dtype) of the tensor",
+        patch="""
+        import torch
+        _orig_dlpack = torch.Tensor.__dlpack__
+        def _other(dtype):
+            if dtype == torch.float64:
+                return torch.float32
+            if dtype == torch.complex64:
+                return torch.complex128
+            if dtype.is_complex:
+                return torch.complex64
+            return torch.float64
+
+        def __dlpack__(self, *args, **kwargs):
+            if (not self.requires_grad and not self.is_conj()
+                    and _in_domain(self, {dim}, {value})):
+                return _orig_dlpack(self.to(_other(self.dtype)), *args, **kwargs)
+            return _orig_dlpack(self, *args, **kwargs)
+        torch.Tensor.__dlpack__ = __dlpack__
+        """,
+        witness="""
+        import torch
+        t = {make}
+        d = torch.from_dlpack(t)
+        assert d.dtype == t.dtype and d.shape == t.shape
+        assert t.numel() == 0 or d.data_ptr() == t.data_ptr()
+        """,
+        dims={
+            "layout": (
+                "contiguous",
+                "offset",
+                "stepped",
+                "permuted",
+                "expanded",
+                "channels_last",
+                "zero-size",
+                "0-d",
+            ),
+            "dtype_family": ("bool", "signed", "unsigned", "reduced_float", "float", "complex"),
+        },
+    ),
+    *domain_mutants(
+        prefix="dlpack-exports-requires-grad",
+        claims=("dlpack.requires-grad-export-raises",),
+        what="Tensor.__dlpack__ exports a tensor that requires grad (detached) instead of raising BufferError",
+        patch="""
+        import torch
+        _orig_dlpack = torch.Tensor.__dlpack__
+        def __dlpack__(self, *args, **kwargs):
+            if self.requires_grad and _in_domain(self, {dim}, {value}):
+                return _orig_dlpack(self.detach(), *args, **kwargs)
+            return _orig_dlpack(self, *args, **kwargs)
+        torch.Tensor.__dlpack__ = __dlpack__
+        """,
+        witness="""
+        import torch
+        t = {make}
+        try:
+            t.__dlpack__()
+        except BufferError:
+            pass
+        else:
+            raise AssertionError("a tensor that requires grad was exported")
+        """,
+        dims={"tensor_kind": ("leaf", "non_leaf", "parameter")},
+    ),
+    *(
+        Mutant(
+            name=f"dlpack-exports-requires-grad-{mode.replace('_', '-')}",
+            description="Tensor.__dlpack__ exports a tensor that requires grad (detached) instead of "
+            f"raising BufferError, when grad mode is {'disabled' if mode == 'no_grad' else 'enabled'}",
+            claims=("dlpack.requires-grad-export-raises",),
+            domain={"grad_mode": mode},
+            region=f"exports under grad_mode {mode}",
+            family="mode",
+            source=f"""
+            import torch
+            _orig_dlpack = torch.Tensor.__dlpack__
+            def __dlpack__(self, *args, **kwargs):
+                if self.requires_grad and torch.is_grad_enabled() == {mode == "enabled"!r}:
+                    return _orig_dlpack(self.detach(), *args, **kwargs)
+                return _orig_dlpack(self, *args, **kwargs)
+            torch.Tensor.__dlpack__ = __dlpack__
+            """,
+            witness=f"""
+            import torch
+            t = torch.ones(3, requires_grad=True)
+            with torch.set_grad_enabled({mode == "enabled"!r}):
+                try:
+                    t.__dlpack__()
+                except BufferError:
+                    pass
+                else:
+                    raise AssertionError("a tensor that requires grad was exported")
+            """,
+        )
+        for mode in ("enabled", "no_grad")
+    ),
+    *domain_mutants(
+        prefix="dlpack-device-wrong-id",
+        claims=("dlpack.dlpack-device-cpu",),
+        what="t.__dlpack_device__() reports device id 1 instead of 0",
+        patch="""
+        import torch
+        _orig_device = torch.Tensor.__dlpack_device__
+        def __dlpack_device__(self):
+            d = _orig_device(self)
+            if _in_domain(self, {dim}, {value}):
+                return (d[0], 1)
+            return d
+        torch.Tensor.__dlpack_device__ = __dlpack_device__
+        """,
+        witness="""
+        import torch
+        t = {make}
+        assert t.__dlpack_device__() == (1, 0)
+        """,
+        dims={"tensor_kind": ("plain", "leaf", "parameter"), "math_bit": ("none", "conj", "neg")},
+    ),
+    _ndarray_import_copies("plain", "C-contiguous ndarrays", "a = np.arange(6.0).reshape(2, 3)"),
+    _ndarray_import_copies(
+        "misaligned",
+        "misaligned ndarrays (flags.aligned False)",
+        "a = np.zeros(25, dtype=np.uint8)[1:].view(np.float64)\nassert not a.flags.aligned",
+    ),
+    _ndarray_import_copies(
+        "non_contiguous", "non-contiguous ndarrays", "a = np.arange(10.0).reshape(2, 5)[:, ::2]"
+    ),
+    _ndarray_import_copies("zero_size", "zero-size ndarrays", "a = np.zeros((0, 3))"),
+    _ndarray_import_copies("0-d", "0-d ndarrays", "a = np.array(2.5)"),
 )

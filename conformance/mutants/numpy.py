@@ -6,14 +6,94 @@ See :mod:`conformance.mutants` for what a mutant is and how it is run.
 
 from __future__ import annotations
 
+from conformance.mutants._tensor_domain import NDARRAY_KINDS as _NDARRAY_KINDS
+from conformance.mutants._tensor_domain import domain_mutants
 from conformance.mutants.base import Mutant
+
+
+def _import_copies(kind: str, arrays: str, witness: str, asarray: bool = True) -> Mutant:
+    """A mutant of the ndarray import path (torch.from_numpy and the sharing
+    torch.as_tensor and - with ``asarray`` - torch.asarray, which build on it)
+    that copies the arrays of one ``ndarray_kind`` instead of sharing their memory."""
+    claims = ("numpy.from-numpy-shares-memory", "numpy.as-tensor-shares-memory")
+    if asarray:
+        claims += ("numpy.asarray-ndarray-shares-unless-converted",)
+    return Mutant(
+        name=f"ndarray-import-copies-{kind.replace('_', '-')}",
+        description=f"torch.from_numpy, torch.as_tensor{' and torch.asarray' if asarray else ''} "
+        f"(same dtype) copy {arrays} instead of sharing their memory",
+        claims=claims,
+        domain={"ndarray_kind": kind},
+        region=f"{arrays} (ndarray_kind {kind})",
+        family="layout",
+        source=_NDARRAY_KINDS
+        + f"""
+import numpy as np
+import torch
+_orig_from_numpy, _orig_as_tensor = torch.from_numpy, torch.as_tensor
+def from_numpy(a):
+    if isinstance(a, np.ndarray) and {kind!r} in _ndarray_kinds(a):
+        return _orig_from_numpy(a.copy())
+    return _orig_from_numpy(a)
+def as_tensor(data, *args, **kwargs):
+    if isinstance(data, np.ndarray) and {kind!r} in _ndarray_kinds(data):
+        data = data.copy()
+    return _orig_as_tensor(data, *args, **kwargs)
+torch.from_numpy, torch.as_tensor = from_numpy, as_tensor
+if {asarray!r}:
+    _orig_asarray = torch.asarray
+    def asarray(obj, *args, **kwargs):
+        if isinstance(obj, np.ndarray) and {kind!r} in _ndarray_kinds(obj):
+            obj = obj.copy()
+        return _orig_asarray(obj, *args, **kwargs)
+    torch.asarray = asarray
+""",
+        witness=f"""
+import numpy as np
+import torch
+{witness}
+for t in (torch.from_numpy(a), torch.as_tensor(a)) + ((torch.asarray(a),) if {asarray!r} else ()):
+    assert t.data_ptr() == a.__array_interface__["data"][0]
+""",
+    )
+
+
+def _numpy_force(
+    name: str, domain: dict, region: str, what: str, guard: str, result: str, witness: str
+) -> Mutant:
+    """A mutant of ``Tensor.numpy(force=True)`` wrong only where ``guard``
+    (an expression of ``self``) holds: there it returns ``result`` (an
+    expression of ``self`` and ``_orig``)."""
+    return Mutant(
+        name=name,
+        description=f"t.numpy(force=True) {what}",
+        claims=("numpy.numpy-force",),
+        domain=domain,
+        region=region,
+        family="autograd" if "tensor_kind" in domain else "value",
+        source=f"""
+import torch
+_orig = torch.Tensor.numpy
+def numpy(self, *args, **kwargs):
+    if kwargs.get("force", False) and ({guard}):
+        return {result}
+    return _orig(self, *args, **kwargs)
+torch.Tensor.numpy = numpy
+""",
+        witness=f"""
+import numpy as np
+import torch
+{witness}
+""",
+    )
+
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         name="from-numpy-copies-read-only",
         description="torch.from_numpy of a read-only ndarray (flags.writeable False) returns a copy instead of a tensor sharing the array's memory",
         claims=("numpy.from-numpy-shares-memory",),
-        domain={"writeable": False},
+        domain=(("writeable", False), ("ndarray_kind", "read_only")),
         region="read-only ndarrays",
         family="other",
         source="""
@@ -746,5 +826,201 @@ MUTANTS: tuple[Mutant, ...] = (
             a = v.numpy()
         assert a.__array_interface__["data"][0] == v.data_ptr()
         """,
+    ),
+    # ---------------------------------------------- domain values (issue 29)
+    _numpy_force(
+        "numpy-force-copies-plain",
+        {"tensor_kind": "plain"},
+        "tensors that do not require grad (tensor_kind plain)",
+        "returns a copy of a tensor that does not require grad (instead of sharing its storage)",
+        "not self.requires_grad",
+        "_orig(self, force=True).copy()",
+        "t = torch.arange(3.0)\na = t.numpy(force=True)\nassert a.ctypes.data == t.data_ptr()",
+    ),
+    _numpy_force(
+        "numpy-force-copies-leaf",
+        {"tensor_kind": "leaf"},
+        "leaves that require grad (tensor_kind leaf)",
+        "returns a copy of a leaf that requires grad (instead of sharing its storage)",
+        "self.requires_grad and self.grad_fn is None",
+        "_orig(self, force=True).copy()",
+        "t = torch.arange(3.0, requires_grad=True)\n"
+        "assert t.numpy(force=True).ctypes.data == t.data_ptr()",
+    ),
+    _numpy_force(
+        "numpy-force-copies-non-leaf",
+        {"tensor_kind": "non_leaf"},
+        "non-leaf tensors (tensor_kind non_leaf)",
+        "returns a copy of a non-leaf (instead of sharing its storage)",
+        "self.grad_fn is not None",
+        "_orig(self, force=True).copy()",
+        "t = torch.arange(6.0, requires_grad=True)[1:]\n"
+        "assert t.numpy(force=True).ctypes.data == t.data_ptr()",
+    ),
+    _numpy_force(
+        "numpy-force-copies-without-math-bits",
+        {"math_bit": "none"},
+        "tensors without a conjugate or negative bit (math_bit none)",
+        "returns a copy of a tensor without a conjugate or negative bit (instead of sharing)",
+        "not self.is_conj() and not self.is_neg()",
+        "_orig(self, force=True).copy()",
+        "t = torch.arange(3.0)\nassert t.numpy(force=True).ctypes.data == t.data_ptr()",
+    ),
+    _numpy_force(
+        "numpy-force-ignores-conj",
+        {"math_bit": "conj"},
+        "conjugate views (math_bit conj)",
+        "of a conjugate view returns its storage's values unconjugated (the bit dropped)",
+        "self.is_conj()",
+        "_orig(self.detach().conj(), force=True)",
+        "c = torch.tensor([1 + 2j])\n"
+        "assert np.array_equal(c.conj().numpy(force=True), np.array([1 - 2j]))",
+    ),
+    _numpy_force(
+        "numpy-force-ignores-neg",
+        {"math_bit": "neg"},
+        "negative-bit views (math_bit neg)",
+        "of a negative-bit view returns its storage's values un-negated (the bit dropped)",
+        "self.is_neg()",
+        "_orig(torch._neg_view(self.detach()), force=True)",
+        "c = torch.tensor([1 + 2j])\nv = c.conj().imag\nassert v.is_neg()\n"
+        "assert np.array_equal(v.numpy(force=True), np.array([-2.0]))",
+    ),
+    Mutant(
+        name="from-numpy-accepts-byteswapped",
+        description="torch.from_numpy of a non-native byte order array of a supported dtype returns a tensor of its values (a native-order copy) instead of raising ValueError 'byte order'",
+        claims=("numpy.from-numpy-dtype-set",),
+        domain={"ndarray_kind": "byteswapped"},
+        region="non-native byte order arrays (ndarray_kind byteswapped)",
+        family="dtype",
+        source="""
+        import numpy as np
+        import torch
+        _orig = torch.from_numpy
+        def from_numpy(a):
+            if isinstance(a, np.ndarray) and not a.dtype.isnative:
+                try:
+                    return _orig(a.astype(a.dtype.newbyteorder("=")))
+                except TypeError:
+                    pass
+            return _orig(a)
+        torch.from_numpy = from_numpy
+        """,
+        witness="""
+        import numpy as np
+        import torch
+        a = np.zeros(2, dtype=np.dtype("float32").newbyteorder())
+        try:
+            torch.from_numpy(a)
+        except ValueError as e:
+            assert "byte order" in str(e)
+        else:
+            raise AssertionError("from_numpy accepted a byte-swapped array")
+        """,
+    ),
+    Mutant(
+        name="from-numpy-copies-writable",
+        description="torch.from_numpy of a writable ndarray (flags.writeable True) returns a copy instead of a tensor sharing the array's memory (read-only arrays are shared)",
+        claims=("numpy.from-numpy-shares-memory",),
+        domain={"writeable": True},
+        region="writable ndarrays",
+        family="other",
+        source="""
+        import numpy as np
+        import torch
+        _orig = torch.from_numpy
+        def from_numpy(a):
+            if isinstance(a, np.ndarray) and a.flags.writeable:
+                return _orig(a.copy())
+            return _orig(a)
+        torch.from_numpy = from_numpy
+        """,
+        witness="""
+        import numpy as np
+        import torch
+        a = np.arange(3.0)
+        assert torch.from_numpy(a).data_ptr() == a.ctypes.data
+        """,
+    ),
+    _import_copies(
+        "plain",
+        "writable, aligned, C- or F-contiguous, non-empty arrays of 1 or more dims",
+        "a = np.arange(6.0).reshape(2, 3)",
+    ),
+    _import_copies(
+        "misaligned",
+        "misaligned arrays (flags.aligned False)",
+        "a = np.zeros(25, dtype=np.uint8)[1:].view(np.float64)\nassert not a.flags.aligned",
+    ),
+    _import_copies(
+        "non_contiguous",
+        "arrays neither C- nor F-contiguous",
+        "a = np.arange(10.0).reshape(2, 5)[:, 1::2]",
+    ),
+    _import_copies("0-d", "0-d arrays", "a = np.array(2.5)", asarray=False),
+    Mutant(
+        name="ndarray-import-zero-size-dtype",
+        description="torch.from_numpy and torch.as_tensor of a zero-size ndarray return a tensor of another dtype (float64 <-> float32)",
+        claims=("numpy.from-numpy-shares-memory", "numpy.as-tensor-shares-memory"),
+        domain={"ndarray_kind": "zero_size"},
+        region="zero-size ndarrays (ndarray_kind zero_size)",
+        family="layout",
+        source="""
+        import numpy as np
+        import torch
+        _orig_from_numpy, _orig_as_tensor = torch.from_numpy, torch.as_tensor
+        def _other(t):
+            return t.to(torch.float32 if t.dtype == torch.float64 else torch.float64)
+        def from_numpy(a):
+            t = _orig_from_numpy(a)
+            return _other(t) if isinstance(a, np.ndarray) and a.size == 0 else t
+        def as_tensor(data, *args, **kwargs):
+            t = _orig_as_tensor(data, *args, **kwargs)
+            return _other(t) if isinstance(data, np.ndarray) and data.size == 0 else t
+        torch.from_numpy, torch.as_tensor = from_numpy, as_tensor
+        """,
+        witness="""
+        import numpy as np
+        import torch
+        a = np.zeros((0, 3))
+        assert torch.from_numpy(a).dtype == torch.float64
+        assert torch.as_tensor(a).dtype == torch.float64
+        """,
+    ),
+    *domain_mutants(
+        prefix="numpy-copies",
+        claims=("numpy.numpy-shares-storage",),
+        what="Tensor.numpy() returns a copy (a flattened array when empty) instead of a view of the tensor's storage",
+        patch="""
+        import torch
+        _orig_numpy = torch.Tensor.numpy
+        def numpy(self, *args, **kwargs):
+            a = _orig_numpy(self, *args, **kwargs)
+            if _in_domain(self, {dim}, {value}):
+                return a.copy() if a.size else a.reshape(-1)
+            return a
+        torch.Tensor.numpy = numpy
+        """,
+        witness="""
+        import torch
+        t = {make}
+        a = t.numpy()
+        assert a.shape == tuple(t.shape)
+        assert t.numel() == 0 or a.__array_interface__["data"][0] == t.data_ptr()
+        """,
+        dims={
+            "layout": (
+                "contiguous",
+                "offset",
+                "stepped",
+                "permuted",
+                "expanded",
+                "channels_last",
+                "zero-size",
+                "0-d",
+            ),
+            "dtype_family": ("bool", "signed", "unsigned", "reduced_float", "float", "complex"),
+            "tensor_kind": ("inference",),
+        },
     ),
 )

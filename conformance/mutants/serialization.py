@@ -12,6 +12,7 @@ See :mod:`conformance.mutants` for what a mutant is and how it is run.
 
 from __future__ import annotations
 
+from conformance.mutants._tensor_domain import domain_mutants
 from conformance.mutants.base import Mutant
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -487,6 +488,111 @@ MUTANTS: tuple[Mutant, ...] = (
         buf.seek(0)
         with torch.inference_mode():
             assert torch.load(buf, weights_only=True).is_inference()
+        """,
+    ),
+    # ---------------------------------------------- domain values (issue 29)
+    *domain_mutants(
+        prefix="save-converts",
+        claims=("serialization.metadata-and-values-round-trip",),
+        what="torch.save of a bare tensor writes a copy converted to another dtype (float64, or float32 / another complex dtype)",
+        patch="""
+        import torch
+        _orig_save = torch.save
+        def _other(dtype):
+            if dtype == torch.float64:
+                return torch.float32
+            if dtype == torch.complex64:
+                return torch.complex128
+            if dtype.is_complex:
+                return torch.complex64
+            return torch.float64
+
+        def save(obj, *args, **kwargs):
+            if type(obj) is torch.Tensor and _in_domain(obj, {dim}, {value}):
+                with torch.no_grad():
+                    obj = obj.to(_other(obj.dtype))
+            return _orig_save(obj, *args, **kwargs)
+        torch.save = save
+        """,
+        witness="""
+        import io
+        import torch
+        t = {make}
+        buf = io.BytesIO()
+        torch.save(t, buf)
+        buf.seek(0)
+        assert torch.load(buf).dtype == t.dtype
+        """,
+        dims={
+            "layout": (
+                "contiguous",
+                "offset",
+                "stepped",
+                "permuted",
+                "expanded",
+                "channels_last",
+                "zero-size",
+                "0-d",
+            ),
+            "dtype_family": ("bool", "signed", "unsigned", "reduced_float", "float", "complex"),
+            "tensor_kind": ("plain", "inference"),
+        },
+        makers={
+            "tensor_kind": {
+                "plain": "torch.ones(3)",
+                "inference": "torch.inference_mode()(torch.ones)(3)",
+            }
+        },
+    ),
+    *domain_mutants(
+        prefix="save-flips-requires-grad",
+        claims=("serialization.requires-grad-and-leaf-after-load",),
+        what="torch.save of a bare floating tensor writes it with requires_grad flipped",
+        patch="""
+        import torch
+        _orig_save = torch.save
+        def save(obj, *args, **kwargs):
+            if (type(obj) is torch.Tensor and obj.dtype.is_floating_point
+                    and _in_domain(obj, {dim}, {value})):
+                obj = obj.detach().requires_grad_(not obj.requires_grad)
+            return _orig_save(obj, *args, **kwargs)
+        torch.save = save
+        """,
+        witness="""
+        import io
+        import torch
+        t = {make}
+        buf = io.BytesIO()
+        torch.save(t, buf)
+        buf.seek(0)
+        assert torch.load(buf).requires_grad == t.requires_grad
+        """,
+        dims={"tensor_kind": ("leaf", "non_leaf")},
+    ),
+    Mutant(
+        name="load-shares-parameters",
+        description="torch.load moves a loaded nn.Parameter's storage into shared memory",
+        claims=("serialization.loaded-not-shared",),
+        domain={"tensor_kind": "parameter"},
+        region="nn.Parameters loaded by torch.load (tensor_kind parameter)",
+        family="autograd",
+        source="""
+        import torch
+        _orig_load = torch.load
+        def load(*args, **kwargs):
+            obj = _orig_load(*args, **kwargs)
+            if isinstance(obj, torch.nn.Parameter):
+                obj.share_memory_()
+            return obj
+        torch.load = load
+        """,
+        witness="""
+        import io
+        import torch
+        buf = io.BytesIO()
+        torch.save(torch.nn.Parameter(torch.ones(3)), buf)
+        buf.seek(0)
+        assert not torch.load(buf).is_shared()
         """,
     ),
 )

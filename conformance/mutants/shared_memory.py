@@ -13,6 +13,7 @@ See :mod:`conformance.mutants` for what a mutant is and how it is run.
 
 from __future__ import annotations
 
+from conformance.mutants._tensor_domain import domain_mutants
 from conformance.mutants.base import Mutant
 
 #: Re-register a wrapped ``reduce_tensor`` for tensors and Parameters.
@@ -326,6 +327,7 @@ MUTANTS: tuple[Mutant, ...] = (
         name="module-share-memory-skips-buffers",
         description="Module.share_memory() shares parameters (and their grads) but leaves buffers private",
         claims=("shared_memory.module-share-memory",),
+        domain={"tensor_kind": "buffer"},
         region="module buffers (parameters are shared)",
         family="other",
         source="""
@@ -443,6 +445,74 @@ MUTANTS: tuple[Mutant, ...] = (
         t = torch.from_numpy(np.zeros(3, dtype=np.int32))
         u = pickle.loads(ForkingPickler.dumps(t))
         assert u.data_ptr() == t.data_ptr()
+        """,
+    ),
+    # ---------------------------------------------- domain values (issue 29)
+    *domain_mutants(
+        prefix="share-memory-returns-copy",
+        claims=("shared_memory.share-returns-self-keeps-values",),
+        what="t.share_memory_() moves a clone of t into shared memory and returns the clone instead of t",
+        patch="""
+        import torch
+        _orig_share = torch.Tensor.share_memory_
+        def share_memory_(self):
+            if _in_domain(self, {dim}, {value}):
+                with torch.no_grad():
+                    return _orig_share(self.clone())
+            return _orig_share(self)
+        torch.Tensor.share_memory_ = share_memory_
+        """,
+        witness="""
+        import torch
+        t = {make}
+        assert t.share_memory_() is t
+        """,
+        dims={
+            "layout": (
+                "contiguous",
+                "offset",
+                "stepped",
+                "permuted",
+                "expanded",
+                "channels_last",
+                "zero-size",
+                "0-d",
+            ),
+            "dtype_family": ("bool", "signed", "unsigned", "reduced_float", "float", "complex"),
+            "tensor_kind": ("plain", "leaf", "non_leaf", "parameter"),
+        },
+        makers={
+            "tensor_kind": {
+                "plain": "torch.ones(3)",
+                "leaf": "torch.ones(3, requires_grad=True)",
+                "non_leaf": "torch.ones(3, requires_grad=True) * 2",
+                "parameter": "torch.nn.Parameter(torch.ones(3))",
+            }
+        },
+    ),
+    Mutant(
+        name="module-share-memory-skips-parameters",
+        description="nn.Module.share_memory() shares buffers and grads but leaves the parameters private",
+        claims=("shared_memory.module-share-memory",),
+        domain={"tensor_kind": "parameter"},
+        region="a module's parameters (tensor_kind parameter; buffers and grads are shared)",
+        family="other",
+        source="""
+        import torch
+        def share_memory(self):
+            for b in self.buffers():
+                b.share_memory_()
+            for p in self.parameters():
+                if p.grad is not None:
+                    p.grad.share_memory_()
+            return self
+        torch.nn.Module.share_memory = share_memory
+        """,
+        witness="""
+        import torch
+        m = torch.nn.Linear(2, 2)
+        assert m.share_memory() is m
+        assert m.weight.is_shared()
         """,
     ),
 )

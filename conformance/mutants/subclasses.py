@@ -12,6 +12,7 @@ See :mod:`conformance.mutants` for what a mutant is and how it is run.
 
 from __future__ import annotations
 
+from conformance.mutants._tensor_domain import domain_mutants
 from conformance.mutants.base import Mutant
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -389,5 +390,47 @@ MUTANTS: tuple[Mutant, ...] = (
         d.copy_(W(torch.ones(3)))
         assert d.tolist() == [1.0, 1.0, 1.0]
         """,
+    ),
+    # ---------------------------------------------- domain values (issue 29)
+    *domain_mutants(
+        prefix="torch-function-drops-type",
+        claims=(
+            "subclasses.torch-function-type-preserved",
+            "subclasses.views-share-storage-and-version",
+        ),
+        what="the default Tensor.__torch_function__ returns plain Tensors (the subclass type dropped) for ops whose first argument is a subclass instance",
+        patch="""
+        import torch
+        _orig_tf = torch.Tensor.__torch_function__.__func__
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            ret = _orig_tf(cls, func, types, args, kwargs)
+            first = args[0] if args else None
+            if (cls is not torch.Tensor and isinstance(first, torch.Tensor)
+                    and isinstance(ret, cls) and _in_domain(first, {dim}, {value})):
+                with torch._C.DisableTorchFunctionSubclass():
+                    return ret.as_subclass(torch.Tensor)
+            return ret
+        torch.Tensor.__torch_function__ = classmethod(__torch_function__)
+        """,
+        witness="""
+        import torch
+        class S(torch.Tensor):
+            pass
+        s = ({make}).as_subclass(S)
+        assert type(s.view(s.shape)) is S
+        """,
+        dims={
+            "layout": (
+                "contiguous",
+                "offset",
+                "stepped",
+                "permuted",
+                "expanded",
+                "channels_last",
+                "zero-size",
+                "0-d",
+            ),
+            "dtype_family": ("bool", "signed", "unsigned", "reduced_float", "float", "complex"),
+        },
     ),
 )
