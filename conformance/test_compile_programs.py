@@ -9,7 +9,13 @@ shows the program (``program=Program(...)``, runnable) and its source as a
 script (in the failure message and the notes).
 
 Budget (``ci`` profile): 100 programs on eager and aot_eager, 30 on inductor
-(:data:`conformance.compile_oracle.EXAMPLE_SHARE`); inductor's on-disk FX
+(:data:`conformance.compile_oracle.EXAMPLE_SHARE`), each after the explicit
+examples - among them :data:`strategies.programs.LAYOUT_GRID`, two programs
+that draw every argument layout x output kind pair (the ``arg_layout`` and
+``output_kind`` domain of the program claims) on every backend, so a
+backend's coverage of the grid never rests on its share of examples. Each
+example reports ``arg_layout``, ``output_kind`` and their pairs
+(``layout_output``) as features. Inductor's on-disk FX
 graph cache is kept (safe), the AOTAutograd cache is off (keyed without input
 aliasing, pytorch/pytorch#139789).
 """
@@ -29,7 +35,16 @@ from conformance.compile_oracle import (
     differential,
     scaled_examples,
 )
-from strategies.programs import Arg, Base, Program, Step, programs
+from strategies.programs import (
+    LAYOUT_GRID,
+    Arg,
+    Base,
+    Program,
+    Step,
+    arg_layouts,
+    output_kind,
+    programs,
+)
 
 pytestmark = pytest.mark.oracle("clone", "detach")  # compile_oracle snapshots with detach().clone()
 
@@ -40,6 +55,17 @@ PROGRAM_CLAIMS = tuple(ASPECTS[a] for a in PROGRAM_ASPECTS)
 
 def _check(cmp, aspects) -> None:
     cmp.check(aspects)
+
+
+def _layout_grid(test):
+    """Add every program of :data:`strategies.programs.LAYOUT_GRID` as an
+    explicit example: each backend's run draws every ``arg_layout`` x
+    ``output_kind`` pair of the claims' declared domain by construction, in
+    every profile (inductor runs a fraction of the examples, so its
+    coverage is planned, not left to the strategy)."""
+    for program in reversed(LAYOUT_GRID):
+        test = example(program=program)(test)
+    return test
 
 
 def _run_program(device, backend, program) -> None:
@@ -57,6 +83,7 @@ def _run_program(device, backend, program) -> None:
 
 @pytest.mark.claim(*PROGRAM_CLAIMS)
 @pytest.mark.backends("eager", "aot_eager")
+@_layout_grid
 @example(
     # Two overlapping views of one base; the program writes through one and
     # reads the other (the fresh-compile side of pytorch/pytorch#139789).
@@ -88,6 +115,7 @@ def test_generated_programs_keep_eager_semantics(device, backend, program):
 
 @pytest.mark.claim(*PROGRAM_CLAIMS)
 @pytest.mark.backends("inductor")
+@_layout_grid
 @example(
     # Two overlapping views of one base; the program writes through one and
     # reads the other (the fresh-compile side of pytorch/pytorch#139789).
@@ -215,6 +243,11 @@ def _id_intermediate_and_noop_view(x):
     return b, b.view(-1)
 
 
+def _id_intermediate_view_returned(x):
+    b = x * 2
+    return b, b[1:]
+
+
 IDENTITY = {
     "inplace-returns-input": _id_inplace_returns_input,
     "contiguous-returns-self": _id_contiguous_returns_self,
@@ -223,25 +256,77 @@ IDENTITY = {
     "view-returned-twice": _id_view_returned_twice,
     "clone-returned-twice": _id_clone_returned_twice,
     "intermediate-and-noop-view": _id_intermediate_and_noop_view,
+    "intermediate-view-returned": _id_intermediate_view_returned,
 }
 
 
+def _layout_inputs(device, arg_kind: str) -> Inputs:
+    """The argument of an identity form in one ``arg_layout``: a plain
+    vector (``contiguous``), ``base[1:]`` (``offset``), a transposed 2-D
+    view, an expanded view, or ``base[1:5]`` passed beside a second argument
+    ``base[:4]`` that overlaps it (``aliased``; the form ignores it)."""
+    if arg_kind == "contiguous":
+        return Inputs.of(_vec(device))
+    if arg_kind == "offset":
+        base = torch.arange(0.0, 5.0, device=device)
+        return Inputs.of(base[1:], base=base)
+    if arg_kind == "transposed":
+        base = torch.arange(1.0, 7.0, device=device).reshape(2, 3)
+        return Inputs.of(base.t(), base=base)
+    if arg_kind == "expanded":
+        base = torch.arange(1.0, 5.0, device=device)
+        return Inputs.of(base.expand(2, -1), base=base)
+    if arg_kind == "aliased":
+        base = torch.arange(0.0, 6.0, device=device)
+        return Inputs.of(base[1:5], base[:4], base=base)
+    raise ValueError(f"unknown argument kind {arg_kind!r}")
+
+
+def _identity_features(cmp, inputs: Inputs) -> None:
+    """Report the ``arg_layout`` of the arguments and the ``output_kind`` of
+    each tensor eager returned (the claim's declared domain); the forms bind
+    no alias of an intermediate but views, so ``_is_view()`` tells an
+    intermediate's view from the intermediate."""
+    args = [a for a in inputs.args if isinstance(a, torch.Tensor)]
+    outs = [o for o in cmp.eager.returned if isinstance(o, torch.Tensor)]
+    eager_args = [cmp.eager.values[f"a{i}"] for i in range(len(args))]
+    evidence.features(
+        arg_layout=frozenset().union(*arg_layouts(args)),
+        output_kind=frozenset(output_kind(o, eager_args) for o in outs),
+    )
+
+
 @pytest.mark.claim("compile.output-identity-matches-eager")
-@given(form=st.sampled_from(sorted(IDENTITY)), view_arg=st.booleans())
-def test_output_identity_matches_eager(device, backend, form, view_arg):
+# Every arg_layout and output_kind of the claim's domain, on every backend
+# (the given draws contiguous and offset arguments only).
+@example(form="inplace-returns-input", arg_kind="transposed")
+@example(form="view-returned-twice", arg_kind="expanded")
+@example(form="input-returned-after-write", arg_kind="aliased")
+@example(form="intermediate-view-returned", arg_kind="contiguous")
+@example(form="to-returns-self", arg_kind="offset")
+@given(form=st.sampled_from(sorted(IDENTITY)), arg_kind=st.sampled_from(("contiguous", "offset")))
+def test_output_identity_matches_eager(device, backend, form, arg_kind):
     """Python identity of outputs (``is``) against eager, for the documented
-    ``return self`` forms, a tensor returned twice and an intermediate with a
-    no-op view of it; the argument is a plain tensor or a view of a base.
+    ``return self`` forms, a tensor returned twice, an intermediate with a
+    no-op view of it and with a slice of it; the argument is a plain tensor
+    or a view of a base at an offset (drawn), or - as explicit examples - a
+    transposed view, an expanded view, or a view aliased by a second argument.
 
     Kills: a compile path that returns a new alias where eager returns the
     input itself (or one object where eager returns two)."""
-
-    def make():
-        if view_arg:
-            base = torch.arange(0.0, 5.0, device=device)
-            return Inputs.of(base[1:], base=base)
-        return Inputs.of(_vec(device))
-
+    fn = IDENTITY[form]
+    if arg_kind == "aliased":
+        fn = _ignore_second(fn)
     evidence.features(form=form)
-    cmp = differential(IDENTITY[form], make, backend)
+    cmp = differential(fn, lambda: _layout_inputs(device, arg_kind), backend)
+    _identity_features(cmp, _layout_inputs(device, arg_kind))
     _check(cmp, ("identity",))
+
+
+def _ignore_second(form):
+    """``form`` called with the first of two arguments (the second aliases it)."""
+
+    def f(x, y):
+        return form(x)
+
+    return f

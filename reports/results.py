@@ -171,6 +171,10 @@ def claim_verdicts(doc: dict) -> dict[str, dict[str, dict]]:
     Devices with no test for a claim are ``not run``. Compile-tier tests
     (with a ``backend``) fill ``device/backend`` columns of their own
     (:func:`column`); a claim has only the columns its tests ran on.
+    A ``held`` cell whose tests never drew a value of the claim's declared
+    domain is ``ERROR`` (:func:`domain_gaps`); coverage is counted per cell,
+    so a compile-tier claim is judged per backend - inductor's tests must
+    draw every value themselves, whatever aot_eager's drew.
     """
     devices = list(doc["environment"].get("devices", ["cpu"]))
     out: dict[str, dict[str, dict]] = {}

@@ -62,6 +62,11 @@ __all__ = [
     "VIEW_KINDS",
     "MODES",
     "IN_PLACE",
+    "ARG_LAYOUTS",
+    "OUTPUT_KINDS",
+    "LAYOUT_GRID",
+    "arg_layouts",
+    "output_kind",
 ]
 
 #: View sub-ops: ``("slice", dim, start, step)``, ``("select", dim, index)``,
@@ -78,6 +83,10 @@ STEP_KINDS: tuple[str, ...] = (
 #: Grad-mode blocks a step can run in.
 MODES: tuple[str, ...] = ("inherit", "no_grad", "enable_grad")
 DTYPES: tuple[torch.dtype, ...] = (torch.float32, torch.float64, torch.int64)
+#: The ``arg_layout`` domain values (``conformance/domains.toml``), see :func:`arg_layouts`.
+ARG_LAYOUTS: tuple[str, ...] = ("contiguous", "transposed", "offset", "expanded", "aliased")
+#: The ``output_kind`` domain values, see :func:`output_kind`.
+OUTPUT_KINDS: tuple[str, ...] = ("input", "input_view", "fresh", "intermediate_view")
 _DTYPE_NAMES = {torch.float32: "float32", torch.float64: "float64", torch.int64: "int64"}
 
 
@@ -313,7 +322,21 @@ class Program:
             "step_kinds": frozenset(kinds),
             "no_grad_write_into_grad_view_with_grad_output": _no_grad_write_feeds_grad_output(self),
             "enable_grad_output_in_no_grad_call": _enable_grad_output_in_no_grad_call(self),
+            **self.layout_features(),
         }
+
+    def layout_features(self) -> dict:
+        """The compile tier's domain features (issue 29): ``arg_layout``, the
+        :func:`arg_layouts` of every argument; ``output_kind``, the
+        :func:`output_kind` of every returned tensor; and ``layout_output``,
+        the ``"<layout>/<kind>"`` pairs the program relates - an output of
+        kind ``input`` or ``input_view`` with the layouts of the arguments
+        it shares storage with, a ``fresh`` or ``intermediate_view`` output
+        with the layouts of the arguments it was computed from. Decided by
+        running the program eagerly (memoized per program)."""
+        if "layout" not in self._cache:
+            self._cache["layout"] = _layout_features(self)
+        return dict(self._cache["layout"])
 
 
 def _tuple(items: Sequence) -> str:
@@ -985,6 +1008,104 @@ def _enable_grad_output_in_no_grad_call(program: Program) -> bool:
     return any(r is m for r in returned for m in made)
 
 
+def arg_layouts(args: Sequence[torch.Tensor]) -> list[frozenset[str]]:
+    """The ``arg_layout`` values (:data:`ARG_LAYOUTS`) of each argument of a
+    call, from the tensors themselves: ``contiguous`` (contiguous at storage
+    offset 0), ``transposed`` (two dimensions of size > 1 whose strides
+    increase, as after ``transpose``), ``offset`` (storage offset > 0),
+    ``expanded`` (a zero stride on a dimension of size > 1), ``aliased``
+    (shares storage with another argument: one object passed twice, or two
+    views of one base). An argument may be several at once (an offset,
+    transposed view), or none (a stepped slice at offset 0)."""
+    out = []
+    for i, t in enumerate(args):
+        kinds = set()
+        dims = [(n, s) for n, s in zip(t.shape, t.stride(), strict=True) if n > 1]
+        if any(s == 0 for _, s in dims):
+            kinds.add("expanded")
+        strides = [s for _, s in dims if s != 0]
+        if any(a < b for a, b in zip(strides, strides[1:], strict=False)):
+            kinds.add("transposed")
+        if t.storage_offset() > 0:
+            kinds.add("offset")
+        elif t.is_contiguous():
+            kinds.add("contiguous")
+        key = _storage_key(t)
+        if key is not None and any(j != i and _storage_key(o) == key for j, o in enumerate(args)):
+            kinds.add("aliased")
+        out.append(frozenset(kinds))
+    return out
+
+
+def output_kind(
+    t: torch.Tensor, args: Sequence[torch.Tensor], earlier: Sequence[torch.Tensor] = ()
+) -> str:
+    """The ``output_kind`` (:data:`OUTPUT_KINDS`) of a returned tensor ``t`` of
+    a call with arguments ``args``: ``input`` (``t`` is an argument object),
+    ``input_view`` (it shares storage with an argument: a view, ``detach()``
+    or ``.data`` of an input), ``intermediate_view`` (a view - ``_is_view()``
+    - of a tensor made in the call, or an alias of such a tensor made
+    before it: ``earlier``, the distinct tensors the function bound before
+    ``t``), else ``fresh`` (a new tensor owning its storage)."""
+    if any(t is a for a in args):
+        return "input"
+    key = _storage_key(t)
+    if key is not None and any(_storage_key(a) == key for a in args):
+        return "input_view"
+    if t._is_view() or (
+        key is not None and any(e is not t and _storage_key(e) == key for e in earlier)
+    ):
+        return "intermediate_view"
+    return "fresh"
+
+
+def _storage_key(t: torch.Tensor) -> int | None:
+    s = t.untyped_storage()
+    return s.data_ptr() if s.nbytes() else None
+
+
+def _layout_features(program: Program) -> dict:
+    """:meth:`Program.layout_features`, computed (see there)."""
+    args = list(_inputs(program).args)
+    layouts = arg_layouts(args)
+    arg_layout = frozenset().union(*layouts)
+    env: dict[str, torch.Tensor] = dict(zip(program.arg_names, args, strict=True))
+    deps: dict[str, frozenset[int]] = {n: frozenset({i}) for i, n in enumerate(program.arg_names)}
+    try:
+        with _ambient(program.ambient):
+            for step, name in zip(program.steps, program.step_names(), strict=True):
+                out = run_step(step, env)
+                if name is None or out is None:
+                    continue
+                env[name] = out
+                deps[name] = frozenset().union(*(deps[a] for a in step.args))
+    except Exception:  # noqa: BLE001 - eager refuses the program: its inputs only
+        return {"arg_layout": arg_layout, "output_kind": frozenset(), "layout_output": frozenset()}
+    order: list[torch.Tensor] = []  # distinct objects, in the order first bound
+    for t in env.values():
+        if not any(t is o for o in order):
+            order.append(t)
+    kinds, pairs = set(), set()
+    for r in program.returns:
+        t = env.get(r)
+        if not isinstance(t, torch.Tensor):
+            continue  # t.requires_grad / t.is_leaf read inside the function
+        pos = next(i for i, o in enumerate(order) if o is t)
+        kind = output_kind(t, args, order[:pos])
+        kinds.add(kind)
+        if kind in ("input", "input_view"):
+            key = _storage_key(t)
+            related = [i for i, a in enumerate(args) if key is not None and _storage_key(a) == key]
+        else:
+            related = sorted(deps[r])
+        pairs.update(f"{lay}/{kind}" for i in related for lay in layouts[i])
+    return {
+        "arg_layout": arg_layout,
+        "output_kind": frozenset(kinds),
+        "layout_output": frozenset(pairs),
+    }
+
+
 def _aliased_args(program: Program) -> bool:
     seen: dict[int, int] = {}
     for a in program.args:
@@ -1220,3 +1341,69 @@ def programs(
     if not returns:
         returns.append(names[-1])
     return Program(bases, tuple(args), tuple(scratch.steps), tuple(returns), ambient)
+
+
+# --------------------------------------------------------------------------- the layout grid
+
+#: Bases and arguments of :data:`LAYOUT_GRID`: one argument per
+#: :data:`ARG_LAYOUTS` value, two for ``aliased`` (``a4 = b4``, ``a5 = b4[1:]``).
+_GRID_BASES = (Base((2, 3)), Base((3, 4), start=17), Base((6,), start=40),
+               Base((3,), start=57), Base((2, 3), start=70))  # fmt: skip
+_GRID_ARGS = (
+    Arg(0),  # contiguous
+    Arg(1, (("transpose", 0, 1),)),  # transposed
+    Arg(2, (("slice", 0, 2, 1),)),  # offset
+    Arg(3, (("expand", 2, 1),)),  # expanded
+    Arg(4),  # aliased (with a5)
+    Arg(4, (("slice", 0, 1, 1),)),  # aliased, offset
+)
+
+#: Programs that draw every ``arg_layout`` x ``output_kind`` pair
+#: (:meth:`Program.layout_features`) by construction: the compile tier's
+#: generated-program tests run them as explicit examples on every backend,
+#: inductor included (whose share of the profile's examples is small), so the
+#: grid does not depend on what the strategy happens to draw.
+#:
+#: The first returns every argument itself and a view of each (no kernel to
+#: compile); the second writes into every writable argument - the aliased
+#: pair through one name - and returns a fresh result computed from each and
+#: a view of a fresh contiguous intermediate computed from each. Both stay
+#: clear of the :data:`STEERING` regions (``test_programs_strategy`` checks).
+LAYOUT_GRID: tuple[Program, ...] = (
+    Program(
+        bases=_GRID_BASES,
+        args=_GRID_ARGS,
+        steps=(
+            Step("view", ("a0",), ("select", 0, 1)),
+            Step("view", ("a1",), ("slice", 0, 1, 1)),
+            Step("view", ("a2",), ("unsqueeze", 0)),
+            Step("view", ("a3",), ("select", 0, 1)),
+            Step("view", ("a4",), ("transpose", 0, 1)),
+            Step("detach", ("a5",)),
+        ),
+        returns=("a0", "a1", "a2", "a3", "a4", "a5", "t0", "t1", "t2", "t3", "t4", "t5"),
+    ),
+    Program(
+        bases=_GRID_BASES,
+        args=_GRID_ARGS,
+        steps=(
+            Step("add_", ("a0",), (3,)),
+            Step("mul_", ("a1",), (2,)),
+            Step("add_", ("a2",), (-2,)),
+            Step("add_", ("a5",), (1,)),
+            Step("scale", ("a0",), (2,)),
+            Step("view", ("t4",), ("select", 0, 1)),
+            Step("contiguous", ("a1",)),
+            Step("view", ("t6",), ("slice", 0, 1, 1)),
+            Step("add", ("a2", "a2")),
+            Step("view", ("t8",), ("slice", 0, 1, 2)),
+            Step("neg", ("a3",)),
+            Step("view", ("t10",), ("select", 0, 0)),
+            Step("scale", ("a4",), (-1,)),
+            Step("view", ("t12",), ("transpose", 0, 1)),
+            Step("sub", ("a5", "a4")),
+            Step("view", ("t14",), ("unsqueeze", 0)),
+        ),
+        returns=("t4", "t5", "t6", "t7", "t8", "t9", "t10", "t11", "t12", "t13", "t14", "t15"),
+    ),
+)

@@ -14,8 +14,11 @@ import torch
 from hypothesis import HealthCheck, given, settings
 
 from strategies.programs import (
+    ARG_LAYOUTS,
     IN_PLACE,
+    LAYOUT_GRID,
     MODES,
+    OUTPUT_KINDS,
     STEERING,
     STEP_KINDS,
     Arg,
@@ -23,6 +26,8 @@ from strategies.programs import (
     Program,
     Step,
     _Scratch,
+    arg_layouts,
+    output_kind,
     programs,
 )
 
@@ -276,3 +281,68 @@ def test_steering_refuses_a_self_copied_non_contiguous_grad_tensor():
     assert s.run(Step("add", ("a0", "a0")))
     assert s.run(Step("copy_", ("t0", "t0")))
     assert not {"t0", "t1"} & s.unsafe_returns()
+
+
+# --------------------------------------------------------------------------- issue 29: the layout grid
+
+
+def test_layout_vocabulary_is_the_domain_vocabulary():
+    from conformance.registry import load_dimensions
+
+    dims = load_dimensions()
+    assert tuple(dims["arg_layout"]["values"]) == ARG_LAYOUTS
+    assert tuple(dims["output_kind"]["values"]) == OUTPUT_KINDS
+
+
+def test_arg_layouts_and_output_kinds_of_known_tensors():
+    base = torch.arange(12.0).reshape(3, 4)
+    args = [base, base.t(), base[1:], torch.arange(3.0).expand(2, -1), base[::2]]
+    assert arg_layouts(args) == [
+        {"contiguous", "aliased"},
+        {"transposed", "aliased"},
+        {"offset", "aliased"},
+        {"expanded"},
+        {"aliased"},  # a stepped slice at offset 0: no layout of the vocabulary but aliasing
+    ]
+    x = torch.arange(4.0)
+    fresh = x * 2
+    assert output_kind(x, [x]) == "input"
+    assert output_kind(x[1:], [x]) == "input_view"
+    assert output_kind(x.detach(), [x]) == "input_view"
+    assert output_kind(fresh, [x]) == "fresh"
+    assert output_kind(fresh[1:], [x]) == "intermediate_view"
+    assert output_kind(fresh.detach(), [x], [fresh]) == "intermediate_view"
+
+
+def test_the_layout_grid_draws_every_layout_and_output_kind_pair():
+    """The explicit examples of every backend (inductor included) draw the
+    whole ``arg_layout`` x ``output_kind`` grid by construction, and stay
+    valid and clear of the steered regions."""
+    pairs = set()
+    for p in LAYOUT_GRID:
+        feats = p.features()
+        assert feats["arg_layout"] == set(ARG_LAYOUTS), feats["arg_layout"]
+        pairs |= feats["layout_output"]
+        s = _Scratch(Program(p.bases, p.args, (), ("a0",), p.ambient))
+        for step in p.steps:
+            assert s.admissible(step), step
+            assert s.run(step), step
+        assert not set(p.returns) & s.unsafe_returns(), p
+    assert pairs == {f"{lay}/{kind}" for lay in ARG_LAYOUTS for kind in OUTPUT_KINDS}, pairs
+
+
+def test_generated_programs_report_layouts_and_output_kinds():
+    """Every program reports ``arg_layout`` and ``output_kind`` (the compile
+    claims' declared domain) inside the vocabulary; the strategy alone draws
+    every value of both over the collected programs."""
+    layouts, kinds = collections.Counter(), collections.Counter()
+    for p in _programs():
+        feats = p.features()
+        assert feats["arg_layout"] <= set(ARG_LAYOUTS)
+        assert feats["output_kind"] <= set(OUTPUT_KINDS)
+        # empty only for a program that returns flags alone (t.is_leaf, ...)
+        assert feats["output_kind"] or all("." in r for r in p.returns), p
+        layouts.update(feats["arg_layout"])
+        kinds.update(feats["output_kind"])
+    assert set(layouts) == set(ARG_LAYOUTS), layouts
+    assert set(kinds) == set(OUTPUT_KINDS), kinds

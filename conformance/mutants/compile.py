@@ -10,6 +10,14 @@ the input space: one backend, view arguments, arguments that require grad,
 float32 arguments. The eager oracle of the tests is untouched (the tests
 call the function itself for it), so every difference is the mutant's.
 
+The domain mutants (issue 29; :data:`DOMAIN_MUTANTS`,
+:data:`OUTPUT_KIND_MUTANTS`) are each wrong at one value of the program
+claims' declared domain only - one ``arg_layout`` (contiguous, transposed,
+offset, expanded, aliased) or one ``output_kind`` (input, input view, fresh,
+intermediate view) - on one backend; the explicit layout-grid examples of the
+generated-program tests (``strategies.programs.LAYOUT_GRID``) draw every such
+value on every backend, inductor's small share of examples included.
+
 See :mod:`conformance.mutants` for what a mutant is and how it is run.
 """
 
@@ -19,7 +27,8 @@ from conformance.mutants.base import Mutant
 
 #: The wrapper every mutant installs; ``{corrupt}`` defines
 #: ``_corrupt(backend, args, call)``, which runs the real compiled call
-#: (``call()``) and returns what the wrapper returns.
+#: (``call()``, or ``call(*other_args)`` on other arguments) and returns what
+#: the wrapper returns.
 _WRAPPER = """
 import torch
 
@@ -33,7 +42,8 @@ def _compile(model=None, **kwargs):
     inner = _real_compile(model, **kwargs)
 
     def run(*args, **kw):
-        return _corrupt(backend, args, lambda: inner(*args, **kw))
+        # call() runs the real compiled function; call(*other) runs it on other arguments
+        return _corrupt(backend, args, lambda *other: inner(*(other or args), **kw))
 
     return run
 
@@ -399,3 +409,304 @@ MUTANTS: tuple[Mutant, ...] = (
         """,
     ),
 )
+
+
+# --------------------------------------------------------------------------- domain mutants
+
+#: Helpers of the domain mutants: the ``arg_layout`` test of one argument
+#: (as :func:`strategies.programs.arg_layouts` decides it) and the writes
+#: a compiled call made into chosen arguments, undone.
+_DOMAIN_HELPERS = """
+def _layout(t, args, i):
+    dims = [(n, s) for n, s in zip(t.shape, t.stride()) if n > 1]
+    strides = [s for _, s in dims if s != 0]
+    kinds = set()
+    if any(s == 0 for _, s in dims):
+        kinds.add("expanded")
+    if any(a < b for a, b in zip(strides, strides[1:])):
+        kinds.add("transposed")
+    if t.storage_offset() > 0:
+        kinds.add("offset")
+    elif t.is_contiguous():
+        kinds.add("contiguous")
+    key = t.untyped_storage().data_ptr() if t.untyped_storage().nbytes() else None
+    if key is not None and any(
+        j != i and isinstance(o, torch.Tensor) and o.untyped_storage().data_ptr() == key
+        for j, o in enumerate(args)
+    ):
+        kinds.add("aliased")
+    return kinds
+
+
+def _undo_writes(layout, args, call):
+    saved = [
+        (a, a.detach().clone())
+        for i, a in enumerate(args)
+        if isinstance(a, torch.Tensor) and layout in _layout(a, args, i)
+    ]
+    out = call()
+    with torch.no_grad():
+        for a, v in saved:
+            a.detach().copy_(v)
+    return out
+"""
+
+
+def _tag(backend: str) -> str:
+    """``backend`` in a mutant name (``eager-backend``: not eager mode)."""
+    return "eager-backend" if backend == "eager" else backend.replace("_", "-")
+
+
+def _domain_source(corrupt: str) -> str:
+    import textwrap
+
+    return _source(_DOMAIN_HELPERS.strip() + "\n\n\n" + textwrap.dedent(corrupt).strip())
+
+
+def _drops_writes(layout: str, backend: str, words: str, witness: str) -> Mutant:
+    """The mutant under which ``backend`` undoes the compiled call's writes
+    into arguments of ``arg_layout`` ``layout`` (values restored; version
+    counters left advanced), and only into those."""
+    return Mutant(
+        name=f"compile-{_tag(backend)}-drops-writes-to-{layout}-arguments",
+        description=f"under {backend}, the compiled call's writes into {words} are undone "
+        "(values restored, version counters left advanced)",
+        claims=("compile.input-mutations-match-eager",),
+        region=f"the {backend} backend, {words}",
+        family="relation" if layout == "aliased" else "layout",
+        backends=(backend,),
+        domain={"arg_layout": layout},
+        source=_domain_source(
+            f"""
+            def _corrupt(backend, args, call):
+                if backend != "{backend}":
+                    return call()
+                return _undo_writes("{layout}", args, call)
+            """
+        ),
+        witness=witness,
+    )
+
+
+DOMAIN_MUTANTS: tuple[Mutant, ...] = (
+    _drops_writes(
+        "contiguous",
+        "eager",
+        "contiguous arguments at storage offset 0",
+        """
+        import torch
+        x = torch.zeros(3)
+        torch.compile(lambda t: t.add_(1) * 2, backend="eager")(x)
+        assert x.tolist() == [1.0, 1.0, 1.0]
+        """,
+    ),
+    _drops_writes(
+        "transposed",
+        "eager",
+        "transposed arguments",
+        """
+        import torch
+        b = torch.zeros(2, 3)
+        torch.compile(lambda t: t.add_(1) * 2, backend="eager")(b.t())
+        assert b.tolist() == [[1.0] * 3] * 2
+        """,
+    ),
+    _drops_writes(
+        "offset",
+        "aot_eager",
+        "arguments at a storage offset > 0",
+        """
+        import torch
+        base = torch.zeros(4)
+        torch.compile(lambda t: t.add_(1) * 2, backend="aot_eager")(base[1:])
+        assert base.tolist() == [0.0, 1.0, 1.0, 1.0]
+        """,
+    ),
+    Mutant(
+        name="compile-eager-backend-unaliases-arguments",
+        description="on the Dynamo-only eager backend, an argument that shares storage with "
+        "another argument is passed as a copy of its own (writes through it are lost)",
+        claims=("compile.input-mutations-match-eager",),
+        region="the eager backend, arguments aliasing another argument",
+        family="relation",
+        backends=("eager",),
+        domain={"arg_layout": "aliased"},
+        source=_domain_source(
+            """
+            def _corrupt(backend, args, call):
+                if backend != "eager":
+                    return call()
+                copies = [
+                    a.detach().clone().requires_grad_(a.requires_grad)
+                    if isinstance(a, torch.Tensor) and "aliased" in _layout(a, args, i)
+                    else a
+                    for i, a in enumerate(args)
+                ]
+                if all(c is a for c, a in zip(copies, args)):
+                    return call()
+                return call(*copies)
+            """
+        ),
+        witness="""
+        import torch
+        base = torch.zeros(4)
+        torch.compile(lambda x, y: x.add_(1) + y, backend="eager")(base[:3], base[1:])
+        assert base.tolist() == [1.0, 1.0, 1.0, 0.0]
+        """,
+    ),
+    Mutant(
+        name="compile-eager-backend-materializes-expanded-arguments",
+        description="on the Dynamo-only eager backend, an expanded argument (a zero stride) is "
+        "passed as a contiguous copy: outputs that are it or views of it alias the copy",
+        claims=("compile.output-aliasing-matches-eager",),
+        region="the eager backend, expanded arguments",
+        family="layout",
+        backends=("eager",),
+        domain={"arg_layout": "expanded"},
+        source=_domain_source(
+            """
+            def _corrupt(backend, args, call):
+                if backend != "eager":
+                    return call()
+                copies = [
+                    a.contiguous() if isinstance(a, torch.Tensor)
+                    and "expanded" in _layout(a, args, i) else a
+                    for i, a in enumerate(args)
+                ]
+                if all(c is a for c, a in zip(copies, args)):
+                    return call()
+                return call(*copies)
+            """
+        ),
+        witness="""
+        import torch
+        b = torch.arange(3.0)
+        out = torch.compile(lambda t: t[0], backend="eager")(b.expand(2, -1))
+        assert out.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+        """,
+    ),
+)
+
+#: Helpers of the output-kind mutants: the ``output_kind`` of a compiled
+#: output as :func:`strategies.programs.output_kind` decides it, seen from
+#: the caller (the earlier outputs stand for the tensors bound before it).
+_KIND_HELPER = """
+def _key(t):
+    return t.untyped_storage().data_ptr() if t.untyped_storage().nbytes() else None
+
+
+def _kind(o, args, earlier):
+    if any(o is a for a in args):
+        return "input"
+    key = _key(o)
+    if key is not None and any(isinstance(a, torch.Tensor) and _key(a) == key for a in args):
+        return "input_view"
+    if o._is_view() or (
+        key is not None
+        and any(isinstance(e, torch.Tensor) and e is not o and _key(e) == key for e in earlier)
+    ):
+        return "intermediate_view"
+    return "fresh"
+
+
+def _replace_kind(kind, backend_only, backend, args, call, change):
+    out = call()
+    if backend != backend_only:
+        return out
+    flat = _flat(out)
+    items = [
+        change(o) if isinstance(o, torch.Tensor) and _kind(o, args, flat[:k]) == kind else o
+        for k, o in enumerate(flat)
+    ]
+    return _rebuild(out, items)
+"""
+
+
+def _output_kind_mutant(
+    kind: str, backend: str, change: str, words: str, claims: tuple[str, ...], witness: str
+) -> Mutant:
+    """The mutant under which ``backend`` returns ``change(o)`` instead of each
+    output ``o`` of ``output_kind`` ``kind``, and leaves the other outputs."""
+    what = "a copy" if change == "o.clone()" else "off by one (a new tensor)"
+    return Mutant(
+        name=f"compile-{_tag(backend)}-corrupts-{kind.replace('_', '-')}-outputs",
+        description=f"under {backend}, outputs that are {words} come back {what}",
+        claims=claims,
+        region=f"the {backend} backend, outputs that are {words}",
+        family="relation" if kind in ("input", "input_view") else "other",
+        backends=(backend,),
+        domain={"output_kind": kind},
+        source=_source(
+            _KIND_HELPER.strip()
+            + f"""
+
+
+def _corrupt(backend, args, call):
+    return _replace_kind(
+        "{kind}", "{backend}", backend, args, call, lambda o: {change}
+    )
+"""
+        ),
+        witness=witness,
+    )
+
+
+OUTPUT_KIND_MUTANTS: tuple[Mutant, ...] = (
+    _output_kind_mutant(
+        "input",
+        "aot_eager",
+        "o.clone()",
+        "an argument itself",
+        (
+            "compile.output-aliasing-matches-eager",
+            "compile.output-identity-matches-eager",
+            "compile.output-writes-propagate-like-eager",
+        ),
+        """
+        import torch
+        x = torch.arange(3.0)
+        assert torch.compile(lambda t: t.add_(1), backend="aot_eager")(x) is x
+        """,
+    ),
+    _output_kind_mutant(
+        "input_view",
+        "inductor",
+        "o.clone()",
+        "views of an argument (not the argument itself)",
+        # one claim: its inductor tests are few (a sweep of inductor is slow)
+        ("compile.output-writes-propagate-like-eager",),
+        """
+        import torch
+        x = torch.arange(4.0)
+        out = torch.compile(lambda t: t[1:], backend="inductor")(x)
+        out.add_(1)
+        assert x.tolist() == [0.0, 2.0, 3.0, 4.0]
+        """,
+    ),
+    _output_kind_mutant(
+        "fresh",
+        "eager",
+        "o + 1",
+        "fresh tensors (sharing storage with no argument, not a view)",
+        ("compile.outputs-match-eager",),
+        """
+        import torch
+        out = torch.compile(lambda t: t * 2, backend="eager")(torch.ones(3))
+        assert out.tolist() == [2.0, 2.0, 2.0]
+        """,
+    ),
+    _output_kind_mutant(
+        "intermediate_view",
+        "aot_eager",
+        "o + 1",
+        "views of a tensor made in the call",
+        ("compile.outputs-match-eager",),
+        """
+        import torch
+        out = torch.compile(lambda t: (t * 2)[1:], backend="aot_eager")(torch.ones(3))
+        assert out.tolist() == [2.0, 2.0]
+        """,
+    ),
+)
+
+MUTANTS = MUTANTS + DOMAIN_MUTANTS + OUTPUT_KIND_MUTANTS
