@@ -155,6 +155,11 @@ class Ledger:
     region: dict = field(default_factory=dict)
     domains: dict = field(default_factory=dict)
     coverage: dict = field(default_factory=dict)
+    #: claim id -> Counter of ``(dimension, value name)`` drawn by examples
+    #: that were not applicable on this torch (:func:`not_applicable`): a
+    #: declared value only such examples drew is "not applicable here", not
+    #: "never checked".
+    na_coverage: dict = field(default_factory=dict)
     program_clock: Callable[[BaseException | None], None] | None = None
 
     def note_violation(self, claim: str, exception: str, message: str) -> None:
@@ -168,6 +173,7 @@ class Ledger:
         self.muted_counts.clear()
         self.muted_signatures.clear()
         self.not_applicable.clear()
+        self.na_coverage.clear()
         self.region.clear()
         self.coverage.clear()
 
@@ -185,13 +191,22 @@ class Ledger:
         checked = ex.checked or (set(self.claims) - self.muted)
         for c in checked - violated:
             self.claim_examples[c] += 1
-            for dim, _values in self.domains.get(c, ()):
-                if dim in ex.features:
-                    drawn = ex.features[dim]
-                    # a set-valued feature (a layout's kinds) draws each member
-                    members = drawn if isinstance(drawn, set | frozenset) else (drawn,)
-                    for value in {domain_value(v) for v in members}:
-                        self.coverage.setdefault(c, Counter())[(dim, value)] += 1
+            self._count_domain(self.coverage, c, ex)
+
+    def note_not_applicable(self, ex: Example) -> None:
+        """Count the declared domain values a not-applicable example drew, for
+        every claim of the test (see :attr:`na_coverage`)."""
+        for c in self.claims:
+            self._count_domain(self.na_coverage, c, ex)
+
+    def _count_domain(self, into: dict, claim: str, ex: Example) -> None:
+        for dim, _values in self.domains.get(claim, ()):
+            if dim in ex.features:
+                drawn = ex.features[dim]
+                # a set-valued feature (a layout's kinds) draws each member
+                members = drawn if isinstance(drawn, set | frozenset) else (drawn,)
+                for value in {domain_value(v) for v in members}:
+                    into.setdefault(claim, Counter())[(dim, value)] += 1
 
 
 _LEDGER: list[Ledger] = []

@@ -608,6 +608,7 @@ def _run_example_timed(fn, args: tuple, kwargs: dict):
             # torch. Counted per reason; it credits and blames no claim.
             if led is not None:
                 led.not_applicable[e.reason] += 1
+                led.note_not_applicable(ex)
             return None
         except BaseException as e:
             if _passthrough(e):
@@ -968,6 +969,9 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function):
                 "not_applicable": dict(led.not_applicable),
                 "region": {k: dict(v) for k, v in led.region.items()},
                 "coverage": {c: _nested_coverage(counts) for c, counts in led.coverage.items()},
+                "na_coverage": {
+                    c: _nested_coverage(counts) for c, counts in led.na_coverage.items()
+                },
                 "failures": failures,
                 "passes": passes,
                 "examples": _count["n"],
@@ -1250,6 +1254,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         record["claim_examples"] = led.get("claim_examples", {})
         if led.get("coverage"):
             record["claim_coverage"] = led["coverage"]
+        if led.get("na_coverage"):
+            record["claim_na_coverage"] = led["na_coverage"]
         if call.when == "call":
             checked = max(record["claim_examples"].values(), default=0)
             na = sum(led.get("not_applicable", {}).values())

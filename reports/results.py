@@ -255,6 +255,11 @@ def claim_verdicts(doc: dict) -> dict[str, dict[str, dict]]:
                     for dim, counts in ((t.get("claim_coverage") or {}).get(cid) or {}).items():
                         for value, n in counts.items():
                             cov.setdefault(dim, {})[value] = cov.get(dim, {}).get(value, 0) + n
+                na_cov = ((t.get("claim_na_coverage") or {}).get(cid) or {}).items()
+                for dim, counts in na_cov:
+                    na = cell.setdefault("na_coverage", {})
+                    for value, n in counts.items():
+                        na.setdefault(dim, {})[value] = na.get(dim, {}).get(value, 0) + n
     sharded = (doc["environment"].get("shard") or {}).get("total", 1) > 1
     for cid, per_dev in out.items():
         for cell in per_dev.values():
@@ -279,6 +284,19 @@ def claim_verdicts(doc: dict) -> dict[str, dict[str, dict]]:
                     if sharded
                     else domain_gaps(doc["claims"].get(cid, {}), cell.get("coverage") or {})
                 )
+                # A value drawn only by examples that were not applicable on
+                # this torch (e.g. 0-byte storage sharing before 2.2) is
+                # reported as such, not as a value the strategies skipped.
+                na = domain_gaps(doc["claims"].get(cid, {}), cell.get("na_coverage") or {})
+                unobservable = [m for m in missing if m not in na]
+                if unobservable:
+                    cell["domain_not_applicable"] = unobservable
+                    cell["reasons"] = [
+                        f"domain value {m} not applicable on this torch: every example "
+                        "that drew it was not applicable (counted with its reason)"
+                        for m in unobservable
+                    ]
+                missing = [m for m in missing if m in na]
                 if missing:
                     # "held" means checked over the whole declared domain
                     cell["verdict"] = "ERROR"

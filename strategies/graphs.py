@@ -1386,8 +1386,18 @@ def _draw_multi_input_op(draw, states: list[TState], mode: str, usable_in_grad) 
             for d in range(len(sh[a]) + 1)
         ]
     elif k == "where":
+        # Both real or both complex: torch.where's backward does not take the
+        # real part of a complex gradient for a real input (2.13 raises
+        # "Expected isFloatingType(grad.scalar_type()) || (input_is_complex ==
+        # grad_is_complex)", the family of pytorch#76785), which is no claim of
+        # this area; cat and stack handle it.
         pairs = [
-            (a, b, p) for a in nodes for b in nodes if _broadcastable(sh[a], sh[b]) for p in (0, 1)
+            (a, b, p)
+            for a in nodes
+            for b in nodes
+            if _broadcastable(sh[a], sh[b])
+            and states[a].dtype.is_complex == states[b].dtype.is_complex
+            for p in (0, 1)
         ]
     else:
         pairs = [

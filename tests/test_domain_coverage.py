@@ -188,3 +188,17 @@ def test_a_compile_claim_is_judged_over_its_domain_per_backend():
                                                                 "fresh": 4}  # fmt: skip
     doc["tests"][1]["claim_coverage"] = {"compile.x": full}
     assert claim_verdicts(doc)["compile.x"]["cpu/inductor"]["verdict"] == "held"
+
+
+def test_a_value_only_not_applicable_examples_drew_is_not_a_gap():
+    """A declared value whose every example was not applicable on this torch
+    (0-byte storage sharing on 2.1: the zero-size layout) leaves the claim
+    held and says so; a value no example drew at all is still an ERROR."""
+    doc = _doc({"writeable": {"true": 5}})
+    doc["tests"][0]["claim_na_coverage"] = {"x.y": {"writeable": {"false": 3}}}
+    cell = claim_verdicts(doc)["x.y"]["cpu"]
+    assert cell["verdict"] == "held", cell
+    assert cell["domain_not_applicable"] == ["writeable=false"]
+    assert "not applicable on this torch" in cell["reasons"][0]
+    doc["tests"][0]["claim_na_coverage"] = {"x.y": {"writeable": {"true": 3}}}
+    assert claim_verdicts(doc)["x.y"]["cpu"]["verdict"] == "ERROR"
