@@ -8,10 +8,12 @@ needs a mutant wrong only there: a fast path gone wrong for one layout family,
 one dtype family or one kind of tensor. :func:`domain_mutants` builds one
 mutant per value from an area's patch and witness templates.
 
-The classifiers in :data:`GUARDS` are copies of
-:func:`strategies.tensors.layout_kinds` and :func:`strategies.dtypes.dtype_family`
-(a mutant's source runs before the checkout is importable, and its witness
-outside it), so a mutant's guard means exactly what the tests' features mean.
+The classifiers in :data:`GUARDS` restate :func:`strategies.tensors.layout_kinds`,
+:func:`strategies.tensors.tensor_kind_of`, :func:`strategies.tensors.math_bit_of`
+and :func:`strategies.dtypes.dtype_family` (a mutant's source runs before the
+checkout is importable, and its witness outside it), so a mutant's guard means
+exactly what the tests' features mean. They are the one copy: the factory of
+:mod:`conformance.mutants.clone` uses them too.
 Not an area module (the leading underscore keeps it out of the catalogue).
 """
 
@@ -23,8 +25,18 @@ from conformance.mutants.base import Mutant
 
 #: Python source defining ``_in_domain(t, dim, value)`` for a mutant.
 GUARDS = """
+import torch
+
+def _dense(t):
+    expected = 1
+    for size, stride in sorted(((s, st) for s, st in zip(t.shape, t.stride()) if s != 1),
+                               key=lambda p: p[1]):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
 def _layout_kinds(t):
-    import torch
     kinds = set()
     if t.dim() == 0:
         kinds.add("0-d")
@@ -35,15 +47,7 @@ def _layout_kinds(t):
     sized = [(s, st) for s, st in zip(t.shape, t.stride()) if s > 1]
     if any(st == 0 for _, st in sized):
         kinds.add("expanded")
-    dense, expected = True, 1
-    if t.numel():
-        for size, stride in sorted(((s, st) for s, st in zip(t.shape, t.stride()) if s != 1),
-                                   key=lambda p: p[1]):
-            if stride != expected:
-                dense = False
-                break
-            expected *= size
-    if t.numel() > 0 and not any(st == 0 for _, st in sized) and not dense:
+    elif t.numel() > 0 and not _dense(t):
         kinds.add("stepped")
     strides = [st for _, st in sized if st != 0]
     if any(a < b for a, b in zip(strides, strides[1:])):
@@ -56,7 +60,6 @@ def _layout_kinds(t):
     return kinds
 
 def _dtype_family(dtype):
-    import torch
     if dtype == torch.bool:
         return "bool"
     if dtype in (torch.float16, torch.bfloat16):
@@ -72,21 +75,19 @@ def _dtype_family(dtype):
     return "other"
 
 def _tensor_kind(t):
-    import torch
-    if isinstance(t, torch.nn.Parameter):
-        return "parameter"
     if t.is_inference():
         return "inference"
+    if isinstance(t, torch.nn.Parameter):
+        return "parameter"
     if type(t) is not torch.Tensor:
         return "subclass"
     if t.grad_fn is not None:
         return "non_leaf"
-    if t.requires_grad:
-        return "leaf"
-    return "plain"
+    return "leaf" if t.requires_grad else "plain"
 
 def _in_domain(t, dim, value):
-    import torch
+    if not isinstance(t, torch.Tensor):
+        return False
     with torch._C.DisableTorchFunctionSubclass():
         if dim == "layout":
             return value in _layout_kinds(t)

@@ -6,81 +6,13 @@ See :mod:`conformance.mutants` for what a mutant is and how it is run.
 
 from __future__ import annotations
 
+from conformance.mutants._tensor_domain import GUARDS
 from conformance.mutants.base import Mutant
 
-#: Python source (run after ``import torch``) defining ``_in_domain(t, dim,
-#: value)``: whether tensor ``t`` is at ``dim=value`` of the domain
-#: vocabulary (``conformance/domains.toml``), computed as the suite's
-#: features are (``strategies.tensors.layout_kinds`` / ``tensor_kind_of`` /
-#: ``math_bit_of``, ``strategies.dtypes.dtype_family``), restated here so a
-#: mutant imports nothing of the suite. A layout is a set of families: a
-#: tensor is at ``layout=offset`` when ``offset`` is among its families.
-DOMAIN_GUARD = """
-def _dense(t):
-    expected = 1
-    for size, stride in sorted(((s, st) for s, st in zip(t.shape, t.stride()) if s != 1),
-                               key=lambda p: p[1]):
-        if stride != expected:
-            return False
-        expected *= size
-    return True
-def _layout_kinds(t):
-    kinds = set()
-    if t.dim() == 0:
-        kinds.add("0-d")
-    if t.numel() == 0:
-        kinds.add("zero-size")
-    if t.storage_offset() > 0:
-        kinds.add("offset")
-    sized = [(s, st) for s, st in zip(t.shape, t.stride()) if s > 1]
-    if any(st == 0 for _, st in sized):
-        kinds.add("expanded")
-    elif t.numel() > 0 and not _dense(t):
-        kinds.add("stepped")
-    strides = [st for _, st in sized if st != 0]
-    if any(a < b for a, b in zip(strides, strides[1:])):
-        kinds.add("permuted")
-    if t.dim() == 4 and t.is_contiguous(memory_format=torch.channels_last) and not t.is_contiguous():
-        kinds.add("channels_last")
-    if t.is_contiguous() and t.storage_offset() == 0:
-        kinds.add("contiguous")
-    return kinds
-def _dtype_family(dt):
-    if dt == torch.bool:
-        return "bool"
-    if dt.is_complex:
-        return "complex"
-    if dt in (torch.float16, torch.bfloat16):
-        return "reduced_float"
-    if dt.is_floating_point:
-        return "float"
-    return "signed" if dt.is_signed else "unsigned"
-def _tensor_kind(t):
-    if t.is_inference():
-        return "inference"
-    if isinstance(t, torch.nn.Parameter):
-        return "parameter"
-    if type(t) is not torch.Tensor:
-        return "subclass"
-    if t.grad_fn is not None:
-        return "non_leaf"
-    return "leaf" if t.requires_grad else "plain"
-def _math_bit(t):
-    return "conj" if t.is_conj() else "neg" if t.is_neg() else "none"
-def _in_domain(t, dim, value):
-    if not isinstance(t, torch.Tensor):
-        return False
-    with torch._C.DisableTorchFunction():
-        if dim == "layout":
-            return value in _layout_kinds(t)
-        if dim == "dtype_family":
-            return _dtype_family(t.dtype) == value
-        if dim == "tensor_kind":
-            return _tensor_kind(t) == value
-        if dim == "math_bit":
-            return _math_bit(t) == value
-    raise ValueError(dim)
-"""
+#: Python source defining ``_in_domain(t, dim, value)``: whether tensor ``t``
+#: is at ``dim=value`` of the domain vocabulary (``conformance/domains.toml``),
+#: computed as the suite's features are; shared with the boundary areas.
+DOMAIN_GUARD = GUARDS
 
 #: A witness's input at each domain value: code binding ``t`` to a small
 #: tensor at that value (and at the default of every other dimension).
