@@ -160,6 +160,10 @@ class Ledger:
     #: declared value only such examples drew is "not applicable here", not
     #: "never checked".
     na_coverage: dict = field(default_factory=dict)
+    #: ``(deviated, features)`` of each example of a test with a whole-test
+    #: entry: whether it deviated as the entry records, and what it reported
+    #: (the plugin proposes a region from them: :func:`conformance.expectations.propose_region`).
+    whole_examples: list = field(default_factory=list)
     program_clock: Callable[[BaseException | None], None] | None = None
 
     def note_violation(self, claim: str, exception: str, message: str) -> None:
@@ -176,6 +180,7 @@ class Ledger:
         self.na_coverage.clear()
         self.region.clear()
         self.coverage.clear()
+        self.whole_examples.clear()
 
     def finish_example(self, ex: Example, *, passed: bool) -> None:
         """Fold one example into the counts. An example that passed credits

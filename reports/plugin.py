@@ -632,12 +632,15 @@ def _run_example_timed(fn, args: tuple, kwargs: dict):
                 _count_inside(led, matched, kwargs, pairs)
                 _RUN["failing"] = kept
                 if led is not None:
+                    _note_whole_example(led, ex, deviated=True)
                     led.finish_example(ex, passed=False)
                 return None
             error.add_note(
                 f"(the recorded whole-test deviation {whole[0].key} is {whole[0].exception}: "
                 f"{whole[0].match!r})"
             )
+        if error is None and whole and led is not None:
+            _note_whole_example(led, ex, deviated=False)
         if not regional:
             if error is not None:
                 raise error
@@ -707,6 +710,19 @@ def _run_example_timed(fn, args: tuple, kwargs: dict):
         if led is not None:
             led.finish_example(ex, passed=False)
         return None
+
+
+#: The most examples of one test kept for a region proposal (a test runs
+#: about 100; a state machine's steps are not examples).
+_WHOLE_EXAMPLES_KEPT = 2000
+
+
+def _note_whole_example(led, ex, *, deviated: bool) -> None:
+    """Keep what an example of a test with a whole-test entry reported, and
+    whether it deviated as recorded, for the region proposal of the report
+    (see :func:`conformance.expectations.propose_region`)."""
+    if len(led.whole_examples) < _WHOLE_EXAMPLES_KEPT:
+        led.whole_examples.append((deviated, dict(ex.features)))
 
 
 def _count_inside(led, d, kwargs: dict, pairs: list) -> None:
@@ -968,6 +984,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function):
                 },
                 "not_applicable": dict(led.not_applicable),
                 "region": {k: dict(v) for k, v in led.region.items()},
+                "whole_test_split": _whole_test_split(led.whole_examples),
                 "coverage": {c: _nested_coverage(counts) for c, counts in led.coverage.items()},
                 "na_coverage": {
                     c: _nested_coverage(counts) for c, counts in led.na_coverage.items()
@@ -979,6 +996,23 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function):
     if first is not None:
         raise first
     return True
+
+
+def _whole_test_split(examples: list) -> dict | None:
+    """Where a test with a whole-test entry deviated: the examples on each
+    side and the regions that would separate them (``None`` without such
+    examples; ``regions`` is empty when no single feature separates them,
+    and absent when every example deviated: torch deviates everywhere)."""
+    if not examples:
+        return None
+    from conformance.expectations import propose_region
+
+    dev = [f for d, f in examples if d]
+    held = [f for d, f in examples if not d]
+    out: dict = {"deviated": len(dev), "held": len(held)}
+    if dev and held:
+        out["regions"] = propose_region(dev, held)
+    return out
 
 
 def _snippet(item: pytest.Item, claims: tuple[str, ...], failing) -> dict:
@@ -1104,6 +1138,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
                     "expectation": d.to_dict(),
                     "region": region,
                 }
+                if led.get("whole_test_split"):
+                    # where the test deviated and where it held: a whole-test
+                    # entry whose test also held needs a region (issue 28)
+                    record["whole_test_split"] = led["whole_test_split"]
             elif whole:
                 d = whole[0]
                 report.outcome = "failed"

@@ -40,6 +40,37 @@ def _entry(d: dict) -> str:
     return "\n".join(lines)
 
 
+def region_proposals(doc: dict) -> list[str]:
+    """Comment lines for each whole-test entry whose test also held on some
+    examples: torch does not deviate everywhere there, so the entry needs a
+    region; the regions that separate the two sides, when a feature does."""
+    out = []
+    for t in doc["tests"]:
+        split = t.get("whole_test_split")
+        if t.get("verdict") != "expected-deviation" or not split or not split.get("held"):
+            continue
+        key = t["expectation"]["key"]
+        regions = split.get("regions") or []
+        shown = "; ".join(_region_toml(r) for r in regions) or "no single feature separates them"
+        out.append(
+            f"# narrow: {key} on {t['nodeid']}: {split['deviated']} examples deviated, "
+            f"{split['held']} held: region = {shown}"
+        )
+    return out
+
+
+def _region_toml(region: dict) -> str:
+    def val(v):
+        if isinstance(v, dict):
+            ((k, vs),) = v.items()
+            return "{ " + k + " = [" + ", ".join(val(x) for x in vs) + "] }"
+        if isinstance(v, list):
+            return "[" + ", ".join(val(x) for x in v) + "]"
+        return json.dumps(v)
+
+    return "{ " + ", ".join(f"{k} = {val(v)}" for k, v in region.items()) + " }"
+
+
 def propose(doc: dict) -> str:
     """TOML text proposing entries for the new failures of result document
     ``doc``, and the unmeasured entries to confirm, for a reviewer."""
@@ -85,5 +116,8 @@ def propose(doc: dict) -> str:
     parts = [header]
     if confirm:
         parts.append("\n".join(confirm))
+    narrow = region_proposals(doc)
+    if narrow:
+        parts.append("\n".join(narrow))
     parts.append("\n\n".join(body) if body else "# no new failures")
     return "\n".join(parts) + "\n"

@@ -289,6 +289,76 @@ class Deviation:
         return d
 
 
+def propose_region(deviated: list[dict], held: list[dict], limit: int = 5) -> list[dict]:
+    """Regions that separate the examples of a test that deviated from those
+    that held: each proposal is a region table (the ``region`` of an entry)
+    that every deviating example lies in and no held one does, simplest first.
+
+    Args:
+        deviated: the features (:func:`conformance.evidence.auto_features` plus
+            what the test reported) of each example that deviated as a
+            whole-test entry records.
+        held: the features of each example on which the claim held.
+        limit: the most proposals returned.
+
+    Returns:
+        Up to ``limit`` region tables over one feature (a value or a list of
+        values; for a set-valued feature such as ``layout`` the members any of
+        which places an example inside, or ``{all = [...]}``), else over two
+        features; ``[]`` when none separates the two sides, or either is empty.
+        Only features every example reported with values a region can name
+        (str, bool, int, or sets of them) are used; ``everywhere`` never is.
+    """
+    if not deviated or not held:
+        return []
+    examples = deviated + held
+    keys = set.intersection(*(set(f) for f in examples)) - {"everywhere"}
+
+    def scalar(v) -> bool:
+        return isinstance(v, _SCALARS)
+
+    def settish(v) -> bool:
+        return isinstance(v, set | frozenset) and all(scalar(m) for m in v)
+
+    def order(vals) -> list:
+        return sorted(vals, key=lambda v: (type(v).__name__, str(v)))
+
+    def separates(region: dict) -> bool:
+        inside = [all(_matches(f[k], spec) for k, spec in region.items()) for f in examples]
+        return all(inside[: len(deviated)]) and not any(inside[len(deviated) :])
+
+    def options(k: str) -> list:
+        vals = [f[k] for f in examples]
+        if all(scalar(v) for v in vals):
+            d = order({f[k] for f in deviated})
+            return [d[0] if len(d) == 1 else d]
+        if all(settish(v) for v in vals):
+            out = []
+            dev_sets = [set(f[k]) for f in deviated]
+            common = set.intersection(*dev_sets)
+            if common:
+                out.append({"all": order(common)})
+            only = set().union(*dev_sets) - set().union(*(set(f[k]) for f in held))
+            if only:
+                out.append(order(only))
+            return out
+        return []
+
+    single = [{k: spec} for k in order(keys) for spec in options(k)]
+    found = [r for r in single if separates(r)]
+    if not found:
+        for i, (a) in enumerate(single):
+            for b in single[i + 1 :]:
+                if next(iter(a)) != next(iter(b)) and separates({**a, **b}):
+                    found.append({**a, **b})
+
+    def size(region: dict) -> tuple:
+        n = sum(len(v) if isinstance(v, list) else 1 for v in region.values())
+        return (len(region), n, str(region))
+
+    return sorted(found, key=size)[:limit]
+
+
 def newest_measured(deviations: list[Deviation]) -> str | None:
     """The newest release any entry was measured on (``None`` if none)."""
     vs = [Version(m) for d in deviations for m in d.measured]
