@@ -381,6 +381,7 @@ def test_asarray_default_requires_grad_inherits(device, spec, requires_grad, lea
     caller's flag on a leaf; or a default that drops a non-leaf's history."""
     t = _build(spec, device, requires_grad, leaf)
     rg, fn = t.requires_grad, t.grad_fn
+    evidence.features(input_requires_grad=rg)
     with capture_warnings():
         b = torch.asarray(t)
     assert b.requires_grad == rg, "asarray() result does not inherit requires_grad"

@@ -61,6 +61,7 @@ from strategies import (
     shapes,
     tensor_specs,
 )
+from strategies.tensors import domain_examples
 
 # --------------------------------------------------------------------------- probes
 
@@ -332,6 +333,13 @@ def test_from_dlpack_of_ndarray_shares_memory(device, spec, form, direction, mis
 # ============================================================ layout and dtype
 
 
+def _small_dims_with_odd_strides(t: torch.Tensor) -> bool:
+    """Does ``t`` have a dimension of size 0 or 1 whose stride is not 1? Exporters
+    before torch 2.10 rewrite exactly those strides to 1 (``toDLPack``'s normalization,
+    issues #83069 and #99803); a region feature, computed from the input alone."""
+    return any(n < 2 and s != 1 for n, s in zip(t.shape, t.stride(), strict=True))
+
+
 @st.composite
 def _odd_unit_strides(draw, spec_strategy):
     """A spec and, for each of its size-1 dims, a stride of 0..9 to give that dim (DLPack
@@ -356,7 +364,10 @@ def test_from_dlpack_keeps_shape_strides_dtype(device, drawn, consumer):
     if unit:
         stride = [unit.get(i, s) for i, s in enumerate(t.stride())]
         t = t.as_strided(t.shape, stride, t.storage_offset())
-    evidence.features(odd_unit_stride=any(s != 1 for s in unit.values()))
+    evidence.features(
+        odd_unit_stride=any(s != 1 for s in unit.values()),
+        small_dim_odd_stride=_small_dims_with_odd_strides(t),
+    )
     if consumer == "numpy":
         assume(spec.dtype != torch.bfloat16)
         _needs_dtype(t.dtype)
@@ -387,7 +398,9 @@ def test_export_folds_storage_offset_into_data(device, spec, form):
     t = spec.build(device)
     _needs(form != "versioned" or HAS_VERSIONED, "torch < 2.9 has no versioned DLPack capsules")
     _needs_dtype(t.dtype)
-    evidence.features(offset=t.storage_offset() > 0)
+    evidence.features(
+        offset=t.storage_offset() > 0, small_dim_odd_stride=_small_dims_with_odd_strides(t)
+    )
     cap = _export(t, form)
     f = _capsule_fields(cap)
     assert f["byte_offset"] == 0, f"capsule byte_offset {f['byte_offset']} (want 0)"
@@ -978,7 +991,16 @@ def test_negative_stride_import_aborts(device, a, form_copy):
 def test_stream_argument_on_cpu(device, spec, stream):
     """Kills: a CPU exporter that accepts a stream other than None/-1 (silently, as if
     synchronized), or that rejects the default -1 or None, or that takes a non-int."""
-    evidence.features(stream_minus_one=type(stream) is int and stream == -1)
+    evidence.features(
+        stream_minus_one=type(stream) is int and stream == -1,
+        stream_kind="none"
+        if stream is None
+        else "minus-one"
+        if type(stream) is int and stream == -1
+        else "other-int"
+        if type(stream) is int
+        else "not-int",
+    )
     t = spec.build(device)
     _needs_dtype(t.dtype)
     if stream is None or (type(stream) is int and stream == -1):
@@ -1070,6 +1092,9 @@ def _cpu_device(name: str):
 @pytest.mark.oracle("numpy", "tensor")
 @grid_examples(where=lambda s: s.base_shape == (2, 3) and not s.views, producer="torch", name="cpu",
                copy=None)  # fmt: skip
+# Issue 29: every non-empty layout and every dtype family, by construction.
+@domain_examples(where=lambda s: math.prod(s.shape) > 0, grid_values="all", producer="torch",
+                 name="cpu:0", copy=False)  # fmt: skip
 @given(
     spec=tensor_specs(shape=shapes(min_side=1), values="all"),
     producer=st.sampled_from(["torch", "numpy"]),

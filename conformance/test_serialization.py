@@ -370,6 +370,7 @@ def test_parameter_loads_as_parameter(device, spec, requires_grad, container, we
     Kills: a load that returns a plain tensor for (frozen, integer, ...) Parameters, that
     flips ``requires_grad``, or that drops the Parameter's ``__dict__``."""
     requires_grad = requires_grad and spec.dtype in DIFFERENTIABLE
+    evidence.features(attr_kind=type(attr).__name__.lower(), requires_grad=requires_grad)
     p = torch.nn.Parameter(spec.build(device), requires_grad=requires_grad)
     if attr is not None:
         p.tag = attr
