@@ -738,25 +738,6 @@ def _count_inside(led, d, kwargs: dict, pairs: list) -> None:
         st["example"] = f"{shown[:1500]}\n-> {pairs[0][0]}: {first[:300]}"
 
 
-#: Exception types that are defects of the suite, never verdicts on torch.
-_SUITE_ERRORS = {
-    "FailedHealthCheck", "RegionFeatureMissing", "InvalidArgument", "Unsatisfiable",
-    "FlakyStrategyDefinition", "InvalidDefinition",
-}  # fmt: skip
-
-
-def _region_record(d, stats: dict) -> dict:
-    """What a run saw of deviation ``d``'s region: examples on each side."""
-    st = stats.get(d.key, {})
-    return {
-        "key": d.key,
-        "text": d.region_text,
-        "inside": st.get("inside", 0),
-        "outside": st.get("outside", 0),
-        "example": st.get("example"),
-    }
-
-
 def pytest_runtest_setup(item: pytest.Item) -> None:
     _count["n"] = 0
     _count["body_s"] = 0.0
@@ -768,93 +749,23 @@ _ledger_key = pytest.StashKey[dict]()
 def _per_claim_deviations(
     report, record: dict, whole: list, failures: dict, muted: dict | None = None
 ) -> dict:
-    """The verdict of a test of several claims that has whole-test deviations.
+    """The record of a test of several claims that has whole-test deviations,
+    split per claim by :func:`conformance.verdicts.per_claim_deviations`,
+    whose outcome, text and section go on the report; ``failures`` takes
+    the later violations that differ from their entry."""
+    from conformance.verdicts import per_claim_deviations
 
-    Each deviation covers its own claim only: a claim whose failure has the
-    recorded signature is an expected deviation (``claim_expectations``), and
-    any other claim's failure is a regression - one claim's entry never
-    explains another claim's failure, even one the same failure text cites.
-    Every later violation of an explained claim (``muted``: claim -> the
-    ``[exception, message, count]`` the re-runs recorded with the claim
-    muted) must have the entry's signature too; one that differs is a
-    regression (``changed_violations``). A deviating claim that never
-    failed is "region not reached" (``unreached_claims``): a whole-test entry
-    names no region, so a run whose examples (the state machine's programs)
-    never met the deviating input cannot tell a fix from a miss - the claim's
-    single-step tests, whose entries have regions, report a fix as an
-    unexpected pass.
-    The test's verdict is the worst of these; its other claims keep the
-    verdicts their own examples earned (the test was re-run with the failed
-    claims muted).
-    """
-    expected: dict[str, object] = {}
-    stale: dict[str, object] = {}
-    for d in whole:
-        f = failures.get(d.claim)
-        if f is None:
-            if not d.unmeasured:
-                stale.setdefault(d.claim, d)
-        elif d.claim not in expected and d.matches_failure(f["exception"], f["message"]):
-            expected[d.claim] = d
-    changed: dict[str, list] = {}
-    for c in list(expected):
-        own = [e for e in whole if e.claim == c]
-        other = [
-            v for v in (muted or {}).get(c, [])
-            if not any(e.matches_failure(v[0], v[1]) for e in own)
-        ]  # fmt: skip
-        if other:
-            changed[c] = other
-            del expected[c]
-            first = other[0][1].splitlines()[0] if other[0][1] else ""
-            failures[c] = {
-                "exception": other[0][0],
-                "message": other[0][1],
-                "signature": f"{other[0][0]}: {first}"[:500],
-                "falsifying_example": None,
-                "reproduce": None,
-                "notes": "a later violation of a claim whose first failure matched its entry",
-            }
-    stale = {c: d for c, d in stale.items() if c not in expected}
-    unexplained = [c for c in failures if c not in expected]
-    out = {k: v for k, v in record.items() if k not in ("expectation", "changed_failure")}
-    if changed:
-        out["changed_violations"] = changed
-        report.sections.append((
-            "conformance",
-            "CHANGED FAILURE: " + "; ".join(
-                f"{c}: a later violation reads {v[0][0]}: {v[0][1].splitlines()[0][:300]!r}, "
-                "not the recorded "
-                "signature" for c, v in changed.items()
-            ),
-        ))  # fmt: skip
-    if expected:
-        out["claim_expectations"] = {c: d.to_dict() for c, d in expected.items()}
-    if stale:
-        out["unreached_claims"] = {c: d.to_dict() for c, d in stale.items()}
-    if unexplained:
-        out["verdict"] = "regression"
-        report.outcome = "failed"
-    elif expected:
-        d = next(iter(expected.values()))
-        out["verdict"] = "expected-deviation"
-        out["expectation"] = d.to_dict()
-        report.outcome = "skipped"
-        report.wasxfail = "expected deviation " + ", ".join(x.key for x in expected.values())
-    elif stale:
-        d = next(iter(stale.values()))
-        out["verdict"] = "region-not-reached"
-        out["expectation"] = d.to_dict()
-        out.pop("failure", None)
-        report.outcome = "passed"
+    split = per_claim_deviations(record, whole, failures, muted)
+    failures.update(split.failures)
+    if split.section is not None:
+        report.sections.append(("conformance", split.section))
+    if split.report_outcome is not None:
+        report.outcome = split.report_outcome
+    if split.wasxfail is not None:
+        report.wasxfail = split.wasxfail
+    if split.clear_longrepr:
         report.longrepr = None
-    return out
-
-
-def _unmeasured_note(d) -> str:
-    """`` (not measured on this release)`` for an entry this release's
-    baseline does not show, else nothing."""
-    return " (not measured on this release)" if d.unmeasured else ""
+    return split.record
 
 
 def _cited_claims(e: BaseException, claims: tuple[str, ...]) -> list[str]:
@@ -1071,203 +982,74 @@ def _failure_info(excinfo: pytest.ExceptionInfo) -> dict:
     }
 
 
+def _decide(item: pytest.Item, call: pytest.CallInfo, report, n_claims: int):
+    """The test's :class:`~conformance.verdicts.TestVerdict` (``None``: no
+    verdict in this phase) and its failure record (``None`` without one),
+    from the report, the test's expectation entries and its ledger."""
+    from conformance.verdicts import Failure, decide_test
+
+    if report.skipped and (
+        call.when == "setup"
+        or (call.excinfo is not None and call.excinfo.errisinstance(pytest.skip.Exception))
+    ):
+        outcome = "skipped"
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+    elif call.when not in ("setup", "call"):
+        return None, None
+    elif report.passed:
+        outcome, reason = "passed", None
+    elif report.failed and call.excinfo is not None:
+        outcome, reason = "failed", None
+    else:
+        return None, None
+    info = _failure_info(call.excinfo) if outcome == "failed" else None
+    pairs = info.pop("_excs") if info is not None else []
+    led = item.stash.get(_ledger_key, {}) if call.when == "call" else {}
+    verdict = decide_test(
+        phase=call.when,
+        outcome=outcome,
+        skip_reason=reason,
+        failure=None if info is None else Failure(tuple(pairs), info["signature"]),
+        hits=item.stash.get(_expect_key, []),
+        region_stats=led.get("region", {}),
+        claim_examples=led.get("claim_examples", {}) if led else None,
+        examples=led.get("examples", 0),
+        not_applicable=led.get("not_applicable", {}),
+        claims=n_claims,
+        torch_version=_torch_version() if call.when == "call" else "",
+        whole_test_split=led.get("whole_test_split"),
+    )
+    return verdict, info
+
+
+def _apply_verdict(item: pytest.Item, report, verdict) -> None:
+    """Put a test's verdict on its pytest report: outcome, the expected
+    deviation's text, the skip reason or failure text, a section."""
+    if verdict.report_outcome is not None:
+        report.outcome = verdict.report_outcome
+    if verdict.wasxfail is not None:
+        report.wasxfail = verdict.wasxfail
+    if verdict.longrepr is not None:
+        report.longrepr = (
+            (str(item.path), None, verdict.longrepr)
+            if verdict.report_outcome == "skipped"
+            else verdict.longrepr
+        )
+    if verdict.section is not None:
+        report.sections.append(("conformance", verdict.section))
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report = yield
     claims = item.stash.get(_claims_key, ())
     if not claims:
         return report
-    record = None
-    if call.when == "setup" and report.skipped:
-        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
-        record = {
-            "verdict": "skipped",
-            "outcome": "skipped",
-            "skip_reason": reason.removeprefix("Skipped: "),
-        }
-    elif call.when == "setup" and report.failed:
-        record = {
-            "verdict": "regression",
-            "outcome": "error",
-            "failure": _failure_info(call.excinfo),
-        }
-    elif call.when == "call":
-        hits = item.stash.get(_expect_key, [])
-        if (
-            report.skipped
-            and call.excinfo is not None
-            and call.excinfo.errisinstance(pytest.skip.Exception)
-        ):
-            reason = (
-                report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
-            )
-            record = {
-                "verdict": "skipped",
-                "outcome": "skipped",
-                "skip_reason": reason.removeprefix("Skipped: "),
-            }
-        elif report.passed:
-            led = item.stash.get(_ledger_key, {})
-            # unmeasured entries demand nothing: a pass is not stale for them
-            whole = [d for d in hits if d.whole_test and not d.unmeasured]
-            stats = led.get("region", {})
-            regional = [
-                d
-                for d in hits
-                if not d.whole_test
-                and (not d.unmeasured or stats.get(d.key, {}).get("inside", 0) > 0)
-            ]
-            reached = [d for d in regional if stats.get(d.key, {}).get("inside", 0) > 0]
-            # a single-claim test compared every example with its whole-test
-            # entries (_run_example_timed): those that deviated as recorded
-            deviated = [
-                d for d in hits if d.whole_test and stats.get(d.key, {}).get("inside", 0) > 0
-            ]
-            if deviated and len(claims) == 1:
-                d = deviated[0]
-                region = _region_record(d, stats)
-                held = max(led.get("claim_examples", {}).values(), default=0)
-                report.outcome = "skipped"
-                report.wasxfail = (
-                    f"expected deviation{_unmeasured_note(d)} {d.key}: every failing example "
-                    f"deviates as recorded ({region['inside']} examples; {held} held): {d.reason}"
-                )
-                record = {
-                    "verdict": "expected-deviation",
-                    "outcome": "passed",
-                    "expectation": d.to_dict(),
-                    "region": region,
-                }
-                if led.get("whole_test_split"):
-                    # where the test deviated and where it held: a whole-test
-                    # entry whose test also held needs a region (issue 28)
-                    record["whole_test_split"] = led["whole_test_split"]
-            elif whole:
-                d = whole[0]
-                report.outcome = "failed"
-                report.longrepr = (
-                    f"UNEXPECTED PASS: claim {d.claim} held, but expectation {d.key} says it "
-                    f"fails with {d.exception}: {d.match!r} ({d.reason}). The entry is stale: "
-                    "remove it from the expectations file if the fix is intended."
-                )
-                record = {
-                    "verdict": "unexpected-pass",
-                    "outcome": "passed",
-                    "expectation": d.to_dict(),
-                }
-            elif reached:
-                d = reached[0]
-                region = _region_record(d, stats)
-                others = "".join(
-                    f"; {e.key}: "
-                    + (f"deviates as recorded on {e.region_text} ({r['inside']} examples)"
-                       if r["inside"] else f"region {e.region_text} not reached")
-                    for e in regional if e is not d for r in [_region_record(e, stats)]
-                )  # fmt: skip
-                report.outcome = "skipped"
-                report.wasxfail = (
-                    f"expected deviation{_unmeasured_note(d)} {d.key}: deviates as recorded on "
-                    f"{d.region_text} "
-                    f"({region['inside']} examples){others}; held elsewhere "
-                    f"({region['outside']} examples)"
-                )
-                record = {
-                    "verdict": "expected-deviation",
-                    "outcome": "passed",
-                    "expectation": d.to_dict(),
-                    "region": region,
-                }
-                if len(regional) > 1:
-                    # every region of the test, each with its own counts (the
-                    # report shows one row per region)
-                    record["regions"] = [
-                        {"expectation": e.to_dict(), "region": _region_record(e, stats)}
-                        for e in regional
-                    ]
-            elif regional:
-                d = regional[0]
-                record = {
-                    "verdict": "region-not-reached",
-                    "outcome": "passed",
-                    "expectation": d.to_dict(),
-                    "region": _region_record(d, stats),
-                }
-            elif _nothing_checked(led) and not sum(led.get("not_applicable", {}).values()):
-                # No example checked the claim (every one was rejected before
-                # a check): not evidence, so not "held".
-                reason = (
-                    f"no example checked the claim ({led.get('examples', 0)} examples ran, "
-                    "each rejected before a check)"
-                )
-                report.outcome = "skipped"
-                report.longrepr = (str(item.path), None, reason)
-                record = {"verdict": "skipped", "outcome": "skipped", "skip_reason": reason}
-            elif _all_not_applicable(led):
-                reasons = led.get("not_applicable", {})
-                text = "; ".join(f"{r} ({n} examples)" for r, n in sorted(reasons.items()))
-                report.outcome = "skipped"
-                report.longrepr = (str(item.path), None, f"not applicable on torch "
-                                   f"{_torch_version()}: {text}")  # fmt: skip
-                record = {
-                    "verdict": "not-applicable",
-                    "outcome": "skipped",
-                    "skip_reason": f"not applicable on torch {_torch_version()}: {text}",
-                }
-            else:
-                record = {"verdict": "held", "outcome": "passed"}
-        elif report.failed and call.excinfo is not None:
-            info = _failure_info(call.excinfo)
-            pairs = info.pop("_excs")
-            led = item.stash.get(_ledger_key, {})
-            whole = [d for d in hits if d.whole_test]
-            regional = [d for d in hits if not d.whole_test]
-            match = next(
-                (d for d in whole if all(d.matches_failure(t, m) for t, m in pairs)),
-                None,
-            )
-            kinds = {type(e).__name__ for e in _flatten(call.excinfo.value)}
-            if kinds & _SUITE_ERRORS:
-                record = {"verdict": "suite-error", "outcome": "failed", "failure": info}
-                report.sections.append(
-                    ("conformance", "SUITE ERROR: a defect of the suite, not a verdict on torch")
-                )
-            elif "DeviationRegionHeld" in kinds:
-                d = regional[0] if regional else hits[0]
-                record = {
-                    "verdict": "unexpected-pass",
-                    "outcome": "failed",
-                    "failure": info,
-                    "expectation": d.to_dict(),
-                    "region": _region_record(d, led.get("region", {})),
-                }
-            elif match is not None:
-                report.outcome = "skipped"
-                report.wasxfail = (
-                    f"expected deviation{_unmeasured_note(match)} {match.key}: {match.reason}"
-                )
-                record = {
-                    "verdict": "expected-deviation",
-                    "outcome": "failed",
-                    "failure": info,
-                    "expectation": match.to_dict(),
-                }
-            else:
-                record = {"verdict": "regression", "outcome": "failed", "failure": info}
-                if hits:
-                    d = hits[0]
-                    record["expectation"] = d.to_dict()
-                    record["changed_failure"] = True
-                    if not d.whole_test:
-                        record["region"] = _region_record(d, led.get("region", {}))
-                    report.sections.append(
-                        (
-                            "conformance",
-                            f"CHANGED FAILURE: expected {d.exception}: {d.match!r} per {d.key}, "
-                            f"got {info['signature']}",
-                        )
-                    )
-    if record is None:
+    verdict, failure = _decide(item, call, report, len(claims))
+    if verdict is None:
         return report
+    _apply_verdict(item, report, verdict)
+    record = verdict.record(failure)
     if "failure" in record:
         record["failure"].pop("_excs", None)
         led_ = item.stash.get(_ledger_key, {}) if call.when == "call" else {}
@@ -1329,20 +1111,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     )
     report.user_properties.append(("conformance", json.dumps(record, default=str)))
     return report
-
-
-def _nothing_checked(led: dict) -> bool:
-    """No example of the test checked any of its claims (``claim_examples``
-    counts the examples that reached a check and held)."""
-    return bool(led) and not any(led.get("claim_examples", {}).values())
-
-
-def _all_not_applicable(led: dict) -> bool:
-    """The test checked nothing and some examples were not applicable: its
-    verdict is "not applicable" (the others were rejected by ``assume``).
-    The count of examples is not compared: it includes rejected calls."""
-    na = sum((led or {}).get("not_applicable", {}).values())
-    return na > 0 and _nothing_checked(led)
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

@@ -36,7 +36,8 @@ claim, the examples that checked it and found it held), so each claim's
 verdict rests on its own evidence. A whole-test deviation of such a test
 covers its own claim only: ``claim_expectations`` maps the claims whose
 failure matched their entry, ``unreached_claims`` the deviating claims that
-never failed - "region not reached" (see ``reports.plugin._per_claim_deviations``).
+never failed - "region not reached" (see ``conformance.verdicts.per_claim_deviations``;
+each claim's share of a test is read by ``conformance.verdicts.claim_view``).
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ import json
 import os
 import tempfile
 from pathlib import Path
+
+from conformance.verdicts import cell_verdict, claim_view
 
 SCHEMA_VERSION = 1
 TEST_VERDICTS = (
@@ -187,63 +190,10 @@ def claim_verdicts(doc: dict) -> dict[str, dict[str, dict]]:
         out[cid] = {}  # compile-tier claims: only device/backend columns
     for t in doc["tests"]:
         targets = devices if t.get("device") == "any" else [column(t)]
-        failed = t.get("failed_claims")
-        per_claim = t.get("claim_examples")
         for cid in t.get("claims", []):
             if cid not in doc["claims"]:
                 continue  # a co-claim outside the selected claims (--claims)
-            view = t
-            examples = t.get("examples") or 0
-            if per_claim is not None and len(t.get("claims", [])) > 1:
-                examples = per_claim.get(cid, 0)
-            known = (t.get("claim_expectations") or {}).get(cid)
-            regions = (
-                {r["expectation"]["claim"]: r for r in t.get("regions") or []}
-                or ({t["expectation"]["claim"]: {"expectation": t["expectation"],
-                                                 "region": t["region"]}}
-                    if t.get("region") and t.get("expectation") else {})
-            ) if t.get("verdict") in ("expected-deviation", "region-not-reached") else {}  # fmt: skip
-            stale = (t.get("unreached_claims") or {}).get(cid)
-            if failed and cid in failed:
-                own = (t.get("claim_failures") or {}).get(cid)
-                if own:
-                    view = {**t, "failure": own}
-                if known:  # this claim's failure is its recorded deviation
-                    view = {**view, "verdict": "expected-deviation", "expectation": known}
-            elif stale:
-                view = {**t, "verdict": "region-not-reached", "expectation": stale,
-                        "failure": None}  # fmt: skip
-            elif known:
-                view = {**t, "verdict": "expected-deviation", "expectation": known}
-            elif regions and len(t.get("claims", [])) > 1:
-                # A multi-claim test whose deviations have regions: each
-                # region's claim deviates (or its region was not reached);
-                # the test's other claims rest on the examples that checked them.
-                own = regions.get(cid)
-                if own:
-                    reached = own["region"].get("inside", 0) > 0
-                    view = {**t, **own,
-                            "verdict": "expected-deviation" if reached else "region-not-reached"}  # fmt: skip
-                elif examples > 0:
-                    view = {**t, "verdict": "held", "failure": None, "expectation": None,
-                            "region": None}  # fmt: skip
-                else:
-                    view = {**t, "verdict": "skipped", "failure": None, "expectation": None,
-                            "region": None, "skip_reason": f"no example of this test exercised "
-                            f"the claim ({t.get('examples') or 0} examples ran)"}  # fmt: skip
-            elif failed or t.get("claim_expectations") or t.get("unreached_claims") or (
-                per_claim is not None and len(t.get("claims", [])) > 1
-                and t.get("verdict") == "held"
-            ):  # fmt: skip
-                # Another claim of this test failed (the test was re-run with
-                # it muted), or the test passed: either way this claim's
-                # verdict rests on the examples that checked it.
-                if examples > 0:
-                    view = {**t, "verdict": "held", "failure": None}
-                else:
-                    view = {**t, "verdict": "skipped", "failure": None,
-                            "skip_reason": f"no example of this test exercised the claim "
-                                           f"({t.get('examples') or 0} examples ran)"}  # fmt: skip
+            view, examples = claim_view(t, cid)
             for d in targets:
                 cell = out.setdefault(cid, {}).setdefault(
                     d, {"verdict": "not run", "tests": [], "examples": 0, "reasons": []}
@@ -266,18 +216,8 @@ def claim_verdicts(doc: dict) -> dict[str, dict[str, dict]]:
             vs = {t["verdict"] for t in cell["tests"]}
             if not vs:
                 continue
-            if "suite-error" in vs:
-                cell["verdict"] = "ERROR"
-            elif "regression" in vs:
-                cell["verdict"] = "FAILED"
-            elif "unexpected-pass" in vs:
-                cell["verdict"] = "unexpected pass"
-            elif "expected-deviation" in vs:
-                cell["verdict"] = "expected deviation"
-            elif "region-not-reached" in vs:
-                cell["verdict"] = "region not reached"
-            elif "held" in vs:
-                cell["verdict"] = "held"
+            cell["verdict"] = cell_verdict(vs)
+            if cell["verdict"] == "held":
                 # One shard holds part of a claim's tests: the merged document judges.
                 missing = (
                     []
@@ -306,14 +246,12 @@ def claim_verdicts(doc: dict) -> dict[str, dict[str, dict]]:
                         "example that checked it drew this value of its declared domain"
                         for m in missing
                     ]
-            elif "not-applicable" in vs:
-                cell["verdict"] = "not applicable"
+            elif cell["verdict"] == "not applicable":
                 cell["reasons"] = sorted(
                     {t.get("skip_reason") or "" for t in cell["tests"]
                      if t["verdict"] == "not-applicable"}
                 )  # fmt: skip
-            else:
-                cell["verdict"] = "skipped"
+            elif cell["verdict"] == "skipped":
                 cell["reasons"] = sorted({t.get("skip_reason") or "" for t in cell["tests"]})
     return out
 
