@@ -41,6 +41,15 @@ __all__ = [
     "require",
     "require_kernel",
     "KERNEL_PROBES",
+    "ANY_ACCELERATOR",
+    "current_accelerator",
+    "default_devices",
+    "device_allowed",
+    "device_module",
+    "device_unavailable",
+    "unknown_device_type",
+    "parse_devices",
+    "synchronize",
 ]
 
 
@@ -75,6 +84,12 @@ RELEASE_FEATURES: dict[str, tuple[tuple[int, int], str, str]] = {
         "docstring's 'properties of the tensors in the current module are preserved')",
         "absent from the 2.1.2 docstring and behaviour (the donor's requires_grad is taken), "
         "present on the 2.4.1 gate run; 2.2 and 2.3 not measured",
+    ),
+    "device-backend-autoload": (
+        (2, 5),
+        "import torch loads out-of-tree device extensions from the torch.backends entry point "
+        "(TORCH_DEVICE_BACKEND_AUTOLOAD)",
+        "https://github.com/pytorch/pytorch/issues/122468 (prototype in the 2.5 release notes)",
     ),
     "save-wide-unsigned": (
         (2, 6),
@@ -252,3 +267,164 @@ def require_kernel(name: str, dtype: torch.dtype, device: str) -> None:
         kernel_available(name, dtype, str(device).split(":")[0]),
         f"{name} has no {dtype_name(dtype)} kernel on {device}",
     )
+
+
+# -- devices -----------------------------------------------------------------
+#
+# ``--devices`` takes device *types* (``cpu``, ``cuda``, ``xpu``, ``mps``, the
+# renamed PrivateUse1 backend of an out-of-tree extension such as OpenReg's
+# ``openreg``...). Whether one can run here is decided from torch's public
+# device APIs - ``torch.device`` to know the type, ``torch.get_device_module``
+# (torch 2.3+; ``torch.<type>`` before) and its ``is_available()`` - never by
+# running an operation a claim is about. The CPU is always there and is the
+# reference where a claim compares a device with host memory.
+
+#: What the registry's ``devices`` may name besides concrete device types:
+#: ``"accelerator"`` is every device under test other than the CPU.
+ANY_ACCELERATOR = "accelerator"
+
+
+def device_module(device_type: str):
+    """The Python module of ``device_type`` (``torch.cuda``, ``torch.xpu``,
+    ``torch.mps``, the module a PrivateUse1 extension registered under its
+    renamed type), or ``None`` for a type without one (``meta``, an
+    unregistered ``privateuseone``) and for ``cpu``.
+
+    Uses ``torch.get_device_module`` where the release has it (2.3+), else
+    ``getattr(torch, device_type)``. Raises nothing."""
+    if device_type == "cpu":
+        return None
+    if has_api(torch, "get_device_module"):
+        try:
+            return torch.get_device_module(device_type)
+        except (RuntimeError, ValueError, TypeError):
+            return None
+    return getattr(torch, device_type, None)
+
+
+def current_accelerator() -> str | None:
+    """The device type of the available accelerator per ``torch.accelerator``
+    (torch 2.6+; ``cuda``, ``xpu``, ``mps``, a renamed PrivateUse1 type...),
+    or ``None`` when there is none or the release has no ``torch.accelerator``."""
+    acc = getattr(torch, "accelerator", None)
+    if acc is None or not has_api(acc, "current_accelerator"):
+        return None
+    try:
+        if not acc.is_available():
+            return None
+        dev = acc.current_accelerator()
+    except RuntimeError:
+        return None
+    return None if dev is None else torch.device(dev).type
+
+
+def unknown_device_type(device_type: str) -> str | None:
+    """Why ``device_type`` is not a device type of this torch, as one line,
+    or ``None`` when it is one: a name with an index (``cuda:1``), a name
+    ``torch.device`` does not know (``tpu``; a PrivateUse1 extension that was
+    not imported, so its type is not renamed yet), or an alias of another
+    type (``privateuseone`` once renamed). Raises nothing."""
+    if device_type == "cpu":
+        return None
+    if ":" in device_type:
+        return (
+            f"{device_type!r} names a device index; give the device type "
+            f"({device_type.split(':')[0]}): the suite runs on its current device"
+        )
+    try:
+        dev = torch.device(device_type)
+    except (RuntimeError, ValueError, TypeError):
+        return (
+            f"{device_type!r} is not a device type of this torch (a built-in type, or the "
+            "renamed PrivateUse1 type of an installed extension)"
+        )
+    if dev.type != device_type:
+        return f"{device_type!r} is named {dev.type!r} in this torch: use {dev.type}"
+    return None
+
+
+def device_unavailable(device_type: str) -> str | None:
+    """Why the suite cannot run on ``device_type`` here, as one line, or
+    ``None`` when it can. ``cpu`` always can.
+
+    Refused: what :func:`unknown_device_type` refuses, a type without a
+    device module (``meta``), and a type whose ``is_available()`` is False.
+    ``cuda`` is asked through ``torch.cuda.is_available()`` and ``mps``
+    through ``torch.backends.mps.is_available()`` (their documented checks),
+    the current ``torch.accelerator`` counts as available. Raises nothing."""
+    unknown = unknown_device_type(device_type)
+    if unknown or device_type == "cpu":
+        return unknown
+    if device_type == "cuda":
+        ok = torch.cuda.is_available()
+        return None if ok else "CUDA is not available (torch.cuda.is_available() is False)"
+    if device_type == "mps":
+        ok = torch.backends.mps.is_available()
+        return None if ok else "mps is not available (torch.backends.mps.is_available() is False)"
+    if current_accelerator() == device_type:
+        return None
+    mod = device_module(device_type)
+    if mod is None:
+        return (
+            f"{device_type!r} has no device module in this torch (torch.get_device_module), "
+            "so it is no accelerator the suite can run on"
+        )
+    available = getattr(mod, "is_available", None)
+    if available is None:
+        return f"torch.{device_type} has no is_available()"
+    try:
+        ok = bool(available())
+    except RuntimeError as e:
+        return f"torch.{device_type}.is_available() raised {type(e).__name__}: {e}".splitlines()[0]
+    if ok:
+        return None
+    return f"{device_type} is not available (torch.{device_type}.is_available() is False)"
+
+
+def parse_devices(raw: str | None) -> list[str]:
+    """The device types of a ``--devices`` value (comma-separated, blanks
+    and repeats dropped, order kept); ``None`` gives :func:`default_devices`.
+    Raises ``ValueError`` with a one-line message for an empty list or an
+    unknown device type; availability is :func:`device_unavailable`'s."""
+    if raw is None:
+        return default_devices()
+    devices = list(dict.fromkeys(d.strip() for d in raw.split(",") if d.strip()))
+    if not devices:
+        raise ValueError(f"--devices: no device in {raw!r}")
+    unknown = [(d, why) for d in devices if (why := unknown_device_type(d))]
+    if unknown:
+        names = ", ".join(d for d, _ in unknown)
+        raise ValueError(f"--devices: unknown device(s) {names}: {unknown[0][1]}")
+    return devices
+
+
+def default_devices() -> list[str]:
+    """The devices of a run without ``--devices``: ``cpu`` and ``cuda`` (CUDA
+    cases are skipped with a reason where it is missing, as before), plus the
+    available accelerator of another type per ``torch.accelerator`` (an XPU,
+    an MPS, a PrivateUse1 device)."""
+    devices = ["cpu", "cuda"]
+    acc = current_accelerator()
+    if acc and acc not in devices:
+        devices.append(acc)
+    return devices
+
+
+def device_allowed(device_type: str, allowed) -> bool:
+    """Whether a claim registered ``devices = allowed`` applies on
+    ``device_type``: an empty list is every device, ``"accelerator"``
+    (:data:`ANY_ACCELERATOR`) any device but the CPU."""
+    allowed = set(allowed)
+    if not allowed or device_type in allowed:
+        return True
+    return ANY_ACCELERATOR in allowed and device_type != "cpu"
+
+
+def synchronize(device) -> None:
+    """Wait for the work queued on ``device`` (a type or ``torch.device``) to
+    finish: ``torch.<type>.synchronize()`` through :func:`device_module`; a
+    no-op on the CPU and on a device module without ``synchronize``."""
+    mod = device_module(torch.device(device).type)
+    sync = getattr(mod, "synchronize", None) if mod is not None else None
+    if sync is not None:
+        sync()

@@ -110,6 +110,11 @@ __all__ = [
     "differential",
     "observe",
     "scaled_examples",
+    "BackendError",
+    "DEFAULT_BACKENDS",
+    "backend_id",
+    "registered_backends",
+    "resolve_backend",
 ]
 
 #: Aspect -> the claim id that states it (``conformance/claims/compile.toml``).
@@ -442,9 +447,105 @@ def compile_isolation() -> Iterator[None]:
         restore_subnormals()
 
 
+# --------------------------------------------------------------------------- backends
+
+#: The backends a run compares by default, the Dynamo-only oracle check first.
+DEFAULT_BACKENDS = ("eager", "aot_eager", "inductor")
+
+
+class BackendError(ValueError):
+    """A ``--backends`` name that names no backend: not registered with
+    Dynamo, or a ``module:callable`` that cannot be imported. The message
+    is one line."""
+
+
+def backend_id(backend: str) -> str:
+    """The form of ``backend`` used in pytest test ids (and so in JUnit and
+    ``--xfails-file`` lines and file names): a registered name as it is
+    (``aot_eager``), a ``module:callable`` with its colon turned into a dot
+    (``mypkg.mod:my_backend`` -> ``mypkg.mod.my_backend``, the callable's
+    qualified name). ``results.json``, reports, expectations and ``compare``
+    carry the name exactly as given."""
+    return backend.replace(":", ".")
+
+
+def registered_backends() -> list[str]:
+    """Every backend name registered with Dynamo, the debug and experimental
+    ones included (``list_backends(exclude_tags=())``): from the public
+    ``torch.compiler.list_backends`` where the release has it, else
+    ``torch._dynamo.list_backends`` (torch 2.1)."""
+    import torch.compiler
+
+    from conformance.capabilities import has_api
+
+    if has_api(torch.compiler, "list_backends"):
+        return list(torch.compiler.list_backends(exclude_tags=()))
+    import torch._dynamo
+
+    return list(torch._dynamo.list_backends(exclude_tags=()))
+
+
+def _import_callable(spec: str) -> Callable:
+    import importlib
+
+    module, _, attr = spec.partition(":")
+    if not module or not attr:
+        raise BackendError(f"{spec!r}: expected module:callable")
+    try:
+        obj = importlib.import_module(module)
+    except Exception as e:  # noqa: BLE001 - any import failure is one line
+        first = (str(e).splitlines() or [""])[0]
+        raise BackendError(f"cannot import {module}: {type(e).__name__}: {first}") from None
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise BackendError(f"module {module} has no attribute {attr!r}") from None
+    if not callable(obj):
+        raise BackendError(f"{spec} is not callable (a {type(obj).__name__})")
+    return obj
+
+
+#: ``module:callable`` -> the callable :func:`resolve_backend` imported for it
+#: in this process (the plugin resolves every ``--backends`` name when it is
+#: configured, in each worker too).
+_CALLABLES: dict = {}
+
+
+def resolve_backend(backend: str) -> str | Callable:
+    """What ``torch.compile(backend=...)`` takes for a ``--backends`` name:
+    a name registered with Dynamo (:func:`registered_backends`) as it is,
+    or for ``module:callable`` (``mypkg.mod:my_backend``, the callable may be
+    a dotted attribute path) the callable itself, imported from the module
+    (importable from ``sys.path``). Resolved once per process.
+
+    Raises :class:`BackendError` (one line) for an unregistered name or a
+    callable that cannot be imported."""
+    if ":" in backend:
+        if backend not in _CALLABLES:
+            _CALLABLES[backend] = _import_callable(backend)
+        return _CALLABLES[backend]
+    if backend in DEFAULT_BACKENDS or backend in registered_backends():
+        return backend
+    raise BackendError(
+        f"{backend!r} is not a registered torch.compile backend (torch "
+        f"{torch.__version__} has {', '.join(registered_backends())}) nor a module:callable"
+    )
+
+
 def compiled(fn: Callable, backend: str) -> Callable:
-    """``torch.compile(fn, backend=backend, fullgraph=False)``."""
-    return torch.compile(fn, backend=backend, fullgraph=False)
+    """``torch.compile(fn, backend=B, fullgraph=False)`` with ``B`` the
+    backend ``backend`` names: a registered name as it is, the callable of
+    a ``module:callable`` once :func:`resolve_backend` imported it in this
+    process (the plugin does so for every ``--backends`` name). Kept free of
+    the import machinery, so torch-only snippets can copy it.
+
+    Raises ``ValueError`` for a ``module:callable`` not resolved here."""
+    if ":" in backend and backend not in _CALLABLES:
+        raise ValueError(
+            f"backend {backend}: call conformance.compile_oracle.resolve_backend first"
+        )
+    return torch.compile(fn, backend=_CALLABLES.get(backend, backend), fullgraph=False)
 
 
 def _graph_stats() -> dict:
@@ -704,6 +805,8 @@ def differential(
 #: Share of the profile's ``max_examples`` a generated-program test runs per
 #: backend (``ci``: 100 eager, 100 aot_eager, 30 inductor). Inductor
 #: compiles C++ for every new graph (0.6-3.6 s each on two loaded cores).
+#: A backend not listed here (any other registered name, a ``module:callable``)
+#: runs the full count: only a backend known to be slow gets less.
 EXAMPLE_SHARE: dict[str, float] = {"eager": 1.0, "aot_eager": 1.0, "inductor": 0.3}
 
 

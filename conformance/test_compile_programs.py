@@ -1,14 +1,16 @@
 """The compile tier over generated programs: torch.compile keeps eager semantics.
 
 Every test takes ``device`` and ``backend`` (``eager``: Dynamo only, the
-harness's sanity check; ``aot_eager``; ``inductor``) and compares the
+harness's sanity check; ``aot_eager``; ``inductor``; or any other
+``--backends`` name or ``module:callable``) and compares the
 compiled function with eager on fresh copies of the same inputs through
 :func:`conformance.compile_oracle.differential`; each compared aspect is its
 own claim (:data:`conformance.compile_oracle.ASPECTS`). A falsifying example
 shows the program (``program=Program(...)``, runnable) and its source as a
 script (in the failure message and the notes).
 
-Budget (``ci`` profile): 100 programs on eager and aot_eager, 30 on inductor
+Budget (``ci`` profile): 100 programs on eager, aot_eager and any other
+backend, 30 on inductor
 (:data:`conformance.compile_oracle.EXAMPLE_SHARE`), each after the explicit
 examples - among them :data:`strategies.programs.LAYOUT_GRID`, two programs
 that draw every argument layout x output kind pair (the ``arg_layout`` and
@@ -82,7 +84,9 @@ def _run_program(device, backend, program) -> None:
 
 
 @pytest.mark.claim(*PROGRAM_CLAIMS)
-@pytest.mark.backends("eager", "aot_eager")
+# every backend but inductor, at the profile's full example count: any other
+# --backends name or module:callable too (others=True)
+@pytest.mark.backends("eager", "aot_eager", others=True)
 @_layout_grid
 @example(
     # Two overlapping views of one base; the program writes through one and
@@ -105,7 +109,9 @@ def _run_program(device, backend, program) -> None:
 )
 @given(program=programs())
 def test_generated_programs_keep_eager_semantics(device, backend, program):
-    """The profile's full example count on Dynamo alone and aot_eager.
+    """The profile's full example count on Dynamo alone, aot_eager and every
+    backend outside the default three (a registered name or a
+    ``module:callable``: no backend but inductor is known to be slow).
 
     Kills: a compile path that copies outputs (aliasing lost), drops input
     mutations (through views or not), detaches outputs, loses or adds

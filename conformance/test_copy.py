@@ -15,6 +15,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from conformance import evidence
+from conformance.capabilities import synchronize
 from conformance.checks import (
     assert_same_bits,
     bits_difference,
@@ -255,7 +256,7 @@ def test_copy_across_devices(device, pair, direction, non_blocking):
     dst_dev, src_dev = (device, "cpu") if direction == "to-device" else ("cpu", device)
     dst, src = dst_spec.build(dst_dev), src_spec.build(src_dev)
     out = dst.copy_(src, non_blocking=non_blocking)
-    torch.cuda.synchronize()
+    synchronize(device)  # torch.<device type>.synchronize(): cuda, xpu, mps, PrivateUse1
     # torch.device("cuda") has no index; the tensor's has one (cuda:0)
     assert out is dst and dst.device.type == torch.device(dst_dev).type, "copy_() moved dst"
     assert_same_bits(dst, src_spec.build("cpu"), "cross-device copy_() lost values")

@@ -2,8 +2,8 @@
 
 Exit codes: 0 every claim held or deviated exactly as expected; 1 the gate
 failed (a regression or an unexpected pass); 2 bad input (malformed registry
-or expectations, unknown claim id, unreadable/corrupt result file, CUDA asked
-for but missing) - always with a one-line ``error:`` message, never a
+or expectations, unknown claim id, unreadable/corrupt result file, a device
+that is unknown or not available here) - always with a one-line ``error:`` message, never a
 traceback, and never a half-written report; 130 / 143 / 129 interrupted by
 SIGINT / SIGTERM / SIGHUP (the files already in ``--out`` left as they were).
 """
@@ -149,29 +149,17 @@ def _validate_inputs(args) -> None:
         if unknown:
             raise BadInput(f"unknown claim id(s): {', '.join(unknown)}")
     if args.devices:
-        devs = [d.strip() for d in args.devices.split(",") if d.strip()]
-        bad = [d for d in devs if d not in ("cpu", "cuda")]
-        if bad or not devs:
-            raise BadInput(
-                f"--devices: unknown device(s) {', '.join(bad) or '(none)'}; use cpu and/or cuda"
-            )
-        if "cuda" in devs:
-            import torch
-
-            if not torch.cuda.is_available():
-                raise BadInput(
-                    "--devices cuda: CUDA is not available (torch.cuda.is_available() is False)"
-                )
+        _check_devices(args.devices)
     if args.backends:
-        from reports.plugin import BACKENDS, backend_unavailable
+        from reports.plugin import backend_unavailable, parse_backends
 
-        bks = [b.strip() for b in args.backends.split(",") if b.strip()]
-        bad = [b for b in bks if b not in BACKENDS]
-        if bad or not bks:
-            raise BadInput(
-                f"--backends: unknown backend(s) {', '.join(bad) or '(none)'}; "
-                f"use {', '.join(BACKENDS)}"
-            )
+        if ":" in args.backends and os.getcwd() not in sys.path:
+            # a module:callable resolves as in the run (its PYTHONPATH has the cwd)
+            sys.path.append(os.getcwd())
+        try:
+            bks = parse_backends(args.backends)
+        except ValueError as e:
+            raise BadInput(str(e)) from None
         for b in bks:
             why = backend_unavailable(b)
             if why:
@@ -212,6 +200,29 @@ def _validate_inputs(args) -> None:
         check_previous_results(args.out, force=args.force)
     except OutputError as e:
         raise BadInput(str(e)) from None
+
+
+def _check_devices(raw: str) -> list[str]:
+    """The device types of ``--devices`` ``raw``, each known to this torch and
+    available here (:mod:`conformance.capabilities`); raises :class:`BadInput`
+    with one line naming the first that is not. Imports torch only when a
+    device other than the CPU is named."""
+    devs = list(dict.fromkeys(d.strip() for d in raw.split(",") if d.strip()))
+    if not devs:
+        raise BadInput(f"--devices: no device in {raw!r}")
+    if devs == ["cpu"]:
+        return devs
+    from conformance import capabilities as cap
+
+    try:
+        devs = cap.parse_devices(raw)
+    except ValueError as e:
+        raise BadInput(str(e)) from None
+    for d in devs:
+        why = cap.device_unavailable(d)
+        if why:
+            raise BadInput(f"--devices {d}: {why}")
+    return devs
 
 
 def _selection(claims: str) -> tuple[list[str], int]:
@@ -405,6 +416,9 @@ def _run_and_write(args, out: Path, tmp: Path, state: dict) -> int:
     cmd = _pytest_cmd(args, tmp_json) + ["-p", "reports.progress"]
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    if args.backends and ":" in args.backends:
+        # a --backends module:callable imports from where the user ran the command
+        env["PYTHONPATH"] += os.pathsep + os.getcwd()
     env[PROGRESS_ENV] = str(events)
     # Hypothesis' own storage (its constants cache; the ci profile keeps no
     # example database) goes to this run's temporary directory, not into the
@@ -1019,9 +1033,10 @@ def cmd_mutate(args) -> int:
             chosen = share(chosen, *parse_share(args.share))
         except ValueError as e:
             return _err(f"--share: {e}")
-    devs = [d.strip() for d in args.devices.split(",") if d.strip()]
-    if not devs or any(d not in ("cpu", "cuda") for d in devs):
-        return _err(f"--devices: unknown device(s) in {args.devices!r}; use cpu and/or cuda")
+    try:
+        devs = _check_devices(args.devices)
+    except BadInput as e:
+        return _err(str(e))
     _check_out(args.out, "--out")
     from conformance.mutants import targeted
     from reports.mutation import embed_mutation
@@ -1109,10 +1124,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="run the suite and write results.json + report.html")
     r.add_argument("--devices", default=None, type=_id_list,
-                   help="cpu,cuda (default: cpu, plus cuda when available)")  # fmt: skip
+                   help="device types: cpu and any available accelerator (cuda, xpu, mps, a "
+                        "PrivateUse1 type such as openreg); default: cpu, plus cuda and the "
+                        "torch.accelerator when available")  # fmt: skip
     r.add_argument("--backends", default=None, type=_id_list,
-                   help="torch.compile backends of the compile tier: eager,aot_eager,inductor "
-                        "(default: all that work here)")  # fmt: skip
+                   help="torch.compile backends of the compile tier: any registered name "
+                        "(torch.compiler.list_backends(exclude_tags=())) or module:callable "
+                        "(default: eager,aot_eager,inductor, those that work here)")  # fmt: skip
     r.add_argument(
         "--profile",
         default="ci",

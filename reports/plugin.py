@@ -5,12 +5,15 @@ Registered by the root ``conftest.py`` (and by ``torch-conformance run`` with
 
 - adds ``--devices``, ``--claims``, ``--results-json`` and ``--expectations``;
 - registers the Hypothesis profiles ``ci`` (the default), ``dev`` and ``thorough``;
-- parametrizes every test that takes a ``device`` argument over the devices
-  (CUDA cases are skipped with a reason when CUDA is unavailable), and every
+- parametrizes every test that takes a ``device`` argument over the device
+  types (any available one: ``cpu``, ``cuda``, ``xpu``, ``mps``, a renamed
+  PrivateUse1 type; a named device that is not available is a usage error,
+  the default's CUDA cases are skipped with a reason), and every
   test that takes a ``backend`` argument (the compile tier) over the
   ``torch.compile`` backends (``--backends``: ``eager``, the oracle run
-  through the same harness, ``aot_eager`` and ``inductor``; inductor cases are
-  skipped with a reason when no C++ compiler is found);
+  through the same harness, ``aot_eager`` and ``inductor`` by default; any
+  other registered name or a ``module:callable`` on request; inductor cases
+  are skipped with a reason when no C++ compiler is found);
 - validates ``@pytest.mark.claim`` ids against the registry at collection;
 - turns failures into verdicts against ``conformance/expectations.toml``:
   a failure with the recorded signature is an expected deviation (reported
@@ -102,15 +105,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption(
         "--devices",
         default=None,
-        help="comma-separated devices to run on: cpu, cuda (default: cpu, plus cuda "
-        "cases that are skipped with a reason when CUDA is unavailable)",
+        help="comma-separated device types to run on: cpu and any available accelerator "
+        "(cuda, xpu, mps, a PrivateUse1 type such as openreg); default: cpu, cuda (cases "
+        "skipped with a reason when CUDA is unavailable) and the torch.accelerator of another "
+        "type when there is one",
     )
     g.addoption(
         "--backends",
         default=None,
-        help="comma-separated torch.compile backends for the compile tier: eager, aot_eager, "
-        "inductor (default: all three; inductor cases are skipped with a reason when no C++ "
-        "compiler is found)",
+        help="comma-separated torch.compile backends for the compile tier: any name "
+        "registered with Dynamo (torch.compiler.list_backends(exclude_tags=())) or "
+        "module:callable, a compiler function imported from sys.path (default: eager, "
+        "aot_eager, inductor; inductor cases are skipped with a reason when no C++ compiler "
+        "is found)",
     )
     g.addoption(
         "--claims", default=None, help="run only the tests of these claim ids (comma-separated)"
@@ -133,13 +140,31 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-def _cuda_available() -> bool:
-    import torch
+@functools.cache
+def _device_unavailable(device_type: str) -> str | None:
+    """Why the tests cannot run on ``device_type`` here, or ``None`` (once
+    per process: :func:`conformance.capabilities.device_unavailable`)."""
+    from conformance.capabilities import device_unavailable
 
-    return torch.cuda.is_available()
+    return device_unavailable(device_type)
 
 
-#: The compile-tier backends, the eager oracle first.
+def _device_allowed(device_type: str, allowed) -> bool:
+    from conformance.capabilities import device_allowed
+
+    return device_allowed(device_type, allowed)
+
+
+def _unavailable_reason(device_type: str, why: str) -> str:
+    """The skip reason of a device that is not there (CUDA's as before)."""
+    if device_type == "cuda":
+        return "CUDA not available on this machine"
+    return f"{device_type} not available on this machine: {why}"
+
+
+#: The compile-tier backends run by default, the eager oracle first; ``--backends``
+#: also takes any other registered name or a ``module:callable``
+#: (:func:`backend_problem`).
 BACKENDS = ("eager", "aot_eager", "inductor")
 
 
@@ -162,6 +187,50 @@ def backend_unavailable(backend: str) -> str | None:
     return None
 
 
+def backend_problem(backend: str) -> str | None:
+    """Why ``backend`` names no torch.compile backend (one line), or ``None``.
+
+    The default three are known without importing torch; any other name must
+    be registered with Dynamo, and a ``module:callable`` is imported now (see
+    :func:`conformance.compile_oracle.resolve_backend`), so a bad one stops
+    the run before anything runs."""
+    if backend in BACKENDS:
+        return None
+    from conformance.compile_oracle import BackendError, resolve_backend
+
+    try:
+        resolve_backend(backend)
+    except BackendError as e:
+        return str(e)
+    return None
+
+
+def parse_backends(raw: str | None) -> list[str]:
+    """The backends of ``--backends`` (default :data:`BACKENDS`), in order,
+    each once. Raises ``ValueError`` with a one-line message for an empty
+    list, a name that is no backend (:func:`backend_problem`), or two names
+    that would share a test id (:func:`conformance.compile_oracle.backend_id`)."""
+    names = [b.strip() for b in (raw or ",".join(BACKENDS)).split(",") if b.strip()]
+    if not names:
+        raise ValueError(f"--backends: no backend named in {raw!r}")
+    names = list(dict.fromkeys(names))
+    for b in names:
+        why = backend_problem(b)
+        if why:
+            raise ValueError(f"--backends {b}: {why}")
+    if any(b not in BACKENDS for b in names):
+        from conformance.compile_oracle import backend_id
+
+        ids: dict[str, str] = {}
+        for b in names:
+            other = ids.setdefault(backend_id(b), b)
+            if other != b:
+                raise ValueError(
+                    f"--backends: {other} and {b} would share the test id {backend_id(b)}"
+                )
+    return names
+
+
 def pytest_configure(config: pytest.Config) -> None:
     _LAST_CONFIG["config"] = config
     # Registered before pytest's unraisableexception plugin adds its own
@@ -175,7 +244,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "claim(*ids): registered claim ids this test checks")
     config.addinivalue_line(
         "markers",
-        "backends(*names): the compile backends a compile-tier test runs on (default: all)",
+        "backends(*names, others=False): the default compile backends a compile-tier test "
+        "runs on (default: all), and whether any other --backends run it too",
     )
     config.addinivalue_line(
         "markers",
@@ -209,23 +279,23 @@ def pytest_configure(config: pytest.Config) -> None:
         "started": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
     }
     raw = config.getoption("devices")
-    explicit = raw is not None
-    devices = [d.strip() for d in (raw or "cpu,cuda").split(",") if d.strip()]
-    bad = [d for d in devices if d not in ("cpu", "cuda")]
-    if bad or not devices:
-        raise pytest.UsageError(f"--devices: unknown device(s) {bad or raw!r}; use cpu and/or cuda")
-    if explicit and "cuda" in devices and not _cuda_available():
-        raise pytest.UsageError(
-            "--devices cuda: CUDA is not available (torch.cuda.is_available() is False)"
-        )
+    from conformance import capabilities as cap
+
+    try:
+        devices = cap.parse_devices(raw)
+    except ValueError as e:
+        raise pytest.UsageError(str(e)) from None
+    if raw is not None:  # named devices must be there; the default's CUDA is skipped
+        for d in devices:
+            why = cap.device_unavailable(d)
+            if why:
+                raise pytest.UsageError(f"--devices {d}: {why}")
     config._conformance["devices"] = devices  # type: ignore[attr-defined]
     raw_b = config.getoption("backends")
-    backends = [b.strip() for b in (raw_b or ",".join(BACKENDS)).split(",") if b.strip()]
-    bad_b = [b for b in backends if b not in BACKENDS]
-    if bad_b or not backends:
-        raise pytest.UsageError(
-            f"--backends: unknown backend(s) {bad_b or raw_b!r}; use {', '.join(BACKENDS)}"
-        )
+    try:
+        backends = parse_backends(raw_b)
+    except ValueError as e:
+        raise pytest.UsageError(str(e)) from None
     if raw_b is not None:
         for b in backends:
             why = backend_unavailable(b)
@@ -284,15 +354,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         return
     st = _state(metafunc.config)
     if "backend" in metafunc.fixturenames:
-        bparams = []
-        only_b = {b for m in metafunc.definition.iter_markers("backends") for b in m.args}
-        for b in st["backends"]:
-            if only_b and b not in only_b:
-                continue
-            why = backend_unavailable(b)
-            marks = [pytest.mark.skip(reason=why)] if why else []
-            bparams.append(pytest.param(b, marks=marks, id=b))
-        metafunc.parametrize("backend", bparams)
+        metafunc.parametrize("backend", _backend_params(metafunc, st))
     if "device" not in metafunc.fixturenames:
         return
     registry = st["registry"]
@@ -302,18 +364,54 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         if cid in registry and registry[cid].devices:
             only.update(registry[cid].devices)
     params = []
-    cuda_ok = None
     for dev in st["devices"]:
         marks = []
-        if only and dev not in only:
+        if not _device_allowed(dev, only):
             marks.append(pytest.mark.skip(reason=f"claim applies to {'/'.join(sorted(only))} only"))
-        elif dev == "cuda":
-            if cuda_ok is None:
-                cuda_ok = _cuda_available()
-            if not cuda_ok:
-                marks.append(pytest.mark.skip(reason="CUDA not available on this machine"))
+        else:
+            why = _device_unavailable(dev)
+            if why:
+                marks.append(pytest.mark.skip(reason=_unavailable_reason(dev, why)))
         params.append(pytest.param(dev, marks=marks, id=dev))
     metafunc.parametrize("device", params)
+
+
+def _backend_params(metafunc: pytest.Metafunc, st: dict) -> list:
+    """The ``backend`` parameters of a compile-tier test.
+
+    ``@pytest.mark.backends(*names)`` limits a test to those of the default
+    backends (:data:`BACKENDS`); any other backend runs it only when the
+    marker says ``others=True`` (the generated programs at the full example
+    count). A test whose claims are all characterizations pins what torch
+    does on the default backends: on any other backend it is skipped with
+    that reason (its claims say nothing of that backend). The test id of a
+    backend is :func:`conformance.compile_oracle.backend_id`."""
+    from conformance.compile_oracle import backend_id
+
+    markers = list(metafunc.definition.iter_markers("backends"))
+    only_b = {b for m in markers for b in m.args}
+    others = not markers or any(m.kwargs.get("others") for m in markers)
+    registry = st["registry"]
+    claims = [c for m in metafunc.definition.iter_markers("claim") for c in m.args]
+    pins = bool(claims) and all(
+        c in registry and registry[c].kind == "characterization" for c in claims
+    )
+    params = []
+    for b in st["backends"]:
+        if b in BACKENDS:
+            if only_b and b not in only_b:
+                continue
+        elif not others:
+            continue
+        why = backend_unavailable(b)
+        if why is None and pins and b not in BACKENDS:
+            why = (
+                f"characterization claim: pins what torch does on {', '.join(BACKENDS)}; "
+                f"it says nothing of backend {b}"
+            )
+        marks = [pytest.mark.skip(reason=why)] if why else []
+        params.append(pytest.param(b, marks=marks, id=backend_id(b)))
+    return params
 
 
 def _item_claims(item: pytest.Item) -> tuple[str, ...]:
