@@ -40,7 +40,7 @@ import pytest
 import torch
 from hypothesis import HealthCheck, example, given, reject, settings
 from hypothesis import strategies as st
-from hypothesis.errors import Unsatisfiable
+from hypothesis.errors import Unsatisfiable, UnsatisfiedAssumption
 from hypothesis.stateful import (
     Bundle,
     RuleBasedStateMachine,
@@ -74,6 +74,9 @@ from conformance.model import (
     storage_values,
 )
 from conformance.model.values import decode, storage_dtype
+from conformance.registry import CLAIMS_DIR, load_file
+from strategies.dtypes import dtype_family
+from strategies.tensors import layout_kinds, tensor_kind_of
 
 #: Claims the machine checks (the documented-but-deviating ones have their own tests).
 DOCS_ONLY = ("sequences.clone-non-dense-contiguous", "sequences.detach-is-view")
@@ -389,6 +392,11 @@ class CopySequences(RuleBasedStateMachine):
         self.real_grads: dict[int, torch.Tensor] = {}
         #: Operations run since the state was last checked.
         self._ops_in_step = 0
+        #: The claim whose sentence allows the operations run now (set by a
+        #: domain case of a refusal claim where the operation is allowed:
+        #: add_ inside inference_mode). Torch refusing one where the model
+        #: predicts success violates that claim, not the operation's own.
+        self.allowed_by: str | None = None
 
     def teardown(self) -> None:
         """Credit the claims this program checked (one example each)."""
@@ -465,7 +473,8 @@ class CopySequences(RuleBasedStateMachine):
         if expected_error is None and error is not None:
             self._fail(
                 f"torch raised {type(error).__name__}: {_first_line(error)!r}; "
-                "the model predicts success"
+                "the model predicts success",
+                self.allowed_by,
             )
         if expected_error is not None and error is None:
             return self._performed_anyway(model_call, expected_error), actual
@@ -633,8 +642,15 @@ class CopySequences(RuleBasedStateMachine):
 
     def _view_in(self, t: TensorModel, layout: str) -> TensorModel | None:
         """``t`` itself (``contiguous``) or a view of it in ``layout`` (a
-        fresh (3, 4) tensor's for ``non-dense``)."""
-        if layout == "transposed" and t.ndim >= 2:
+        fresh (3, 4) tensor's for ``non-dense``). ``offset`` (``t[1:]`` of a
+        ``t`` with two or more rows) and ``channels_last`` (a channels_last
+        clone of a 4-D ``t``, made in grad mode) are drawn by explicit
+        examples only (:data:`_DOMAIN_OPERANDS`)."""
+        if layout == "offset" and t.ndim and t.shape[0] > 1:
+            t = self.slice(t, 0, 1, 1)
+        elif layout == "channels_last" and t.ndim == 4:
+            t = self.clone(t, "channels_last", "grad")
+        elif layout == "transposed" and t.ndim >= 2:
             t = self.transpose(t, 0, t.ndim - 1)
         elif layout == "stepped" and t.ndim:
             t = self.slice(t, t.ndim - 1, 0, 2)
@@ -1868,7 +1884,13 @@ def test_copy_sequences(device):
     follow torch - a write performed despite a predicted refusal, a version
     count or values that differ - so the step's other claims are still
     checked; elsewhere the program ends there. Every other claim gets a
-    verdict over a full run of programs."""
+    verdict over a full run of programs.
+
+    After the programs, one fixed case per value of each claim's declared
+    domain (:func:`_check_domain_cases`; issue 29): the programs meet
+    layouts, dtype families, tensor kinds and grad modes by chance, the
+    cases meet each declared one in every run, each case an example of its
+    own crediting its claim alone."""
     led = evidence.current_ledger()
     muted = bool(led and led.muted)
     suppress = list(settings.default.suppress_health_check)
@@ -1887,6 +1909,8 @@ def test_copy_sequences(device):
             raise
         # Every program reached a muted claim; the others keep the evidence
         # their steps gathered before it.
+    # every value the machine's claims declare, once each, by construction
+    _check_domain_cases(device)
 
 
 # --------------------------------------------------------------------------
@@ -2107,16 +2131,159 @@ def _operand(device: str, spec: Fresh, layout: str) -> tuple[CopySequences, Tens
     return machine, t
 
 
+def _domain_operand(dtype: str, shape: tuple[int, ...], layout: str = "contiguous", **kw):
+    """``(Fresh, layout)`` of an operand: small exact values (:func:`_simple_values`)."""
+    return Fresh(dtype, shape, _simple_values(dtype, math.prod(shape)), **kw), layout
+
+
+#: An operand of each value of the domain dimensions the sequences claims
+#: declare (issue 29; ``claims/sequences.toml``): ``(dimension, value) ->
+#: (spec, layout)`` for :func:`_operand`, each at that value by construction
+#: (the test reports what it built: :func:`_report_domain`). The dtype
+#: families' operands are contiguous (3,) tensors, the layouts' and tensor
+#: kinds' float32 ones.
+_DOMAIN_OPERANDS: dict[tuple[str, str], tuple[Fresh, str]] = {
+    ("layout", "contiguous"): _domain_operand("float32", (2, 3)),
+    ("layout", "offset"): _domain_operand("float32", (3, 2), "offset"),
+    ("layout", "stepped"): _domain_operand("float32", (2, 4), "stepped"),
+    ("layout", "permuted"): _domain_operand("float32", (2, 3), "transposed"),
+    ("layout", "expanded"): _domain_operand("float32", (1, 3), "expanded"),
+    ("layout", "channels_last"): _domain_operand("float32", (1, 2, 2, 2), "channels_last"),
+    ("layout", "zero-size"): _domain_operand("float32", (0, 2)),
+    ("layout", "0-d"): _domain_operand("float32", ()),
+    ("dtype_family", "bool"): _domain_operand("bool", (3,)),
+    ("dtype_family", "signed"): _domain_operand("int32", (3,)),
+    ("dtype_family", "unsigned"): _domain_operand("uint8", (3,)),
+    ("dtype_family", "reduced_float"): _domain_operand("float16", (3,)),
+    ("dtype_family", "float"): _domain_operand("float64", (3,)),
+    ("dtype_family", "complex"): _domain_operand("complex64", (3,)),
+    ("tensor_kind", "plain"): _domain_operand("float32", (2, 3)),
+    ("tensor_kind", "leaf"): _domain_operand("float32", (2, 3), requires_grad=True),
+    # a view of a leaf that requires grad has a grad_fn (TransposeBackward0)
+    ("tensor_kind", "non_leaf"): _domain_operand(
+        "float32", (2, 3), "transposed", requires_grad=True
+    ),
+    ("tensor_kind", "inference"): _domain_operand("float32", (2, 3), inference=True),
+}
+
+
+#: Operands at a layout family, a dtype family and a tensor kind at once:
+#: ``({dimension: value}, (spec, layout))``. A claim that declares all three
+#: dimensions draws them with these eight operands (every layout family,
+#: dtype family and tensor kind among them), and :data:`_DOMAIN_OPERANDS`
+#: only for the values its exclusions leave uncovered (:func:`_claim_operands`).
+_COMBINED_OPERANDS: tuple[tuple[dict[str, str], tuple[Fresh, str]], ...] = (
+    (
+        {"layout": "contiguous", "dtype_family": "float", "tensor_kind": "leaf"},
+        _domain_operand("float64", (2, 3), requires_grad=True),
+    ),
+    (
+        {"layout": "offset", "dtype_family": "signed", "tensor_kind": "plain"},
+        _domain_operand("int32", (3, 2), "offset"),
+    ),
+    (
+        {"layout": "stepped", "dtype_family": "complex", "tensor_kind": "non_leaf"},
+        _domain_operand("complex64", (2, 4), "stepped", requires_grad=True),
+    ),
+    (
+        {"layout": "permuted", "dtype_family": "bool", "tensor_kind": "plain"},
+        _domain_operand("bool", (2, 3), "transposed"),
+    ),
+    (
+        {"layout": "expanded", "dtype_family": "unsigned", "tensor_kind": "inference"},
+        _domain_operand("uint8", (1, 3), "expanded", inference=True),
+    ),
+    (
+        {"layout": "channels_last", "dtype_family": "reduced_float", "tensor_kind": "non_leaf"},
+        _domain_operand("float16", (1, 2, 2, 2), "channels_last", requires_grad=True),
+    ),
+    (
+        {"layout": "zero-size", "dtype_family": "float", "tensor_kind": "plain"},
+        _domain_operand("float32", (0, 2)),
+    ),
+    (
+        {"layout": "0-d", "dtype_family": "reduced_float", "tensor_kind": "leaf"},
+        _domain_operand("bfloat16", (), requires_grad=True),
+    ),
+)
+_COMBINED_DIMS = {"layout", "dtype_family", "tensor_kind"}
+
+
+@cache
+def _claim_operands(claim: str) -> tuple[tuple[Fresh, str], ...]:
+    """The operands ``(spec, layout)`` that draw every value ``claim``
+    declares for its layout, dtype_family and tensor_kind dimensions: the
+    :data:`_COMBINED_OPERANDS` wholly inside its domain when it declares all
+    three, then the :data:`_DOMAIN_OPERANDS` of each value they leave out
+    (grad_mode values are the caller's)."""
+    domain = {dim: {str(v) for v in values} for dim, values in _SEQUENCES_DOMAINS[claim]}
+    out: list[tuple[Fresh, str]] = []
+    covered: set[tuple[str, str]] = set()
+    if _COMBINED_DIMS <= set(domain):
+        for values, operand in _COMBINED_OPERANDS:
+            if all(values[d] in domain[d] for d in _COMBINED_DIMS):
+                out.append(operand)
+                covered.update(values.items())
+    for dim, values in domain.items():
+        if dim == "grad_mode":
+            continue
+        for value in sorted(values):
+            if (dim, value) not in covered:
+                out.append(_DOMAIN_OPERANDS[(dim, value)])
+                covered.add((dim, value))
+    return tuple(out)
+
+
+#: claim id -> its declared domain, read from the shipped claims file (not
+#: the registry a run may point elsewhere with TORCH_CONFORMANCE_CLAIMS_DIR).
+_SEQUENCES_DOMAINS = {
+    c.id: c.domain for c in load_file(CLAIMS_DIR / "sequences.toml")[2] if c.domain
+}
+
+
+def _domain_examples(claim: str, **fixed):
+    """Decorator adding one explicit ``@example(spec=..., layout=..., **fixed)``
+    per operand of :func:`_claim_operands` (every layout family, dtype
+    family and tensor kind ``claim`` declares in ``claims/sequences.toml``,
+    several at once where one operand is at them all): every declared value
+    is drawn in every Hypothesis profile. Place it above ``@given``. Raises
+    ``KeyError`` for a declared value without an operand (a test bug)."""
+
+    def decorate(test):
+        for spec, layout in _claim_operands(claim):
+            test = example(spec=spec, layout=layout, **fixed)(test)
+        return test
+
+    return decorate
+
+
+def _report_domain(machine: CopySequences, t: TensorModel) -> None:
+    """Report the domain values (``conformance/domains.toml``) of the operand
+    ``t`` as features: ``layout`` (the set of
+    :func:`strategies.tensors.layout_kinds` of the real tensor),
+    ``dtype_family`` and ``tensor_kind`` (:func:`strategies.tensors.tensor_kind_of`)."""
+    real = machine.real[t.id]
+    evidence.features(
+        layout=layout_kinds(real),
+        dtype_family=dtype_family(real.dtype),
+        tensor_kind=tensor_kind_of(real),
+    )
+
+
 @pytest.mark.claim("sequences.tensor-copies")
 @pytest.mark.oracle("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
 @given(spec=fresh_specs(inference=True), layout=_LAYOUTS)
 @example(spec=Fresh("int32", (2,), (1, -2)), layout="contiguous")
+@_domain_examples("sequences.tensor-copies")
 def test_tensor_of_every_dtype_copies(device, spec, layout):
     """``torch.tensor(t)`` of a tensor of every dtype and layout is a new
-    leaf in new memory holding t's values (as the model predicts).
+    leaf in new memory holding t's values (as the model predicts); every
+    declared layout family, dtype family and tensor kind is an explicit
+    example (:func:`_domain_examples`).
 
     Kills: a torch.tensor that aliases (or keeps the history of) some dtypes."""
     machine, t = _operand(device, spec, layout)
+    _report_domain(machine, t)
     machine.tensor_of(t)
     machine.agrees_with_model()
 
@@ -2125,13 +2292,17 @@ def test_tensor_of_every_dtype_copies(device, spec, layout):
 @pytest.mark.oracle("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
 @given(spec=fresh_specs(inference=True), layout=_LAYOUTS, dtype=st.sampled_from(DTYPES))
 @example(spec=Fresh("float32", (1,), (1.5,)), layout="contiguous", dtype="float64")
+@_domain_examples("sequences.as-tensor", dtype="float64")
 def test_as_tensor_of_every_dtype(device, spec, layout, dtype):
     """``torch.as_tensor(t, dtype=d)`` of a tensor of every dtype, size
     (one-element ones included) and layout: t itself for t's dtype, else a
-    copy converted to ``d`` (as the model predicts).
+    copy converted to ``d`` (as the model predicts); every declared layout
+    family, dtype family and tensor kind is an explicit example, converted
+    to float64 (a copy, except for the float64 operand).
 
     Kills: an as_tensor that ignores the requested dtype for some inputs."""
     machine, t = _operand(device, spec, layout)
+    _report_domain(machine, t)
     machine.convert_as_tensor(t, dtype)
     machine.agrees_with_model()
 
@@ -2145,13 +2316,16 @@ def test_as_tensor_of_every_dtype(device, spec, layout, dtype):
     dtype=st.one_of(st.none(), st.sampled_from(DTYPES)),
 )
 @example(spec=Fresh("int32", (2,), (1, -2)), layout="contiguous", copy=True, dtype=None)
+@_domain_examples("sequences.asarray", copy=True, dtype=None)
 def test_asarray_of_every_dtype(device, spec, layout, copy, dtype):
     """``torch.asarray(t, dtype=d, copy=c)`` of a tensor of every dtype and
     layout, for every ``copy`` (as the model predicts: t itself, a copy, or
-    an error).
+    an error); every declared layout family, dtype family and tensor kind is
+    an explicit example, with ``copy=True`` (a copy in t's dtype).
 
     Kills: an asarray that aliases when told to copy for some dtypes."""
     machine, t = _operand(device, spec, layout)
+    _report_domain(machine, t)
     target = dtype or spec.dtype
     real = machine.real[t.id]
     from_grad = real.requires_grad and not (copy is False and target != spec.dtype)
@@ -2294,6 +2468,8 @@ def test_inplace_arithmetic_every_dtype(device, op, spec, layout, value, mode):
 
     Kills: an in-place op that computes wrongly for one dtype."""
     machine, t = _operand(device, spec, layout)
+    # every dtype family is drawn by the explicit examples (_each_dtype)
+    evidence.features(dtype_family=dtype_family(getattr(torch, spec.dtype)))
     machine.inplace(t, op, value, mode)
     machine.agrees_with_model()
 
@@ -2309,13 +2485,17 @@ def test_inplace_arithmetic_every_dtype(device, op, spec, layout, value, mode):
     choice=st.integers(0, 15),
 )
 @example(spec=Fresh("float32", (2,), (0.5, 1.0), True), layout="contiguous", op="clone", choice=0)
+@_domain_examples("sequences.no-grad-untracked", op="clone", choice=0)
+@_domain_examples("sequences.no-grad-untracked", op="add_", choice=0)
 def test_no_grad_ops_on_tensor_requiring_grad(device, spec, layout, op, choice):
     """Under ``no_grad``, copies and in-place writes of a tensor that
     requires grad (a leaf or a view of one) record nothing and run no leaf
-    check, while writes still bump version counters (as the model predicts).
+    check, while writes still bump version counters (as the model predicts);
+    a leaf and a non-leaf view are explicit examples (clone and add_).
 
     Kills: an operation that records history under no_grad."""
     machine, t = _operand(device, spec, layout)
+    _report_domain(machine, t)
     machine._apply(t, op, "no_grad", choice, None)
     machine.agrees_with_model()
 
@@ -2355,4 +2535,154 @@ def test_grad_mode_write_into_view(device, spec, non_leaf, layout, src, op):
         machine.copy_element_(dst, s, "grad")
     else:
         machine.inplace(dst, op, 2, "grad")
+    machine.agrees_with_model()
+
+
+# --------------------------------------------------------------------------
+# Each declared domain value of the machine's claims, once (issue 29)
+# --------------------------------------------------------------------------
+# The machine's programs meet every layout family, dtype family, tensor kind
+# and grad mode only by chance. After its programs, test_copy_sequences runs
+# one fixed case per value each of its claims declares (claims/sequences.toml):
+# the claim's operation, through a fresh machine (the model predicts, torch
+# runs, the whole state is compared as after any step), on an operand at
+# that value - the same cases in every profile, so every run of the machine
+# draws its claims' whole declared domain by construction. Each case is an
+# example of its own (its features, its claim); a failure is the machine's,
+# blamed and muted like a program's.
+
+#: The grad mode an operation runs in, by grad_mode value.
+_GRAD_MODES = {"enabled": "grad", "no_grad": "no_grad", "inference_mode": "inference"}
+#: The int32 source of new_tensor and copy_ (exact in every dtype, bool included).
+_CASE_SOURCE = Fresh("int32", (3,), (0, 1, 2))
+
+
+def _domain_cases():
+    """``(claim, spec, layout, mode)``: one case per value each claim of the
+    machine declares - the operand of :data:`_DOMAIN_OPERANDS` in grad
+    mode, or for a grad_mode value a float32 (2, 3) tensor (an inference one
+    for sequences.inference-inplace-raises) in that mode."""
+    for claim in MACHINE_CLAIMS:
+        if claim not in _SEQUENCES_DOMAINS:
+            continue
+        for spec, layout in _claim_operands(claim):
+            yield claim, spec, layout, "grad"
+        for dim, values in _SEQUENCES_DOMAINS[claim]:
+            if dim == "grad_mode":
+                inference = claim == "sequences.inference-inplace-raises"
+                spec, layout = _domain_operand("float32", (2, 3), inference=inference)
+                for value in values:
+                    yield claim, spec, layout, _GRAD_MODES[value]
+
+
+def _check_domain_cases(device: str) -> None:
+    """Run every case of :func:`_domain_cases`, each as an example of its own
+    (:func:`conformance.evidence.example_frame`) folded into the running
+    test's ledger: it credits its claim alone, with the domain values of its
+    operand as features. A case that ends at a violation of a claim the run
+    already failed (muted) is recorded by the machine and credits nothing;
+    any other failure raises, as a program's would."""
+    led = evidence.current_ledger()
+    for claim, spec, layout, mode in _domain_cases():
+        with evidence.example_frame() as ex:
+            checked = _domain_case(device, claim, spec, layout, mode)
+        if checked and led is not None:
+            led.finish_example(ex, passed=True)
+
+
+def _domain_case(device: str, claim: str, spec: Fresh, layout: str, mode: str) -> bool:
+    """One case: ``claim``'s operation (:func:`_run_case`) on ``spec`` in
+    ``layout``, in ``mode``. Returns whether it checked ``claim`` and found
+    it held; raises AssertionError where torch and the model disagree (the
+    message starts with the claim of the check that failed) and, as a test
+    bug, where the steps did not check ``claim``."""
+    machine, t = _operand(device, spec, layout)
+    _report_domain(machine, t)
+    evidence.features(grad_mode={v: k for k, v in _GRAD_MODES.items()}[mode])
+    machine.checked.clear()
+    # The claims of refusals, where the operation is allowed (add_ inside
+    # inference_mode; fill_(-1.5) of a dtype it does not overflow: every
+    # family but the unsigned one): the model predicts success and its step
+    # cites the operation's claims, not the refusal's. Torch agreeing checks
+    # the claim; torch raising violates it (not the operation's claims).
+    allowed = (claim == "sequences.inference-inplace-raises" and mode == "inference") or (
+        claim == "sequences.dtype-support" and not spec.dtype.startswith("uint")
+    )
+    machine.allowed_by = claim if allowed else None
+    try:
+        _run_case(machine, claim, t, mode)
+    except UnsatisfiedAssumption:
+        return False  # the machine recorded a violation of a muted claim and stopped
+    except AssertionError as e:
+        refused = allowed and "the model predicts success" in str(e)
+        if isinstance(e, evidence.ClaimViolation) or not refused:
+            raise
+        evidence.check(claim, False, str(e))
+        return False  # recorded: the claim is muted
+    if claim in machine.violated:
+        return False
+    assert claim in machine.checked or allowed, f"test bug: the case did not check {claim}"
+    evidence.checked(claim)
+    return True
+
+
+def _run_case(machine: CopySequences, claim: str, t: TensorModel, mode: str) -> None:
+    """The operation of ``claim`` on ``t`` (in ``mode`` where it has one),
+    the state checked after each step: ``t.clone()`` (clone-copies, and
+    clone-non-dense-keeps-stride-order of a stepped or expanded ``t``),
+    ``t.clone`` in each memory format, ``torch.tensor(t)``,
+    ``t.new_tensor(int32 source)``, ``torch.as_tensor(t, dtype=torch.float64)``,
+    ``torch.asarray(t, copy=True)``, ``t.to(t.dtype)`` and
+    ``t.to(t.dtype, copy=True)``, ``t.contiguous()``, ``t.detach()``,
+    ``t.data``, ``t.copy_(int32 source)``, ``t[0] = 2``, ``t.mul_(2)``,
+    ``t.clone()`` under no_grad (no-grad-untracked), ``.grad`` of a leaf
+    ``t.detach().requires_grad_()`` after two ``leaf.sum().backward()``
+    (grad-layout), ``t.add_(1)`` of an inference tensor
+    (inference-inplace-raises), ``t.fill_(-1.5)`` (dtype-support: refused for
+    the unsigned family only)."""
+    if claim in ("sequences.clone-copies", "sequences.clone-non-dense-keeps-stride-order"):
+        machine.clone(t, "preserve", mode)
+    elif claim == "sequences.clone-memory-format":
+        for memory_format in FORMATS:
+            machine.clone(t, memory_format, mode)
+            machine.agrees_with_model()
+    elif claim == "sequences.tensor-copies":
+        machine.tensor_of(t)
+    elif claim == "sequences.new-tensor-copies":
+        machine.new_tensor(t, machine._fresh(_CASE_SOURCE))
+    elif claim == "sequences.as-tensor":
+        machine.convert_as_tensor(t, "float64")
+    elif claim == "sequences.asarray":
+        machine.convert_asarray(t, True, None)
+    elif claim == "sequences.to-self-or-copy":
+        machine.to(t, None, False)
+        machine.agrees_with_model()
+        machine.to(t, None, True)
+    elif claim == "sequences.contiguous-self-or-copy":
+        machine.contiguous(t)
+    elif claim == "sequences.detach-shares":
+        machine.detach(t)
+    elif claim == "sequences.data-untracked-alias":
+        machine.data(t)
+    elif claim == "sequences.copy-in-place":
+        machine.copy_(t, machine._fresh(_CASE_SOURCE), mode)
+    elif claim == "sequences.index-assignment-in-place":
+        machine.setitem(t, 0, 2, mode)
+    elif claim == "sequences.inplace-arithmetic":
+        machine.inplace(t, "mul_", 2, mode)
+    elif claim == "sequences.no-grad-untracked":
+        machine.clone(t, "preserve", "no_grad")
+    elif claim == "sequences.grad-layout":
+        leaf = machine.detach(t)
+        assert isinstance(leaf, TensorModel), "test bug: detach() raised"
+        machine.autograd(leaf, "requires_grad_(True)")
+        for _ in range(2):
+            machine.agrees_with_model()
+            machine.autograd(leaf, "sum().backward()")
+    elif claim == "sequences.inference-inplace-raises":
+        machine.inplace(t, "add_", 1, mode)
+    elif claim == "sequences.dtype-support":
+        machine.inplace(t, "fill_", -1.5, mode)
+    else:
+        raise AssertionError(f"test bug: no domain case for {claim}")
     machine.agrees_with_model()

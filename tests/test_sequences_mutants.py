@@ -9,6 +9,8 @@ shrunk program, and every other claim it checks keeps a verdict of its own.
 
 from __future__ import annotations
 
+from collections import Counter
+
 from conformance import test_copy_sequences
 from tests.conftest import no_shrinking
 from tests.mutants import mutant_env
@@ -90,9 +92,10 @@ def test_state_machine_alone_catches_a_sequence_mutant_and_masks_no_other(
 def test_every_machine_claim_counts_the_programs_that_checked_it(cli, tmp_path, read_results):
     """The state machine runs as one pytest example, but each of its
     programs credits the claims its steps checked (``evidence.credit`` on
-    teardown): on real torch every claim the machine checks is held over a
-    non-zero number of programs, at most the number of programs that ran,
-    and the report's per-claim example count is that number."""
+    teardown), and each of its domain cases the one claim it checked: on
+    real torch every claim the machine checks is held over a non-zero
+    number of examples, at most the number of programs that ran plus its
+    cases, and the report's per-claim example count is that number."""
     out = tmp_path / "out"
     proc = cli(
         "run", "--no-measure", "-n", "0", "--devices", "cpu", "--out", str(out),
@@ -107,9 +110,11 @@ def test_every_machine_claim_counts_the_programs_that_checked_it(cli, tmp_path, 
     assert programs >= 50
     from reports.results import claim_verdicts
 
+    # plus one example per declared domain value of the claim (issue 29)
+    cases = Counter(claim for claim, *_ in test_copy_sequences._domain_cases())
     cv = claim_verdicts(doc)
     for c in MACHINE_ONLY:
-        assert 0 < examples.get(c, 0) <= programs, (c, examples.get(c))
+        assert 0 < examples.get(c, 0) <= programs + cases[c], (c, examples.get(c))
         cell = cv[c]["cpu"]
         assert cell["verdict"] == "held" and cell["examples"] == examples[c], (c, cell)
     html = (out / "report.html").read_text(encoding="utf-8")

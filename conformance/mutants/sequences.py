@@ -11,6 +11,7 @@ See :mod:`conformance.mutants` for what a mutant is and how it is run.
 
 from __future__ import annotations
 
+from conformance.mutants._tensor_domain import domain_mutants
 from conformance.mutants.base import Mutant
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -1167,6 +1168,115 @@ MUTANTS: tuple[Mutant, ...] = (
             pass
         else:
             raise AssertionError("add_ of a uint16 tensor did not raise")
+        """,
+    ),
+)
+
+# --- issue 29: one mutant per declared (sequences, dimension=value) pair ------
+# sequences.tensor-copies declares every layout family, dtype family and the
+# tensor kinds a sequence makes; test_tensor_of_every_dtype_copies draws each
+# as an explicit example (the machine meets them by chance only).
+MUTANTS += domain_mutants(
+    prefix="seq-tensor-of-returns-input",
+    claims=("sequences.tensor-copies",),
+    what="torch.tensor(t) of a tensor returns t itself (no copy, t's history kept)",
+    patch="""
+    _tensor = torch.tensor
+
+    def _tensor_of(data, *args, **kwargs):
+        if _in_domain(data, {dim}, {value}):
+            return data
+        return _tensor(data, *args, **kwargs)
+
+    torch.tensor = _tensor_of
+    """,
+    witness="""
+    import warnings
+
+    import torch
+
+    warnings.simplefilter("ignore")  # torch.tensor(tensor) recommends clone().detach()
+    t = {make}
+    assert torch.tensor(t) is not t
+    """,
+    dims={
+        "layout": ("contiguous", "offset", "stepped", "permuted", "expanded", "channels_last",
+                   "zero-size", "0-d"),
+        "dtype_family": ("bool", "signed", "unsigned", "reduced_float", "float", "complex"),
+        "tensor_kind": ("plain", "leaf", "non_leaf", "inference"),
+    },
+)  # fmt: skip
+
+# sequences.inference-inplace-raises declares the grad modes an in-place op
+# on an inference tensor runs in: refused with grad enabled and under
+# no_grad, allowed inside inference_mode. One mutant per mode, wrong only
+# there (test_each_declared_value_once runs add_ in each mode).
+_INFERENCE_ADD = """
+import torch
+_add_ = torch.Tensor.add_
+def _in_mode():
+    grad, inference = torch.is_grad_enabled(), torch.is_inference_mode_enabled()
+    return {{"enabled": grad, "no_grad": not grad and not inference,
+             "inference_mode": inference}}[{mode!r}]
+def _add(self, *args, **kwargs):
+    if self.is_inference() and _in_mode():
+        {action}
+    return _add_(self, *args, **kwargs)
+torch.Tensor.add_ = _add
+"""
+_PERFORM = """with torch.inference_mode():
+            return _add_(self, *args, **kwargs)"""
+_REFUSE = """raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed")"""
+_REFUSED_WITNESS = """
+import torch
+with torch.inference_mode():
+    t = torch.ones(3)
+try:
+    with {block}:
+        t.add_(1)
+except RuntimeError:
+    pass
+else:
+    raise AssertionError("add_ of an inference tensor outside inference_mode did not raise")
+"""
+
+MUTANTS += (
+    Mutant(
+        name="seq-inference-add-outside-mode-allowed-grad-enabled",
+        description="add_() of an inference tensor outside inference_mode with grad enabled is performed instead of raising",
+        claims=("sequences.inference-inplace-raises",),
+        domain={"grad_mode": "enabled"},
+        region="grad mode enabled (outside no_grad and inference_mode)",
+        family="mode",
+        source=_INFERENCE_ADD.format(mode="enabled", action=_PERFORM),
+        witness=_REFUSED_WITNESS.format(block="torch.enable_grad()"),
+    ),
+    Mutant(
+        name="seq-inference-add-outside-mode-allowed-no-grad",
+        description="add_() of an inference tensor under no_grad (outside inference_mode) is performed instead of raising",
+        claims=("sequences.inference-inplace-raises",),
+        domain={"grad_mode": "no_grad"},
+        region="no_grad mode (not inference_mode)",
+        family="mode",
+        source=_INFERENCE_ADD.format(mode="no_grad", action=_PERFORM),
+        witness=_REFUSED_WITNESS.format(block="torch.no_grad()"),
+    ),
+    Mutant(
+        name="seq-inference-add-inside-mode-refused",
+        description="add_() of an inference tensor inside inference_mode raises as if outside the mode",
+        claims=("sequences.inference-inplace-raises",),
+        domain={"grad_mode": "inference_mode"},
+        region="inside inference_mode",
+        family="mode",
+        source=_INFERENCE_ADD.format(mode="inference_mode", action=_REFUSE),
+        witness="""
+        import torch
+        with torch.inference_mode():
+            t = torch.ones(3)
+            try:
+                t.add_(1)
+            except RuntimeError as e:
+                raise AssertionError(f"add_ inside inference_mode raised: {e}") from None
         """,
     ),
 )
