@@ -661,6 +661,10 @@ def test_requires_grad_nonleaf(device, spec, chain, form):
 
 @pytest.mark.claim("autograd.requires-grad-integer-raises")
 @pytest.mark.oracle("tensor")
+# Issue 29, dtype_family: bool, signed and unsigned integers, by construction.
+@example(spec=TensorSpec(dtype=torch.bool, base_shape=(2,), storage=(True, False)), form="method")
+@example(spec=TensorSpec(dtype=torch.int32, base_shape=(2,), storage=(-3, 7)), form="method")
+@example(spec=TensorSpec(dtype=torch.uint8, base_shape=(2,), storage=(0, 255)), form="method")
 @given(
     spec=tensor_specs(dtype=INTEGRAL + BOOL),
     form=st.sampled_from(["method", "attribute", "factory", "tensor"]),

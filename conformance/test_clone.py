@@ -287,6 +287,12 @@ def test_clone_preserve_format_non_dense_keeps_stride_order(device, spec):
 
 
 @pytest.mark.claim("clone.explicit-memory-format")
+# Issue 29: every layout and dtype family ("for any input") and both calling
+# forms, by construction.
+@domain_examples(grid_values="all", fmt="contiguous_format", requires_grad=False, call="method")
+@value_examples(
+    "call", ("method", "function"), spec=DOMAIN_SPEC, fmt="contiguous_format", requires_grad=True
+)
 @given(
     spec=tensor_specs(values="all"),
     fmt=st.sampled_from(["contiguous_format", "channels_last"]),
@@ -299,6 +305,7 @@ def test_clone_explicit_memory_format(device, spec, fmt, requires_grad, call):
     ``torch.clone(t, ...)``), or loses values while re-laying them out."""
     if fmt == "channels_last":
         assume(len(spec.shape) == 4)
+    evidence.features(call_form=call)
     t = spec.build(device, requires_grad=requires_grad and spec.dtype in DIFFERENTIABLE)
     mf = getattr(torch, fmt)
     c = t.clone(memory_format=mf) if call == "method" else torch.clone(t, memory_format=mf)

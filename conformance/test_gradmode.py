@@ -132,49 +132,80 @@ def build_inference(spec, device) -> torch.Tensor:
 
 # --------------------------------------------------------------------------- no_grad results
 
+#: How a disabled-mode scope is entered around a computation (issue 29:
+#: ``block_form``): a with block or a decorated function. The same scopes
+#: entered in a worker thread are checked by ``test_grad_modes_are_thread_local``
+#: (this module's only user of threads, whose snippets are unavailable).
+SCOPE_FORMS = ("with", "decorator")
 
-@pytest.mark.claim("gradmode.no-grad-results-not-require-grad")
-@given(
-    spec=tensor_specs(requires_grad=True),
-    leaf=st.booleans(),
-    op=st.sampled_from(sorted(ALL_DIFF_OPS)),
-)
-def test_no_grad_every_result_not_requiring_grad(device, spec, leaf, op):
-    """The docstring's sentence as written ('every computation'). Views
-    deviate (issue #11390): recorded in expectations.
 
-    Kills: a no_grad that lets a computation require grad.
-    """
-    x = spec.build(device, requires_grad=True, leaf=leaf)
-    evidence.features(view_of_grad_root=op in VIEW_OPS and _root(x).requires_grad)
-    with torch.no_grad():
-        r = ALL_DIFF_OPS[op](x)
-    assert r.requires_grad is False, "a result computed under no_grad requires grad"
-    assert r.grad_fn is None, "a result computed under no_grad has a grad_fn"
+def _computed_in_scope(form: str, mode, fn):
+    """``fn()`` computed inside ``mode()`` (a context-manager class such as
+    ``torch.no_grad``) entered as ``form`` (:data:`SCOPE_FORMS`): a with
+    block or a decorated function; returns its result."""
+    if form == "with":
+        with mode():
+            return fn()
+    return mode()(fn)()
 
 
 _LEAF = TensorSpec(dtype=torch.float32, base_shape=(2,), storage=[1.0, -0.0])
 
 
+@pytest.mark.claim("gradmode.no-grad-results-not-require-grad")
+# Issue 29, block_form: both ways of entering no_grad in this thread, on a
+# non-view result (in a worker thread: test_grad_modes_are_thread_local).
+@example(spec=_LEAF, leaf=True, op="mul", block="with")
+@example(spec=_LEAF, leaf=False, op="exp", block="decorator")
+@given(
+    spec=tensor_specs(requires_grad=True),
+    leaf=st.booleans(),
+    op=st.sampled_from(sorted(ALL_DIFF_OPS)),
+    block=st.sampled_from(SCOPE_FORMS),
+)
+def test_no_grad_every_result_not_requiring_grad(device, spec, leaf, op, block):
+    """The docstring's sentence as written ('every computation'), with
+    no_grad entered as a with block or a decorator. Views deviate (issue
+    #11390): recorded in expectations.
+
+    Kills: a no_grad that lets a computation require grad (in one form of
+    entering it only).
+    """
+    x = spec.build(device, requires_grad=True, leaf=leaf)
+    evidence.features(view_of_grad_root=op in VIEW_OPS and _root(x).requires_grad, block_form=block)
+    r = _computed_in_scope(block, torch.no_grad, lambda: ALL_DIFF_OPS[op](x))
+    assert r.requires_grad is False, "a result computed under no_grad requires grad"
+    assert r.grad_fn is None, "a result computed under no_grad has a grad_fn"
+
+
 @pytest.mark.claim("gradmode.modes-override-requires-grad")
-# Both disabled modes (issue 29: grad_mode), on a non-view result.
-@example(spec=_LEAF, mode="no_grad", op="clone")
-@example(spec=_LEAF, mode="inference_mode", op="clone")
+# Both disabled modes (issue 29: grad_mode) and both ways of entering them
+# in this thread (block_form; in a worker thread:
+# test_grad_modes_are_thread_local), on a non-view result.
+@example(spec=_LEAF, mode="no_grad", op="clone", block="with")
+@example(spec=_LEAF, mode="inference_mode", op="clone", block="with")
+@example(spec=_LEAF, mode="no_grad", op="mul", block="decorator")
+@example(spec=_LEAF, mode="inference_mode", op="exp", block="decorator")
 @given(
     spec=tensor_specs(requires_grad=True),
     mode=st.sampled_from(sorted(DISABLED_MODES)),
     op=st.sampled_from(sorted(ALL_DIFF_OPS)),
+    block=st.sampled_from(SCOPE_FORMS),
 )
-def test_disabled_modes_override_requires_grad(device, spec, mode, op):
+def test_disabled_modes_override_requires_grad(device, spec, mode, op, block):
     """The autograd note's sentence as written. Views deviate in both modes
     (issue #11390): recorded in expectations.
 
-    Kills: a no-grad or inference mode that lets a result require grad.
+    Kills: a no-grad or inference mode that lets a result require grad (in
+    one form of entering it only).
     """
     x = spec.build(device, requires_grad=True, leaf=True)
-    evidence.features(view_of_grad_root=op in VIEW_OPS and _root(x).requires_grad, grad_mode=mode)
-    with DISABLED_MODES[mode]():
-        r = ALL_DIFF_OPS[op](x)
+    evidence.features(
+        view_of_grad_root=op in VIEW_OPS and _root(x).requires_grad,
+        grad_mode=mode,
+        block_form=block,
+    )
+    r = _computed_in_scope(block, DISABLED_MODES[mode], lambda: ALL_DIFF_OPS[op](x))
     assert r.requires_grad is False, "a result computed with grad disabled requires grad"
 
 
@@ -299,17 +330,81 @@ THREAD_MODES = {
     "inference_mode": torch.inference_mode,
 }
 
+#: How a disabled mode is entered (issue 29: ``block_form``): a with block, a
+#: decorated function, or ``torch.set_grad_enabled(False)`` called as a
+#: function (the only mode with a function form), as ``"mode/form"``.
+THREAD_ENTRIES = (
+    "no_grad/with", "no_grad/decorator", "set_grad_enabled/with", "set_grad_enabled/decorator",
+    "set_grad_enabled/call", "inference_mode/with", "inference_mode/decorator",
+)  # fmt: skip
 
-@pytest.mark.claim("gradmode.thread-local")
+
+def _in_disabled_mode(entry: str, body):
+    """Run ``body()`` inside the disabled mode of ``entry`` (one of
+    :data:`THREAD_ENTRIES`), entered in its form, and return its result; a
+    ``call`` entry restores the grad mode afterwards (``grad_mode_restored``).
+    Raises ``ValueError`` for an unknown form."""
+    mode, form = entry.split("/")
+    if form == "with":
+        with THREAD_MODES[mode]():
+            return body()
+    if form == "decorator":
+        return THREAD_MODES[mode]()(body)()
+    if form == "call" and mode == "set_grad_enabled":
+        with grad_mode_restored():
+            torch.set_grad_enabled(False)
+            return body()
+    raise ValueError(f"no form {form!r} for {mode}")
+
+
+_THREAD_SPEC = TensorSpec(dtype=torch.float32, base_shape=(2,), storage=(1.5, -0.0))
+
+
+#: The claims whose scopes test_grad_modes_are_thread_local also enters in a
+#: worker thread (issue 29: their ``block_form=thread``).
+_IN_WORKER = (
+    "gradmode.no-grad-results-not-require-grad",
+    "gradmode.modes-override-requires-grad",
+    "gradmode.set-grad-enabled-restores",
+)
+
+
+@pytest.mark.claim("gradmode.thread-local", *_IN_WORKER)
+# Issue 29, block_form: each way of entering the mode in this thread (a new
+# thread started inside it starts with grad enabled), and the mode entered in
+# another thread ("thread": it applies there and does not leak back here).
+@example(spec=_THREAD_SPEC, entry="no_grad/with", disabled_in="main", op="mul")
+@example(spec=_THREAD_SPEC, entry="no_grad/decorator", disabled_in="main", op="add")
+@example(spec=_THREAD_SPEC, entry="set_grad_enabled/call", disabled_in="main", op="exp")
+@example(spec=_THREAD_SPEC, entry="set_grad_enabled/call", disabled_in="worker", op="neg")
+@example(spec=_THREAD_SPEC, entry="inference_mode/decorator", disabled_in="worker", op="mul")
+@example(spec=_THREAD_SPEC, entry="no_grad/with", disabled_in="worker", op="exp")
 @given(
     spec=tensor_specs(requires_grad=True),
-    mode=st.sampled_from(sorted(THREAD_MODES)),
+    entry=st.sampled_from(THREAD_ENTRIES),
     disabled_in=st.sampled_from(["main", "worker"]),
     op=st.sampled_from(sorted(NONVIEW_DIFF_OPS)),
 )
-def test_grad_modes_are_thread_local(device, spec, mode, disabled_in, op):
-    """Kills: a grad mode stored process-wide, so that a data-loading or
-    evaluation thread under no_grad silently disables training in another."""
+def test_grad_modes_are_thread_local(device, spec, entry, disabled_in, op):
+    """``disabled_in="main"``: this thread enters the mode and starts a
+    recorder thread inside it; ``"worker"``: a worker thread enters it while
+    this thread records (``block_form`` reports the entry's form, plus
+    ``thread`` for the mode entered in the worker). In the worker the scope
+    is also checked against the claims of :data:`_IN_WORKER`: its (non-view)
+    result does not require grad, and leaving a with block or decorated
+    function restores the worker's enabled mode.
+
+    Kills: a grad mode stored process-wide, so that a data-loading or
+    evaluation thread under no_grad silently disables training in another;
+    a new thread that inherits its starter's disabled mode; a mode that
+    does not apply, or is not restored, in the (non-main) thread that
+    entered it."""
+    mode, form = entry.split("/")
+    in_worker = disabled_in == "worker"
+    evidence.features(
+        block_form=frozenset({form, "thread"} if in_worker else {form}),
+        grad_mode="inference_mode" if mode == "inference_mode" else "no_grad",
+    )
     x = spec.build(device, requires_grad=True, leaf=True)
     fn = NONVIEW_DIFF_OPS[op]
     seen: dict[str, object] = {}
@@ -319,38 +414,69 @@ def test_grad_modes_are_thread_local(device, spec, mode, disabled_in, op):
         seen["enabled"] = torch.is_grad_enabled()
         seen["requires_grad"] = fn(x).requires_grad
 
+    def disabled_body():
+        seen["worker_requires_grad"] = fn(x).requires_grad
+        entered.set()
+        release.wait(THREAD_TIMEOUT_S)
+
     def disabled_worker():
         try:
-            with THREAD_MODES[mode]():
-                seen["worker_requires_grad"] = fn(x).requires_grad
-                entered.set()
-                release.wait(THREAD_TIMEOUT_S)
+            _in_disabled_mode(entry, disabled_body)
+            seen["worker_enabled_after"] = torch.is_grad_enabled()
         finally:
             entered.set()
 
-    if disabled_in == "main":
-        with THREAD_MODES[mode]():
+    if not in_worker:
+
+        def main_body():
             worker = threading.Thread(target=recorder)
             worker.start()
             worker.join(THREAD_TIMEOUT_S)
-            here = fn(x).requires_grad
+            return worker, fn(x).requires_grad
+
+        worker, here = _in_disabled_mode(entry, main_body)
         assert not worker.is_alive(), "worker thread did not finish"
-        assert here is False, f"{mode} did not disable recording in its own thread"
-        assert seen == {"enabled": True, "requires_grad": True}, (
-            f"{mode} in the main thread disabled recording in another thread: {seen}"
+        evidence.check(
+            "gradmode.thread-local",
+            here is False,
+            f"{mode} ({form}) did not disable recording in its own thread",
         )
-    else:
-        worker = threading.Thread(target=disabled_worker)
-        worker.start()
-        try:
-            assert entered.wait(THREAD_TIMEOUT_S), "worker thread never entered the mode"
-            enabled, here = torch.is_grad_enabled(), fn(x).requires_grad
-        finally:
-            release.set()
-            worker.join(THREAD_TIMEOUT_S)
-        assert not worker.is_alive(), "worker thread did not finish"
-        assert seen.get("worker_requires_grad") is False, f"{mode} did not apply in its thread"
-        assert enabled and here, f"{mode} in another thread disabled recording in this one"
+        evidence.check(
+            "gradmode.thread-local",
+            seen == {"enabled": True, "requires_grad": True},
+            f"{mode} ({form}) in the main thread disabled recording in another thread: {seen}",
+        )
+        return
+    worker = threading.Thread(target=disabled_worker)
+    worker.start()
+    try:
+        assert entered.wait(THREAD_TIMEOUT_S), "worker thread never entered the mode"
+        enabled, here = torch.is_grad_enabled(), fn(x).requires_grad
+    finally:
+        release.set()
+        worker.join(THREAD_TIMEOUT_S)
+    assert not worker.is_alive(), "worker thread did not finish"
+    applied = seen.get("worker_requires_grad") is False
+    message = f"{mode} ({form}) did not apply in the worker thread that entered it"
+    evidence.check("gradmode.thread-local", applied, message)
+    if mode == "no_grad":
+        evidence.check("gradmode.no-grad-results-not-require-grad", applied, message)
+    evidence.check("gradmode.modes-override-requires-grad", applied, message)
+    if mode != "inference_mode":
+        # set_grad_enabled(False) as a function sets the mode (applied); a with
+        # block or decorated function restores the worker's enabled mode on exit.
+        restored = form == "call" or seen.get("worker_enabled_after") is True
+        evidence.check(
+            "gradmode.set-grad-enabled-restores",
+            applied and restored,
+            f"{mode} ({form}) in the worker thread: applied {applied}, "
+            f"grad mode after it {seen.get('worker_enabled_after')}",
+        )
+    evidence.check(
+        "gradmode.thread-local",
+        enabled and here,
+        f"{mode} ({form}) in another thread disabled recording in this one",
+    )
 
 
 # --------------------------------------------------------------------------- in-place under no_grad

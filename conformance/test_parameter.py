@@ -28,7 +28,7 @@ from strategies import (
     shapes,
     tensor_specs,
 )
-from strategies.tensors import DOMAIN_SPEC, value_examples
+from strategies.tensors import DOMAIN_SPEC, domain_examples, value_examples
 
 Parameter = torch.nn.Parameter
 #: Real floating dtypes: the gradient of sum(p*p) is 2*p there, exactly.
@@ -212,6 +212,8 @@ def test_parameter_deepcopy(device, spec, requires_grad):
 
 
 @pytest.mark.claim("parameter.non-float-cannot-require-grad")
+# Issue 29: every layout and the bool, signed and unsigned families, by construction.
+@domain_examples(dtypes=NON_DIFFERENTIABLE)
 @given(spec=tensor_specs(dtype=NON_DIFFERENTIABLE))
 def test_parameter_rejects_non_float(device, spec):
     """Kills: a Parameter that accepts integer/bool data requiring grad, or

@@ -242,6 +242,8 @@ def test_created_on_cuda_is_leaf(device, spec):
 @pytest.mark.claim("to.copy-true-always-copies")
 @pytest.mark.oracle("backward")
 @grid_examples(grid_values="all", requires_grad=False, leaf=False, form="dtype")
+# Issue 29, call_form: the positional and the keyword spelling, by construction.
+@value_examples("form", ("device", "keywords"), spec=DOMAIN_SPEC, requires_grad=True, leaf=True)
 @given(
     spec=tensor_specs(values="all"),
     requires_grad=st.booleans(),
@@ -254,6 +256,7 @@ def test_to_copy_true_always_copies(device, spec, requires_grad, leaf, form):
 
     Kills: a to(copy=True) that returns self or an alias when nothing needs
     converting, alters a value, or whose copy is cut from the graph."""
+    evidence.features(call_form="keyword" if form == "keywords" else "method")
     t = spec.build(device, requires_grad=requires_grad and spec.dtype in DIFFERENTIABLE, leaf=leaf)
     y = {
         "dtype": lambda: t.to(t.dtype, copy=True),

@@ -38,6 +38,7 @@ from strategies import (
     shapes,
     tensor_specs,
 )
+from strategies.tensors import DOMAIN_SPEC, domain_examples, value_examples
 
 # ----------------------------------------------------------------------------
 # Reference models (no torch view machinery involved)
@@ -843,15 +844,39 @@ def test_view_dtype_is_an_untracked_alias(device, spec, dtype, requires_grad):
 # RESH-01: reshape
 
 
+#: The spellings of reshape (issue 29: ``call_form``): the method
+#: ``t.reshape(shape)``, the function ``torch.reshape(t, shape)``, and the
+#: function with keyword arguments ``torch.reshape(input=t, shape=shape)``.
+RESHAPE_FORMS = ("method", "function", "keyword")
+
+
+def _reshape(t: torch.Tensor, target: tuple[int, ...], form: str) -> torch.Tensor:
+    """``reshape(t, target)`` in the spelling ``form`` (:data:`RESHAPE_FORMS`)."""
+    if form == "method":
+        return t.reshape(target)
+    if form == "function":
+        return torch.reshape(t, target)
+    return torch.reshape(input=t, shape=target)
+
+
 @pytest.mark.claim("views.reshape-values")
 @pytest.mark.oracle("detach")
-@given(spec=tensor_specs(), data=st.data(), method=st.booleans())
-def test_reshape_values_are_row_major(device, spec, data, method):
+# Issue 29: every layout and dtype family, and every spelling, by construction
+# (explicit examples have no data to draw from: they reshape to grid_target).
+@domain_examples(data=None, form="method")
+@value_examples("form", RESHAPE_FORMS, spec=DOMAIN_SPEC, data=None)
+@given(spec=tensor_specs(), data=st.data(), form=st.sampled_from(RESHAPE_FORMS))
+def test_reshape_values_are_row_major(device, spec, data, form):
     """Kills: a reshape that reorders elements (e.g. copies a non-contiguous
-    input in memory order) or gets the shape wrong."""
+    input in memory order) or gets the shape wrong, for every layout and
+    dtype family or in one spelling only (method, function, keywords)."""
     t = spec.build(device)
-    target = data.draw(same_numel_shapes(t.numel()), label="shape")
-    r = t.reshape(target) if method else torch.reshape(t, target)
+    evidence.features(call_form=form)
+    if data is None:
+        target = grid_target(t)
+    else:
+        target = data.draw(same_numel_shapes(t.numel()), label="shape")
+    r = _reshape(t, target, form)
     assert tuple(r.shape) == resolve_shape(target, t.numel()), "reshape has the wrong shape"
     assert row_major(r) == row_major(t), "reshape elements are not the input's in row-major order"
 

@@ -942,3 +942,33 @@ MUTANTS: tuple[Mutant, ...] = (
         """,
     ),
 )
+
+from conformance.mutants._tensor_domain import domain_mutants  # noqa: E402
+
+# Issue 29: autograd.requires-grad-integer-raises speaks of bool, signed and
+# unsigned tensors; each mutant lets requires_grad_() succeed silently (the
+# flag unchanged) for one of these dtype families only.
+MUTANTS += domain_mutants(
+    prefix="requires-grad-integer-silent",
+    claims=("autograd.requires-grad-integer-raises",),
+    what="t.requires_grad_() of a tensor that cannot require grad returns t without raising",
+    patch="""
+_orig_requires_grad_ = torch.Tensor.requires_grad_
+def requires_grad_(self, requires_grad=True):
+    if requires_grad and _in_domain(self, {dim}, {value}):
+        return self
+    return _orig_requires_grad_(self, requires_grad)
+torch.Tensor.requires_grad_ = requires_grad_
+""",
+    witness="""
+    import torch
+    t = {make}
+    try:
+        t.requires_grad_()
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError("requires_grad_() of a bool/integer tensor did not raise")
+    """,
+    dims={"dtype_family": ("bool", "signed", "unsigned")},
+)

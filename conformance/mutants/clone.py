@@ -263,6 +263,7 @@ MUTANTS: tuple[Mutant, ...] = (
         name="clone-function-ignores-memory-format",
         description="torch.clone(x, memory_format=...) (function form only) ignores the explicit format",
         claims=("clone.explicit-memory-format",),
+        domain={"call_form": "function"},
         region="the function form torch.clone(t, memory_format=...) only",
         family="convention",
         source="""
@@ -276,6 +277,26 @@ MUTANTS: tuple[Mutant, ...] = (
         import torch
         x = torch.zeros(2, 3).t()
         assert torch.clone(x, memory_format=torch.contiguous_format).is_contiguous()
+        """,
+    ),
+    Mutant(
+        name="clone-method-ignores-memory-format",
+        description="t.clone(memory_format=...) (method form only) ignores the explicit format and keeps t's strides; torch.clone(t, memory_format=...) honours it",
+        claims=("clone.explicit-memory-format",),
+        domain={"call_form": "method"},
+        region="the method form t.clone(memory_format=...) only",
+        family="convention",
+        source="""
+        import torch
+        _orig = torch.Tensor.clone
+        def clone(self, *, memory_format=torch.preserve_format):
+            return _orig(self)
+        torch.Tensor.clone = clone
+        """,
+        witness="""
+        import torch
+        x = torch.zeros(2, 3).t()
+        assert x.clone(memory_format=torch.contiguous_format).is_contiguous()
         """,
     ),
     Mutant(

@@ -63,7 +63,12 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         name="no-grad-with-statement-noop",
         description="torch.no_grad() entered by a with statement does not disable grad (the decorator form, which enters it from torch's context_decorator, works)",
-        claims=("gradmode.set-grad-enabled-restores",),
+        claims=(
+            "gradmode.set-grad-enabled-restores",
+            "gradmode.thread-local",
+            "gradmode.no-grad-results-not-require-grad",
+            "gradmode.modes-override-requires-grad",
+        ),
         domain={"block_form": "with"},
         region="the with-statement form of torch.no_grad() only",
         family="convention",
@@ -121,7 +126,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         name="set-grad-enabled-call-noop",
         description="torch.set_grad_enabled(mode) called as a function from user code does not change the mode (as a with block it works: __enter__ sets it)",
-        claims=("gradmode.set-grad-enabled-restores",),
+        claims=("gradmode.set-grad-enabled-restores", "gradmode.thread-local"),
         domain={"block_form": "call"},
         region="set_grad_enabled(mode) called as a function by user code",
         family="convention",
@@ -341,7 +346,12 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         name="no-grad-decorator-noop",
         description="@torch.no_grad() used as a decorator does not disable grad (the with-form works)",
-        claims=("gradmode.set-grad-enabled-restores",),
+        claims=(
+            "gradmode.set-grad-enabled-restores",
+            "gradmode.thread-local",
+            "gradmode.no-grad-results-not-require-grad",
+            "gradmode.modes-override-requires-grad",
+        ),
         domain={"block_form": "decorator"},
         region="the decorator form @torch.no_grad() only",
         family="convention",
@@ -773,6 +783,63 @@ MUTANTS: tuple[Mutant, ...] = (
         with torch.inference_mode():
             x.add_(1)
         assert x._version == 1
+        """,
+    ),
+    Mutant(
+        name="grad-modes-noop-outside-main-thread",
+        description="no_grad, set_grad_enabled(False) (with block, decorator or function call) and inference_mode entered in a thread other than the main one do not disable anything there (a thread-local state initialised for the main thread only); in the main thread they work",
+        claims=(
+            "gradmode.thread-local",
+            "gradmode.set-grad-enabled-restores",
+            "gradmode.no-grad-results-not-require-grad",
+            "gradmode.modes-override-requires-grad",
+        ),
+        domain={"block_form": "thread"},
+        region="grad modes entered in a thread other than the main thread",
+        family="mode",
+        source="""
+        import threading
+        import torch
+        def _other_thread():
+            return threading.current_thread() is not threading.main_thread()
+        _sge = torch.set_grad_enabled
+        _init, _enter = _sge.__init__, _sge.__enter__
+        def __init__(self, mode):
+            if mode or not _other_thread():
+                return _init(self, mode)
+            self.prev = torch.is_grad_enabled()
+            self.mode = mode
+        def __enter__(self):
+            if self.mode or not _other_thread():
+                return _enter(self)
+            return None
+        _sge.__init__, _sge.__enter__ = __init__, __enter__
+        _inf = torch.inference_mode
+        _inf_enter, _inf_exit = _inf.__enter__, _inf.__exit__
+        def _inf_enter_patched(self):
+            self._mutant_skipped = _other_thread()
+            if self._mutant_skipped:
+                return None
+            return _inf_enter(self)
+        def _inf_exit_patched(self, *exc):
+            if getattr(self, "_mutant_skipped", False):
+                return None
+            return _inf_exit(self, *exc)
+        _inf.__enter__, _inf.__exit__ = _inf_enter_patched, _inf_exit_patched
+        """,
+        witness="""
+        import threading
+        import torch
+        seen = {}
+        def body():
+            with torch.no_grad():
+                seen["no_grad"] = torch.is_grad_enabled()
+            with torch.inference_mode():
+                seen["inference"] = torch.is_inference_mode_enabled()
+        t = threading.Thread(target=body)
+        t.start()
+        t.join()
+        assert seen == {"no_grad": False, "inference": True}, seen
         """,
     ),
 )

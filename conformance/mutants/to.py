@@ -492,3 +492,52 @@ MUTANTS += domain_mutants(
     patch=_CPU_COPIES,
     check="assert t.cpu() is t",
 )
+
+# Issue 29: to.copy-true-always-copies speaks of both spellings of to();
+# each mutant drops copy=True (returning t itself) in one spelling only.
+MUTANTS += (
+    Mutant(
+        name="to-copy-true-aliases-only-positional",
+        description="t.to(dtype, copy=True) / t.to(device, copy=True) / t.to(other, copy=True) with positional arguments ignores copy=True and returns t itself when nothing needs converting; the keyword spelling still copies",
+        claims=("to.copy-true-always-copies",),
+        domain={"call_form": "method"},
+        region="positional spellings t.to(dtype|device|other, copy=True)",
+        family="convention",
+        source="""
+        import torch
+        _orig = torch.Tensor.to
+        def to(self, *args, **kwargs):
+            if args and kwargs.get("copy") and not ("dtype" in kwargs or "device" in kwargs):
+                kwargs = {**kwargs, "copy": False}
+            return _orig(self, *args, **kwargs)
+        torch.Tensor.to = to
+        """,
+        witness="""
+        import torch
+        t = torch.arange(3.0)
+        assert t.to(t.dtype, copy=True) is not t
+        """,
+    ),
+    Mutant(
+        name="to-copy-true-aliases-only-keyword",
+        description="t.to(device=..., dtype=..., copy=True) with keyword arguments ignores copy=True and returns t itself when nothing needs converting; positional spellings still copy",
+        claims=("to.copy-true-always-copies",),
+        domain={"call_form": "keyword"},
+        region="the keyword spelling t.to(device=..., dtype=..., copy=True)",
+        family="convention",
+        source="""
+        import torch
+        _orig = torch.Tensor.to
+        def to(self, *args, **kwargs):
+            if kwargs.get("copy") and ("dtype" in kwargs or "device" in kwargs):
+                kwargs = {**kwargs, "copy": False}
+            return _orig(self, *args, **kwargs)
+        torch.Tensor.to = to
+        """,
+        witness="""
+        import torch
+        t = torch.arange(3.0)
+        assert t.to(device=t.device, dtype=t.dtype, copy=True) is not t
+        """,
+    ),
+)

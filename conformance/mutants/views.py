@@ -756,3 +756,78 @@ MUTANTS += domain_mutants(
     patch=_IS_SET_TO_BY_GEOMETRY,
     check="assert not t.is_set_to(t)",
 )
+
+#: A reshape that reads a dense permuted input in memory order (the fast path
+#: of ``reshape-permuted-memory-order``), installed on one spelling only.
+_RESHAPE_MEMORY_ORDER = """
+import torch
+_orig_method, _orig_function = torch.Tensor.reshape, torch.reshape
+def _dense_permuted(t):
+    if t.numel() < 2 or t.is_contiguous() or t.is_conj() or t.is_neg():
+        return False
+    expected = 1
+    for sz, st in sorted(((sz, st) for sz, st in zip(t.shape, t.stride()) if sz != 1),
+                         key=lambda p: p[1]):
+        if st != expected:
+            return False
+        expected *= sz
+    return True
+def _memory_order(t):
+    return t.as_strided((t.numel(),), (1,), t.storage_offset())
+"""
+
+#: call_form value -> (the patch installing the bug on that spelling only,
+#: the spelling in words, the witness's call of x.t() to (6,)).
+_RESHAPE_FORMS = {
+    "method": (
+        """
+def reshape(self, *shape):
+    return _orig_method(_memory_order(self) if _dense_permuted(self) else self, *shape)
+torch.Tensor.reshape = reshape
+""",
+        "the method t.reshape(shape)",
+        "x.reshape(6)",
+    ),
+    "function": (
+        """
+def reshape(*args, **kwargs):
+    if len(args) == 2 and not kwargs and _dense_permuted(args[0]):
+        args = (_memory_order(args[0]), args[1])
+    return _orig_function(*args, **kwargs)
+torch.reshape = reshape
+""",
+        "the function torch.reshape(t, shape) with positional arguments",
+        "torch.reshape(x, (6,))",
+    ),
+    "keyword": (
+        """
+def reshape(*args, **kwargs):
+    if "input" in kwargs and _dense_permuted(kwargs["input"]):
+        kwargs = {**kwargs, "input": _memory_order(kwargs["input"])}
+    return _orig_function(*args, **kwargs)
+torch.reshape = reshape
+""",
+        "the function with keyword arguments torch.reshape(input=t, shape=shape)",
+        "torch.reshape(input=x, shape=(6,))",
+    ),
+}
+
+# Issue 29: views.reshape-values speaks of every spelling of reshape; each
+# mutant reads dense permuted inputs in memory order in one spelling only.
+MUTANTS += tuple(
+    Mutant(
+        name=f"reshape-memory-order-only-{form}",
+        description=f"reshape of a dense permuted input reads its elements in memory order, only through {words}; the other spellings are right",
+        claims=("views.reshape-values",),
+        domain={"call_form": form},
+        region=f"dense permuted inputs reshaped through {words} only",
+        family="convention",
+        source=_RESHAPE_MEMORY_ORDER + patch,
+        witness=f"""
+        import torch
+        x = torch.arange(6.0).reshape(2, 3).t()
+        assert {call}.tolist() == [0.0, 3.0, 1.0, 4.0, 2.0, 5.0]
+        """,
+    )
+    for form, (patch, words, call) in _RESHAPE_FORMS.items()
+)
