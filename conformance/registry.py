@@ -51,6 +51,9 @@ CHECKS = ("property", "measurement")
 _ID_RE = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_-]+)+$")
 SEED_RE = re.compile(r"^\d{3}_[0-9a-f]{16}\.txt$")
 _ROW_RE = re.compile(r"^[A-Z_]+-\d{2}$")
+#: A claim's ``devices`` item: a torch device type (``cuda``, ``xpu``, a
+#: PrivateUse1 backend's renamed type) or ``accelerator``, any device but the CPU.
+_DEVICE_NAME = re.compile(r"[a-z_][a-z0-9_]*")
 OUT_OF_SCOPE_FILE = Path(__file__).parent / "out_of_scope.toml"
 DOMAINS_FILE = Path(__file__).parent / "domains.toml"
 
@@ -228,8 +231,13 @@ def load_file(path: Path) -> tuple[str, str, list[Claim]]:
         if kind == "characterization" and not note:
             raise RegistryError(f"{where}: a characterization claim needs a 'note' saying why")
         devices = raw.get("devices", [])
-        if not isinstance(devices, list) or not all(d in ("cpu", "cuda") for d in devices):
-            raise RegistryError(f"{where}: devices must be a list of 'cpu'/'cuda'")
+        if not isinstance(devices, list) or not all(
+            isinstance(d, str) and _DEVICE_NAME.fullmatch(d) for d in devices
+        ):
+            raise RegistryError(
+                f"{where}: devices must be a list of device types ('cpu', 'cuda', ...) "
+                "or 'accelerator' (any device but the CPU)"
+            )
         catalogue = raw.get("catalogue", [])
         if not isinstance(catalogue, list) or not all(
             isinstance(r, str) and _ROW_RE.match(r) for r in catalogue

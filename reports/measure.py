@@ -48,11 +48,11 @@ def measure_detach_clone(
 
 def measure_all(devices, quick: bool = True) -> list[dict]:
     """Run every measurement on every available device in ``devices``."""
-    import torch
+    from conformance.capabilities import device_unavailable
 
     out = []
     for dev in devices:
-        if dev == "cuda" and not torch.cuda.is_available():
+        if dev != "cpu" and device_unavailable(dev):
             continue
         out.append(measure_detach_clone(dev, min_run_time=0.1 if quick else 0.5))
     return out

@@ -102,6 +102,19 @@ def test_device_restrictions_of_the_registry():
     assert not cap.device_allowed("cpu", [cap.ANY_ACCELERATOR])
 
 
+def test_host_device_claims_run_on_any_accelerator():
+    """The claims that move data between the host and a device are
+    registered for any accelerator, not for CUDA alone: on an XPU or a
+    PrivateUse1 device they run, on the CPU they are skipped."""
+    from conformance.registry import default_registry
+
+    reg = default_registry()
+    for cid in ("copy.across-devices", "to.cuda-move-is-non-leaf", "to.created-on-cuda-is-leaf"):
+        assert reg[cid].devices == (cap.ANY_ACCELERATOR,), cid
+        assert cap.device_allowed("openreg", reg[cid].devices)
+        assert not cap.device_allowed("cpu", reg[cid].devices)
+
+
 # -- the command line -------------------------------------------------------------
 
 

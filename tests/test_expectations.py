@@ -132,7 +132,7 @@ def test_two_entries_differing_only_in_torch_are_refused(tmp_path):
             "any failure of the test could match",
         ),
         (ENTRY + 'probe = "conformance/probes/no_such_probe.py"\n', "does not exist"),
-        (ENTRY + 'devices = ["tpu"]\n', "devices must be"),
+        (ENTRY + 'devices = ["CUDA:0"]\n', "devices must be"),
         (ENTRY + "colour = 1\n", "unknown key"),
         ("surprise = 1\n", "unknown top-level key"),
     ],

@@ -103,6 +103,11 @@ GENERIC_MATCH = re.compile(
 _BACKEND_NAME = re.compile(r"[A-Za-z_]\w*|[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
 
 
+#: A ``devices`` item: a torch device type as ``--devices`` takes it
+#: (``cpu``, ``cuda``, ``xpu``, ``mps``, a PrivateUse1 backend's renamed type).
+_DEVICE_NAME = re.compile(r"[a-z_][a-z0-9_]*")
+
+
 class ExpectationsError(Exception):
     """Malformed expectations data or an entry naming an unknown claim."""
 
@@ -564,8 +569,12 @@ def _load_file(path: Path, registry: Registry | None, start: int) -> list[Deviat
             if not any(_contains(x, m) for x in specs):
                 raise ExpectationsError(f"{where}: measured release {m} is outside torch {specs}")
         devices = raw.get("devices", [])
-        if not isinstance(devices, list) or not all(d in ("cpu", "cuda") for d in devices):
-            raise ExpectationsError(f"{where}: devices must be a list of 'cpu'/'cuda'")
+        if not isinstance(devices, list) or not all(
+            isinstance(d, str) and _DEVICE_NAME.fullmatch(d) for d in devices
+        ):
+            raise ExpectationsError(
+                f"{where}: devices must be a list of device types ('cpu', 'cuda', 'xpu', ...)"
+            )
         backends = raw.get("backends", [])
         if not isinstance(backends, list) or not all(
             isinstance(b, str) and _BACKEND_NAME.fullmatch(b) for b in backends
