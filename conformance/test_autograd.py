@@ -199,7 +199,7 @@ BINARY = {
 @pytest.mark.claim(
     "autograd.leaf-table", "autograd.leaf-until-operated", "autograd.only-leaves-get-grad"
 )
-@pytest.mark.oracle("clone")
+@pytest.mark.observes("clone")
 @given(spec=tensor_specs(requires_grad=True), requires_grad=st.booleans(), chain=chains(DIFF_OPS))
 def test_leaf_table(device, spec, requires_grad, chain):
     """All four rows of the seed's table over generated leaves and op chains.
@@ -263,7 +263,7 @@ def test_leaf_table(device, spec, requires_grad, chain):
 
 
 @pytest.mark.claim("autograd.requires-grad-false-always-leaf")
-@pytest.mark.oracle("clone")
+@pytest.mark.observes("clone")
 @given(spec=tensor_specs(dtype=ALL_DTYPES), chain=chains(ANY_DTYPE_OPS))
 def test_requires_grad_false_always_leaf(device, spec, chain):
     """Kills: a result of ops on tensors not requiring grad (any dtype) that
@@ -304,7 +304,7 @@ def test_requires_grad_contagious(device, case):
 
 
 @pytest.mark.claim("autograd.cast-copy-not-leaf")
-@pytest.mark.oracle("to")
+@pytest.mark.observes("to")
 @given(
     spec=tensor_specs(dtype=FLOATING, requires_grad=True),
     other=st.sampled_from(FLOATING),
@@ -352,7 +352,7 @@ def _leaf_of_kind(spec, device, leaf_kind: str, requires_grad: bool = True) -> t
 
 
 @pytest.mark.claim("autograd.leaf-inplace-raises", "autograd.leaf-inplace-error-before-write")
-@pytest.mark.oracle("copy_")
+@pytest.mark.observes("copy_")
 # Every kind of leaf (issue 29: leaf_kind), itself and through a view.
 @example(spec=_LEAF_SPEC, view_of_leaf=False, op="add_", leaf_kind="tensor")
 @example(spec=_LEAF_SPEC, view_of_leaf=True, op="add_", leaf_kind="tensor")
@@ -433,7 +433,7 @@ def test_nonscalar_backward_needs_gradient(device, spec):
 
 
 @pytest.mark.claim("autograd.nonleaf-grad-warns")
-@pytest.mark.oracle("clone")
+@pytest.mark.observes("clone")
 @given(spec=tensor_specs(requires_grad=True), chain=chains(DIFF_OPS))
 def test_nonleaf_grad_warns(device, spec, chain):
     """Kills: a non-leaf .grad access that silently returns None (or a
@@ -508,7 +508,7 @@ def test_retain_grad_noop_on_leaf(device, spec, k, leaf_kind):
 
 
 @pytest.mark.claim("autograd.retain-grad-requires-grad")
-@pytest.mark.oracle("clone")
+@pytest.mark.observes("clone")
 @given(spec=tensor_specs(dtype=ALL_DTYPES), chain=st.lists(st.sampled_from(sorted(ANY_DTYPE_OPS))))
 def test_retain_grad_requires_grad(device, spec, chain):
     """Kills: a retain_grad that silently accepts a tensor with requires_grad=False."""
@@ -518,7 +518,7 @@ def test_retain_grad_requires_grad(device, spec, chain):
 
 
 @pytest.mark.claim("autograd.chain-rule-values")
-@pytest.mark.oracle("detach")
+@pytest.mark.observes("detach")
 @given(pair=same_shape_pair())
 def test_chain_rule_values(device, pair):
     """Kills: a backward that computes wrong gradients through a two-step
@@ -566,7 +566,7 @@ def test_grad_accumulates(device, spec, k, retained, leaf_kind):
 
 
 @pytest.mark.claim("autograd.backward-twice-raises")
-@pytest.mark.oracle("clone")
+@pytest.mark.observes("clone")
 @given(
     spec=tensor_specs(requires_grad=True),
     op=st.sampled_from(sorted(SAVING_OPS)),
@@ -589,7 +589,7 @@ def test_backward_twice_raises(device, spec, op, retain):
 
 
 @pytest.mark.claim("autograd.backward-twice-without-saved-tensors")
-@pytest.mark.oracle("clone")
+@pytest.mark.observes("clone")
 @given(spec=tensor_specs(requires_grad=True), chain=chains(NO_SAVE_OPS))
 def test_backward_twice_without_saved_tensors(device, spec, chain):
     """Kills: a second backward through a graph with nothing saved that
@@ -636,7 +636,7 @@ def test_requires_grad_method(device, spec, initial, flag, form, leaf_kind):
 
 
 @pytest.mark.claim("autograd.requires-grad-nonleaf")
-@pytest.mark.oracle("clone")
+@pytest.mark.observes("clone")
 @given(
     spec=tensor_specs(requires_grad=True),
     chain=chains(DIFF_OPS),
@@ -660,7 +660,7 @@ def test_requires_grad_nonleaf(device, spec, chain, form):
 
 
 @pytest.mark.claim("autograd.requires-grad-integer-raises")
-@pytest.mark.oracle("tensor")
+@pytest.mark.observes("tensor")
 # Issue 29, dtype_family: bool, signed and unsigned integers, by construction.
 @example(spec=TensorSpec(dtype=torch.bool, base_shape=(2,), storage=(True, False)), form="method")
 @example(spec=TensorSpec(dtype=torch.int32, base_shape=(2,), storage=(-3, 7)), form="method")
@@ -687,7 +687,7 @@ def test_requires_grad_integer_raises(device, spec, form):
 
 
 @pytest.mark.claim("autograd.requires-grad-on-copy-starts-graph")
-@pytest.mark.oracle("clone")
+@pytest.mark.observes("clone")
 @given(spec=tensor_specs(requires_grad=True), k=st.integers(1, 4))
 def test_requires_grad_on_copy_starts_graph(device, spec, k):
     """Kills: a clone().requires_grad_() that is not a leaf, does not receive
@@ -783,7 +783,7 @@ def test_inplace_shared_storage_raises(device, spec):
 
 
 @pytest.mark.claim("autograd.multi-output-view-inplace-raises")
-@pytest.mark.oracle("copy_")
+@pytest.mark.observes("copy_")
 @given(
     spec=tensor_specs(requires_grad=True, shape=shapes(min_dims=1, min_side=1)),
     fn=st.sampled_from(["unbind", "split", "chunk"]),
@@ -808,7 +808,7 @@ def test_multi_output_view_inplace_raises(device, spec, fn, dim, op):
 
 
 @pytest.mark.claim("autograd.backward-without-graph-raises")
-@pytest.mark.oracle("clone")
+@pytest.mark.observes("clone")
 @given(
     spec=tensor_specs(requires_grad=True),
     source=st.sampled_from(["plain", "ops", "no_grad"]),

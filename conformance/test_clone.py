@@ -144,7 +144,7 @@ def test_clone_requires_grad_follows_input(device, spec, kind):
 
 
 @pytest.mark.claim("clone.gradient-flows-to-input")
-@pytest.mark.oracle("backward", "to")
+@pytest.mark.observes("backward", "to")
 # Issue 29: every layout family, and leaf, non-leaf and Parameter inputs.
 @domain_examples(dtypes=DIFFERENTIABLE, kind="non_leaf")
 @value_examples("kind", _GRAD_KINDS, spec=DOMAIN_SPEC)
@@ -162,7 +162,7 @@ def test_clone_gradient_flows_to_input(device, spec, kind):
 
 
 @pytest.mark.claim("clone.own-grad-stays-none")
-@pytest.mark.oracle("backward", "to")
+@pytest.mark.observes("backward", "to")
 @given(spec=tensor_specs(requires_grad=True))
 def test_clone_own_grad_stays_none(device, spec):
     """Kills: a clone that is a leaf of its own (x.grad not populated) or whose
@@ -183,7 +183,7 @@ def test_clone_own_grad_stays_none(device, spec):
 
 
 @pytest.mark.claim("clone.requires-grad-on-clone-is-new-leaf")
-@pytest.mark.oracle("backward", "to")
+@pytest.mark.observes("backward", "to")
 @given(spec=tensor_specs(dtype=DIFFERENTIABLE))
 def test_clone_requires_grad_on_clone_is_new_leaf(device, spec):
     """Kills: a clone of a non-grad tensor that is not a leaf (requires_grad_

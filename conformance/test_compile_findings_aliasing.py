@@ -24,7 +24,8 @@ from conformance.compile_findings import (
 )
 from conformance.compile_oracle import Inputs
 
-pytestmark = pytest.mark.oracle("clone", "detach")  # compile_oracle snapshots with detach().clone()
+# compile_oracle snapshots with detach().clone()
+pytestmark = pytest.mark.observes("clone", "detach")
 
 
 # --------------------------------------------------------------------------- 0-d float64

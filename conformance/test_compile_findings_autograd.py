@@ -26,7 +26,8 @@ from conformance.compile_findings import (
 from conformance.compile_oracle import ASPECTS as ASPECT_CLAIMS
 from conformance.compile_oracle import Inputs
 
-pytestmark = pytest.mark.oracle("clone", "detach")  # compile_oracle snapshots with detach().clone()
+# compile_oracle snapshots with detach().clone()
+pytestmark = pytest.mark.observes("clone", "detach")
 
 
 # --------------------------------------------------------------------------- writes into grad leaves

@@ -35,7 +35,8 @@ from conformance.compile_oracle import (
     differential,
 )
 
-pytestmark = pytest.mark.oracle("clone", "detach")  # compile_oracle snapshots with detach().clone()
+# compile_oracle snapshots with detach().clone()
+pytestmark = pytest.mark.observes("clone", "detach")
 
 COMPILED = ("aot_eager", "inductor")
 

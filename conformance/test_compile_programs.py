@@ -48,7 +48,8 @@ from strategies.programs import (
     programs,
 )
 
-pytestmark = pytest.mark.oracle("clone", "detach")  # compile_oracle snapshots with detach().clone()
+# compile_oracle snapshots with detach().clone()
+pytestmark = pytest.mark.observes("clone", "detach")
 
 #: The aspects the generated programs assert (identity: its own test below).
 PROGRAM_ASPECTS = tuple(a for a in ASPECTS if a != "identity")

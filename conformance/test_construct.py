@@ -64,7 +64,7 @@ def _assert_unshared_copy(c: torch.Tensor, t: torch.Tensor, what: str) -> None:
 
 
 @pytest.mark.claim("construct.tensor-is-detach-clone")
-@pytest.mark.oracle("clone", "detach")
+@pytest.mark.observes("clone", "detach")
 @grid_examples(grid_values="all", kind="plain")
 @value_examples("kind", TENSOR_KINDS, spec=DOMAIN_SPEC)  # issue 29: every tensor kind
 @given(spec=tensor_specs(values="all"), kind=st.sampled_from(TENSOR_KINDS))
@@ -90,7 +90,7 @@ def test_tensor_of_tensor_is_detach_clone(device, spec, kind):
 
 
 @pytest.mark.claim("construct.tensor-requires-grad-is-detach-clone-requires-grad")
-@pytest.mark.oracle("backward")
+@pytest.mark.observes("backward")
 @grid_examples(dtypes=DIFFERENTIABLE, grid_values="all", requires_grad=False, leaf=False)
 @given(
     spec=tensor_specs(requires_grad=True, values="all"),
@@ -207,7 +207,7 @@ def _small_int_lists(draw):
 
 
 @pytest.mark.claim("construct.new-tensor-default-dtype-device")
-@pytest.mark.oracle("to")
+@pytest.mark.observes("to")
 @given(
     self_spec=tensor_specs(views=False),
     data_spec=tensor_specs(),
@@ -255,7 +255,7 @@ def test_as_tensor_returns_input_itself(device, spec, kind, explicit):
 
 
 @pytest.mark.claim("construct.as-tensor-converts-with-history")
-@pytest.mark.oracle("backward", "detach", "to")
+@pytest.mark.observes("backward", "detach", "to")
 @grid_examples(grid_values="all", target=torch.float64, requires_grad=False)
 @given(
     spec=tensor_specs(values="all"),
@@ -326,7 +326,7 @@ def test_asarray_returns_the_input_object(device, spec, requires_grad, leaf, cop
 
 
 @pytest.mark.claim("construct.asarray-copy-true-never-shares")
-@pytest.mark.oracle("detach", "to")
+@pytest.mark.observes("detach", "to")
 @grid_examples(grid_values="all", target=None, requires_grad=False)
 @given(
     spec=tensor_specs(values="all"),
@@ -432,7 +432,7 @@ def _notices(caught) -> int:
 
 
 @pytest.mark.claim("construct.asarray-requires-grad-default-warns-once")
-@pytest.mark.oracle("clone", "detach")
+@pytest.mark.observes("clone", "detach")
 @given(spec=tensor_specs(requires_grad=True), leaf=st.booleans())
 def test_asarray_default_requires_grad_notice_not_repeated(device, spec, leaf):
     """The in-process half of the claim (the fresh-interpreter test above
@@ -464,7 +464,7 @@ def test_asarray_default_requires_grad_notice_not_repeated(device, spec, leaf):
 
 
 @pytest.mark.claim("construct.asarray-requires-grad-keeps-or-drops-history")
-@pytest.mark.oracle("backward")
+@pytest.mark.observes("backward")
 @grid_examples(dtypes=DIFFERENTIABLE, keep=False)
 @given(spec=tensor_specs(requires_grad=True), keep=st.booleans())
 def test_asarray_requires_grad_keeps_or_drops_history(device, spec, keep):

@@ -308,7 +308,7 @@ def test_copy_bumps_version(device, pair):
 
 
 @pytest.mark.claim("copy.bumps-version")
-@pytest.mark.oracle("backward")
+@pytest.mark.observes("backward")
 @given(spec=tensor_specs(dtype=DIFFERENTIABLE, views=NON_OVERLAPPING_VIEWS, requires_grad=True))
 def test_copy_over_saved_tensor_fails_backward(device, spec):
     """Kills: a copy_ over a tensor saved for backward that goes unnoticed,
@@ -386,7 +386,7 @@ def test_copy_allowed_under_no_grad(device, pair, leaf_kind):
 
 
 @pytest.mark.claim("copy.differentiable-wrt-src")
-@pytest.mark.oracle("backward", "to")
+@pytest.mark.observes("backward", "to")
 @given(pair=broadcast_pairs(dtype=DIFFERENTIABLE))
 def test_copy_differentiable_wrt_src(device, pair):
     """Kills: a copy_ that cuts the graph (dst stays a leaf), or whose backward
@@ -475,7 +475,7 @@ def test_empty_like_copy_no_sharing(device, spec, requires_grad, leaf):
 
 
 @pytest.mark.claim("copy.empty-like-copy-in-graph")
-@pytest.mark.oracle("backward", "to")
+@pytest.mark.observes("backward", "to")
 @given(spec=tensor_specs(dtype=DIFFERENTIABLE), requires_grad=st.booleans(), leaf=st.booleans())
 def test_empty_like_copy_in_graph(device, spec, requires_grad, leaf):
     """Kills: an empty_like(z).copy_(z) that is detached from z's graph, that
@@ -495,7 +495,7 @@ def test_empty_like_copy_in_graph(device, spec, requires_grad, leaf):
 
 
 @pytest.mark.claim("copy.clone-detach-is-independent-leaf")
-@pytest.mark.oracle("clone", "detach")
+@pytest.mark.observes("clone", "detach")
 @grid_examples(grid_values="all", requires_grad=False, leaf=False, order="detach().clone()")
 @grid_examples(grid_values="all", requires_grad=False, leaf=False, order="clone().detach()")
 @given(

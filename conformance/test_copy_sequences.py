@@ -1862,7 +1862,7 @@ def _equal(actual: np.ndarray, expected: np.ndarray) -> bool:
 @pytest.mark.claim(*MACHINE_CLAIMS)
 # The programs' steps include every copy op of the model (the ops under test
 # in combination): a broken one explains failures across the machine's claims.
-@pytest.mark.oracle("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
+@pytest.mark.observes("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
 def test_copy_sequences(device):
     """Programs of up to 30 copy/alias/view/in-place/NumPy/autograd steps agree
     with the reference model after every step (one program per example of the
@@ -2020,7 +2020,7 @@ def _non_dense_chains(draw):
 
 
 @pytest.mark.claim("sequences.clone-non-dense-contiguous")
-@pytest.mark.oracle("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
+@pytest.mark.observes("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
 @given(chain=_non_dense_chains())
 def test_clone_of_non_dense_view_chain_is_contiguous(device, chain):
     """The documented promise, in sequences: after a stepped slice and a chain
@@ -2051,7 +2051,7 @@ def test_clone_of_non_dense_view_chain_is_contiguous(device, chain):
 
 
 @pytest.mark.claim("sequences.detach-is-view")
-@pytest.mark.oracle("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
+@pytest.mark.observes("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
 @given(spec=fresh_specs(), steps=st.lists(_VIEW_STEPS, max_size=3))
 def test_detach_of_view_chain_is_a_view(device, spec, steps):
     """The documented promise, in sequences: detach() of a tensor reached by
@@ -2071,7 +2071,7 @@ def test_detach_of_view_chain_is_a_view(device, spec, steps):
 
 
 @pytest.mark.claim("sequences.asarray-ndarray-shares")
-@pytest.mark.oracle("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
+@pytest.mark.observes("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
 @given(spec=fresh_specs(arrays=True).filter(lambda s: 0 not in s.shape), via_numpy=st.booleans())
 def test_asarray_copy_false_of_ndarray_shares(device, spec, via_numpy):
     """The documented promise, in sequences: ``torch.asarray(a, copy=False)``
@@ -2271,7 +2271,7 @@ def _report_domain(machine: CopySequences, t: TensorModel) -> None:
 
 
 @pytest.mark.claim("sequences.tensor-copies")
-@pytest.mark.oracle("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
+@pytest.mark.observes("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
 @given(spec=fresh_specs(inference=True), layout=_LAYOUTS)
 @example(spec=Fresh("int32", (2,), (1, -2)), layout="contiguous")
 @_domain_examples("sequences.tensor-copies")
@@ -2289,7 +2289,7 @@ def test_tensor_of_every_dtype_copies(device, spec, layout):
 
 
 @pytest.mark.claim("sequences.as-tensor")
-@pytest.mark.oracle("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
+@pytest.mark.observes("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
 @given(spec=fresh_specs(inference=True), layout=_LAYOUTS, dtype=st.sampled_from(DTYPES))
 @example(spec=Fresh("float32", (1,), (1.5,)), layout="contiguous", dtype="float64")
 @_domain_examples("sequences.as-tensor", dtype="float64")
@@ -2308,7 +2308,7 @@ def test_as_tensor_of_every_dtype(device, spec, layout, dtype):
 
 
 @pytest.mark.claim("sequences.asarray")
-@pytest.mark.oracle("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
+@pytest.mark.observes("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
 @given(
     spec=fresh_specs(inference=True),
     layout=_LAYOUTS,
@@ -2343,7 +2343,7 @@ def test_asarray_of_every_dtype(device, spec, layout, copy, dtype):
 
 
 @pytest.mark.claim("sequences.asarray-ndarray-shares")
-@pytest.mark.oracle("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
+@pytest.mark.observes("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
 @given(
     spec=fresh_specs(arrays=True).filter(lambda s: s.shape and 0 not in s.shape),
     via_numpy=st.booleans(),
@@ -2387,7 +2387,7 @@ def _array_operand(device: str, spec: Fresh, via_numpy: bool, layout: str | None
 
 
 @pytest.mark.claim("sequences.from-numpy-shares")
-@pytest.mark.oracle("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
+@pytest.mark.observes("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
 @given(
     spec=fresh_specs(arrays=True).filter(lambda s: 0 not in s.shape),
     via_numpy=st.booleans(),
@@ -2411,7 +2411,7 @@ def test_from_numpy_and_as_tensor_share_ndarrays(device, spec, via_numpy, layout
 
 
 @pytest.mark.claim("sequences.write-overlap-raises")
-@pytest.mark.oracle("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
+@pytest.mark.observes("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
 @given(
     spec=fresh_specs(inference=True),
     op=st.sampled_from(["add_", "mul_", "copy_", "setitem", "fill_", "zero_"]),
@@ -2454,7 +2454,7 @@ def _each_dtype(**kwargs):
 
 
 @pytest.mark.claim("sequences.inplace-arithmetic")
-@pytest.mark.oracle("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
+@pytest.mark.observes("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
 @pytest.mark.parametrize("op", ["add_", "mul_", "fill_", "zero_"])
 @given(
     spec=fresh_specs(inference=True), layout=_LAYOUTS, value=st.sampled_from(SCALARS), mode=MODES
@@ -2475,7 +2475,7 @@ def test_inplace_arithmetic_every_dtype(device, op, spec, layout, value, mode):
 
 
 @pytest.mark.claim("sequences.no-grad-untracked")
-@pytest.mark.oracle("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
+@pytest.mark.observes("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
 @given(
     spec=fresh_specs(requires_grad=True),
     layout=_LAYOUTS,
@@ -2501,7 +2501,7 @@ def test_no_grad_ops_on_tensor_requiring_grad(device, spec, layout, op, choice):
 
 
 @pytest.mark.claim("sequences.inplace-records-history")
-@pytest.mark.oracle("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
+@pytest.mark.observes("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
 @given(
     spec=fresh_specs(),
     non_leaf=st.booleans(),

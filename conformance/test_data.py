@@ -90,7 +90,7 @@ def _non_empty(spec: TensorSpec) -> bool:
 
 
 @pytest.mark.claim("data.shares-storage")
-@pytest.mark.oracle("tensor")
+@pytest.mark.observes("tensor")
 @grid_examples(where=_non_empty, grid_values="all", kind="non_leaf", direction="to-source")
 # Issue 29: every layout family (zero-size included: it shares storage,
 # and has no element to write) and dtype family, and every tensor kind.
@@ -147,7 +147,7 @@ def test_data_is_out_of_graph(device, spec, kind, non_leaf):
 
 
 @pytest.mark.claim("data.changes-not-tracked")
-@pytest.mark.oracle("detach", "tensor")
+@pytest.mark.observes("detach", "tensor")
 @grid_examples(where=_non_empty, grid_values="all", requires_grad=True, parameter=False)
 @given(
     spec=tensor_specs(shape=shapes(min_side=1), values="all"),
@@ -189,7 +189,7 @@ def test_data_has_its_own_version_counter(device, spec, bumps, requires_grad):
 
 
 @pytest.mark.claim("data.silent-wrong-gradient")
-@pytest.mark.oracle("backward", "clone", "detach")
+@pytest.mark.observes("backward", "clone", "detach")
 @given(
     # Expanded leaves excluded: in-place arithmetic on them is refused (overlap).
     spec=tensor_specs(dtype=FLOATING, views=NON_OVERLAPPING_VIEWS, shape=shapes(min_side=1)),
@@ -205,7 +205,7 @@ def test_data_mutation_gives_silent_wrong_gradient(device, spec, how):
     _mutate(x.data, how)
     after = x.detach().clone()
     # The mutation changed something: judged by tolist(), a read that shares
-    # no code with the detach/clone oracle (a broken detach would otherwise
+    # no code with the detach/clone instruments (a broken detach would otherwise
     # reject every example and hide its own failure behind a health check).
     assume(values_before != x.tolist())
     z.backward()
@@ -215,7 +215,7 @@ def test_data_mutation_gives_silent_wrong_gradient(device, spec, how):
 
 
 @pytest.mark.claim("data.detach-reports-changes")
-@pytest.mark.oracle("backward", "detach")
+@pytest.mark.observes("backward", "detach")
 @given(
     spec=tensor_specs(dtype=FLOATING, views=NON_OVERLAPPING_VIEWS, shape=shapes(min_side=1)),
     how=st.sampled_from(["zero_", "mul_", "add_"]),

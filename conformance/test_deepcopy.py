@@ -109,7 +109,7 @@ def _unpack(obj, container: str) -> list:
 
 
 @pytest.mark.claim("deepcopy.values-metadata-independent")
-@pytest.mark.oracle("tensor")
+@pytest.mark.observes("tensor")
 @grid_examples(grid_values="all", requires_grad=False, direction="to-copy")
 @grid_examples(
     dtypes=(torch.float64,), grid_values="all", requires_grad=True, direction="to-source"
@@ -149,7 +149,7 @@ def test_deepcopy_keeps_values_and_metadata_in_new_storage(device, spec, require
 
 
 @pytest.mark.claim("deepcopy.memo-preserves-sharing")
-@pytest.mark.oracle("detach")
+@pytest.mark.observes("detach")
 @grid_examples(companions=("base",), view_first=True, container="list")
 @given(
     spec=tensor_specs(values="all"),
@@ -229,7 +229,7 @@ def _each_state(states, **fixed):
 
 
 @pytest.mark.claim("deepcopy.nonleaf-raises")
-@pytest.mark.oracle("detach")
+@pytest.mark.observes("detach")
 @_each_state(_NONLEAF_STATE_KINDS)
 @given(
     spec=tensor_specs(dtype=DIFFERENTIABLE),
@@ -284,7 +284,7 @@ def test_deepcopy_of_nonleaf_raises(device, spec, state):
 
 
 @pytest.mark.claim("deepcopy.requires-grad-and-leaf-kept")
-@pytest.mark.oracle("backward")
+@pytest.mark.observes("backward")
 @example(spec=_F32_SPEC, requires_grad=False, kind="tensor")
 @example(spec=_F32_SPEC, requires_grad=True, kind="tensor")
 @example(spec=_F32_SPEC, requires_grad=True, kind="parameter")
@@ -420,7 +420,7 @@ def test_deepcopy_resolves_conj_and_neg_bits(device, spec, with_base):
 
 
 @pytest.mark.claim("deepcopy.copy-copy-aliases")
-@pytest.mark.oracle("tensor")
+@pytest.mark.observes("tensor")
 @grid_examples(state="leaf", direction="to-source")
 @given(
     spec=tensor_specs(),
@@ -475,7 +475,7 @@ def _parameter_family(spec, device, case):
 
 
 @pytest.mark.claim("deepcopy.parameter-keeps-sharing")
-@pytest.mark.oracle("detach")
+@pytest.mark.observes("detach")
 @given(
     spec=tensor_specs(dtype=DIFFERENTIABLE, shape=shapes(min_side=1)),
     case=st.sampled_from(
@@ -501,7 +501,7 @@ def test_deepcopy_of_parameters_keeps_sharing(device, spec, case):
 
 
 @pytest.mark.claim("deepcopy.parameter-copies-by-clone")
-@pytest.mark.oracle("clone")
+@pytest.mark.observes("clone")
 @grid_examples(requires_grad=False, case="with-base")
 @given(
     spec=tensor_specs(values="all"),
@@ -760,7 +760,7 @@ def test_deepcopy_of_shared_tensor_is_private(device, spec, kind):
 
 
 @pytest.mark.claim("deepcopy.grad-mode-independent")
-@pytest.mark.oracle("backward")
+@pytest.mark.observes("backward")
 @example(spec=_F32_SPEC, kind="tensor", requires_grad=False)
 @example(spec=_F32_SPEC, kind="tensor", requires_grad=True)
 @example(spec=_F32_SPEC, kind="parameter", requires_grad=True)

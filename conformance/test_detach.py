@@ -146,7 +146,7 @@ def test_detach_never_requires_grad_and_is_leaf(device, spec, kind):
 
 
 @pytest.mark.claim("detach.inplace-error-when-saved")
-@pytest.mark.oracle("backward")
+@pytest.mark.observes("backward")
 @grid_examples(dtypes=DIFFERENTIABLE, where=lambda s: not any(v[0] == "expand" for v in s.views))
 @given(spec=tensor_specs(dtype=DIFFERENTIABLE, views=NON_OVERLAPPING_VIEWS, requires_grad=True))
 def test_detach_inplace_after_save_raises(device, spec):
@@ -242,7 +242,7 @@ def test_detach_of_parameter_sees_optimizer_step(device, spec, lr):
     are not seen through it."""
     p = torch.nn.Parameter(spec.build(device))
     w = p.detach()
-    before = element_bytes(p)  # raw bytes: no detach/clone in the oracle
+    before = element_bytes(p)  # raw bytes: no detach/clone instrument in the check
     p.grad = torch.ones_like(p)
     torch.optim.SGD([p], lr=lr).step()
     after = element_bytes(p)

@@ -252,7 +252,7 @@ def _neg_view(t: torch.Tensor) -> torch.Tensor:
 
 
 @pytest.mark.claim("dlpack.from-dlpack-shares-memory")
-@pytest.mark.oracle("tensor")
+@pytest.mark.observes("tensor")
 @grid_examples(form="capsule", direction="to-source")
 @given(
     spec=tensor_specs(),
@@ -292,7 +292,7 @@ _C64_SPEC = TensorSpec(dtype=torch.complex64, base_shape=(2,), storage=(1 + 2j, 
 
 
 @pytest.mark.claim("dlpack.from-dlpack-shares-memory")
-@pytest.mark.oracle("numpy", "tensor")
+@pytest.mark.observes("numpy", "tensor")
 @grid_examples(dtypes=NUMPY_DTYPES, form="object", direction="to-array", misaligned=False)
 @example(spec=_F64_SPEC, form="object", direction="to-array", misaligned=True)
 @example(spec=_I32_SPEC, form="capsule", direction="to-import", misaligned=True)
@@ -453,7 +453,7 @@ def test_import_honours_byte_offset(device, spec, form, back):
 
 
 @pytest.mark.claim("dlpack.copy-keyword")
-@pytest.mark.oracle("numpy", "tensor")
+@pytest.mark.observes("numpy", "tensor")
 @grid_examples(where=lambda s: math.prod(s.shape) > 0, producer="torch", form="object",
                copy=True)  # fmt: skip
 @given(
@@ -674,7 +674,7 @@ def test_neg_bit_export_drops_sign(device, spec, consumer):
 
 
 @pytest.mark.claim("dlpack.version-counter-not-shared")
-@pytest.mark.oracle("backward", "detach", "tensor")
+@pytest.mark.observes("backward", "detach", "tensor")
 @given(
     spec=tensor_specs(views=NON_OVERLAPPING_VIEWS, shape=shapes(min_side=1)),
     consumer=st.sampled_from(["object", "capsule", "to_dlpack", "numpy"]),
@@ -739,7 +739,7 @@ SPARSE_LAYOUTS = ("sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr", "spars
 
 
 @pytest.mark.claim("dlpack.unsupported-inputs-raise")
-@pytest.mark.oracle("to")
+@pytest.mark.observes("to")
 @given(
     spec=tensor_specs(
         dtype=(torch.float32, torch.float64), shape=shapes(min_dims=2, max_dims=2), views=False
@@ -770,7 +770,7 @@ def test_unsupported_inputs_raise_buffer_error(device, spec, kind, form):
 
 
 @pytest.mark.claim("dlpack.readonly-ndarray-import")
-@pytest.mark.oracle("numpy", "tensor")
+@pytest.mark.observes("numpy", "tensor")
 @given(
     spec=tensor_specs(dtype=NUMPY_DTYPES, shape=shapes(min_side=1), values="all"),
     copy=st.sampled_from([None, False, True]),
@@ -911,7 +911,7 @@ def _negative_stride_grid(fn):
 
 
 @pytest.mark.claim("dlpack.negative-stride-no-crash")
-@pytest.mark.oracle("numpy")
+@pytest.mark.observes("numpy")
 @_negative_stride_grid
 @settings(max_examples=FORKED_EXAMPLES)
 @given(a=_reversed_arrays(), form_copy=_FORM_COPY)
@@ -949,7 +949,7 @@ def _first_error_line(err: str) -> str:
 
 
 @pytest.mark.claim("dlpack.negative-stride-import-aborts")
-@pytest.mark.oracle("numpy")
+@pytest.mark.observes("numpy")
 @_negative_stride_grid
 @settings(max_examples=FORKED_EXAMPLES)
 @given(a=_reversed_arrays(), form_copy=_FORM_COPY)
@@ -1018,7 +1018,7 @@ def test_stream_argument_on_cpu(device, spec, stream):
 
 
 @pytest.mark.claim("dlpack.dlpack-device-cpu")
-@pytest.mark.oracle("detach")
+@pytest.mark.observes("detach")
 # zero-size (data = NULL) and 0-d tensors, bool: pinned so that no draw can miss them.
 @example(spec=TensorSpec(dtype=torch.float32, base_shape=(2, 0), storage=[]), state="plain")
 @example(spec=TensorSpec(dtype=torch.int64, base_shape=(), storage=[3]), state="plain")
@@ -1089,7 +1089,7 @@ def _cpu_device(name: str):
 
 
 @pytest.mark.claim("dlpack.from-dlpack-device-same-device")
-@pytest.mark.oracle("numpy", "tensor")
+@pytest.mark.observes("numpy", "tensor")
 @grid_examples(where=lambda s: s.base_shape == (2, 3) and not s.views, producer="torch", name="cpu",
                copy=None)  # fmt: skip
 # Issue 29: every non-empty layout and every dtype family, by construction.

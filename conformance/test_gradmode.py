@@ -221,7 +221,7 @@ def _every_view_op_and_mode(test):
 
 
 @pytest.mark.claim("gradmode.views-in-disabled-mode-require-grad")
-@pytest.mark.oracle("backward")
+@pytest.mark.observes("backward")
 @_every_view_op_and_mode
 @given(
     spec=tensor_specs(requires_grad=True),
@@ -302,7 +302,7 @@ def factory_cases(draw, with_parameter=True):
 
 
 @pytest.mark.claim("gradmode.no-grad-factories-unaffected")
-@pytest.mark.oracle("clone", "tensor")
+@pytest.mark.observes("clone", "tensor")
 @given(case=factory_cases())
 # torch.tensor is one factory of fifteen: pin it so no draw can miss it.
 @example(case=("tensor", TensorSpec(dtype=torch.float32, base_shape=(2,), storage=[1.0, -0.0])))
@@ -483,7 +483,7 @@ def test_grad_modes_are_thread_local(device, spec, entry, disabled_in, op):
 
 
 @pytest.mark.claim("gradmode.no-grad-inplace-bumps-version")
-@pytest.mark.oracle("backward", "copy_")
+@pytest.mark.observes("backward", "copy_")
 @given(
     case=inplace_cases(dtypes=DIFFERENTIABLE, requires_grad=True),
     through=st.sampled_from(["self", "view"]),
@@ -503,7 +503,7 @@ def test_no_grad_inplace_bumps_version(device, case, through):
 
 
 @pytest.mark.claim("gradmode.no-grad-inplace-on-leaf-allowed")
-@pytest.mark.oracle("backward", "copy_")
+@pytest.mark.observes("backward", "copy_")
 @given(
     case=inplace_cases(dtypes=DIFFERENTIABLE, requires_grad=True, values="all"),
     k=st.integers(1, 3),
@@ -560,7 +560,7 @@ def test_no_grad_view_inplace_in_grad_mode_raises(device, spec, leaf, view, op):
 
 
 @pytest.mark.claim("gradmode.no-grad-is-not-eval")
-@pytest.mark.oracle("backward")
+@pytest.mark.observes("backward")
 @given(spec=tensor_specs(dtype=FLOATING, shape=shapes(min_dims=1, min_side=1)))
 def test_no_grad_is_not_eval(device, spec):
     """Real floating inputs with a non-empty feature dimension (nn.Linear).
@@ -712,7 +712,7 @@ def test_grad_modes_nest_and_restore(device, spec, modes, start, raise_at):
 
 
 @pytest.mark.claim("gradmode.inference-results-are-inference")
-@pytest.mark.oracle("clone")
+@pytest.mark.observes("clone")
 @given(
     spec=tensor_specs(),
     requires_grad=st.booleans(),
@@ -773,7 +773,7 @@ _WHERE_MODE = {"grad mode": "enabled", "no_grad": "no_grad", "inside": "inferenc
 
 
 @pytest.mark.claim("gradmode.inference-immutable-outside")
-@pytest.mark.oracle("copy_")
+@pytest.mark.observes("copy_")
 # Both places (issue 29: grad_mode), with an update that leaves the values
 # as they are (outside the recorded write-then-raise region).
 @example(case=_SAME_CASE, where="grad mode")
@@ -801,7 +801,7 @@ def test_inference_immutable_outside(device, case, where):
 
 
 @pytest.mark.claim("gradmode.inference-inplace-outside-writes-then-raises")
-@pytest.mark.oracle("copy_")
+@pytest.mark.observes("copy_")
 @example(case=_ADD_CASE, where="grad mode")
 @example(case=_ADD_CASE, where="no_grad")
 @example(case=_ADD_CASE, where="inside")
@@ -910,7 +910,7 @@ def test_inference_cannot_be_saved(device, pair, op, inference_first):
 
 
 @pytest.mark.claim("gradmode.inference-clone-outside-is-normal")
-@pytest.mark.oracle("clone")
+@pytest.mark.observes("clone")
 @given(spec=tensor_specs(values="all"), where=st.sampled_from(["outside", "inside"]))
 def test_inference_clone_outside_is_normal(device, spec, where):
     """Kills: a clone outside the mode that stays an inference tensor (the
@@ -933,7 +933,7 @@ def test_inference_clone_outside_is_normal(device, spec, where):
 
 
 @pytest.mark.claim("gradmode.inference-factory-requires-grad")
-@pytest.mark.oracle("clone", "tensor")
+@pytest.mark.observes("clone", "tensor")
 @given(case=factory_cases(with_parameter=False))
 def test_inference_factory_requires_grad(device, case):
     """Kills: an inference_mode that drops an explicit requires_grad=True of
@@ -948,7 +948,7 @@ def test_inference_factory_requires_grad(device, case):
 
 
 @pytest.mark.claim("gradmode.inference-disables-version-bumps")
-@pytest.mark.oracle("copy_")
+@pytest.mark.observes("copy_")
 @given(case=inplace_cases())
 def test_inference_disables_version_bumps(device, case):
     """The docstring's 'disabling ... version counter bumps' read for every
@@ -965,7 +965,7 @@ def test_inference_disables_version_bumps(device, case):
 
 
 @pytest.mark.claim("gradmode.inference-normal-inplace-bumps")
-@pytest.mark.oracle("backward", "copy_")
+@pytest.mark.observes("backward", "copy_")
 @given(case=inplace_cases(), requires_grad=st.booleans())
 def test_inference_normal_inplace_bumps(device, case, requires_grad):
     """Kills: an inference_mode that skips version bumps of normal tensors,

@@ -554,7 +554,7 @@ _EVERY_OP_CLASS = Graph(
     "graphs.disabled-mode-views",
     "graphs.inference-tensors",
 )
-@pytest.mark.oracle("clone", "copy_", "detach", "to")
+@pytest.mark.observes("clone", "copy_", "detach", "to")
 @example(graph=_NO_GRAD_VIEW)
 @example(graph=_INFERENCE_ALIAS)
 @example(graph=_INFERENCE_VIEWS)
@@ -593,7 +593,7 @@ def _as_made(graph: Graph, node: int) -> Graph:
 
 
 @pytest.mark.claim("graphs.disabled-mode-results-not-require-grad")
-@pytest.mark.oracle("clone", "copy_", "detach", "to")
+@pytest.mark.observes("clone", "copy_", "detach", "to")
 @example(graph=_NO_GRAD_VIEW)
 @given(graph=graphs())
 def test_results_computed_with_grad_disabled_do_not_require_grad(device, graph):
@@ -652,7 +652,7 @@ _LAZY_UNREAD = Graph(
 
 
 @pytest.mark.claim("graphs.grad-populated-exactly", "graphs.nonleaf-grad-warns")
-@pytest.mark.oracle("clone", "copy_", "detach", "to")
+@pytest.mark.observes("clone", "copy_", "detach", "to")
 @example(graph=_LAZY_UNREAD)
 @example(graph=_EVERY_OP_CLASS)
 @given(graph=graphs())
@@ -707,7 +707,7 @@ def test_backward_of_a_loss_that_does_not_require_grad_raises(device, graph):
 
 
 @pytest.mark.claim("graphs.gradient-values")
-@pytest.mark.oracle("clone", "detach", "to")
+@pytest.mark.observes("clone", "detach", "to")
 @example(graph=_EVERY_OP_CLASS)
 @given(graph=graphs(max_leaves=2))
 def test_gradient_values_match_finite_differences(device, graph):
@@ -852,7 +852,7 @@ def _mutated(m: GraphModel) -> bool:
 
 
 @pytest.mark.claim("graphs.version-error-predicted")
-@pytest.mark.oracle("clone", "copy_", "detach", "to")
+@pytest.mark.observes("clone", "copy_", "detach", "to")
 @_aliased_leaf_examples("detach")
 @_aliased_leaf_examples("self")
 @given(graph=graphs(mutation=True, aliases=("detach", "view", "self"), need=_mutated))
@@ -868,7 +868,7 @@ def test_version_counter_error_is_predicted_exactly(device, graph):
 
 
 @pytest.mark.claim("graphs.data-mutation-untracked")
-@pytest.mark.oracle("clone", "copy_", "detach", "to")
+@pytest.mark.observes("clone", "copy_", "detach", "to")
 @_aliased_leaf_examples("data")
 @given(graph=graphs(mutation=True, aliases=("data",), need=_mutated))
 def test_data_write_never_raises_the_version_error(device, graph):
@@ -979,7 +979,7 @@ _OVERFLOWING_SILENT_GRAPH = Graph(
 
 
 @pytest.mark.claim("graphs.data-silent-wrong-gradient")
-@pytest.mark.oracle("clone", "copy_", "detach", "to")
+@pytest.mark.observes("clone", "copy_", "detach", "to")
 @_silent_layout_examples
 @example(graph=_OVERFLOWING_SILENT_GRAPH)
 @given(graph=silent_graphs())
@@ -1019,7 +1019,7 @@ def _silent_and_wrong(graph: Graph) -> bool:
 
 
 @pytest.mark.claim("graphs.data-silent-example")
-@pytest.mark.oracle("clone", "copy_", "detach", "tensor", "to")
+@pytest.mark.observes("clone", "copy_", "detach", "tensor", "to")
 def test_data_write_silent_wrong_gradient_example(device):
     """Characterization: find (and shrink) a generated chain in which a .data
     write makes backward return a wrong gradient without any error; the
@@ -1073,7 +1073,7 @@ _with_inference = graphs(need=lambda m: bool(_inference_nodes(m)))
 
 
 @pytest.mark.claim("graphs.inference-not-saved")
-@pytest.mark.oracle("clone", "copy_", "detach", "to")
+@pytest.mark.observes("clone", "copy_", "detach", "to")
 @given(graph=_with_inference, pick=st.integers(0, 20))
 def test_inference_tensor_cannot_be_saved_but_can_be_added(device, graph, pick):
     """Kills: inference tensors silently saved for backward (they have no
@@ -1106,7 +1106,7 @@ def _alias_made_outside(graph: Graph, model: GraphModel, i: int) -> bool:
 
 
 @pytest.mark.claim("graphs.inference-immutable-outside")
-@pytest.mark.oracle("clone", "copy_", "detach", "to")
+@pytest.mark.observes("clone", "copy_", "detach", "to")
 @example(graph=_INFERENCE_ALIAS, no_grad=False)
 @example(graph=_INFERENCE_VIEWS, no_grad=False)
 @example(graph=_INFERENCE_VIEWS, no_grad=True)
@@ -1183,7 +1183,7 @@ def _inference_layout_examples(fn):
 
 
 @pytest.mark.claim("graphs.inference-alias-mutable")
-@pytest.mark.oracle("clone", "copy_", "detach", "to")
+@pytest.mark.observes("clone", "copy_", "detach", "to")
 @_inference_layout_examples
 @example(graph=_INFERENCE_VIEWS, pick=1, alias="detach")
 @given(graph=_with_inference, pick=st.integers(0, 20), alias=st.sampled_from(["detach", "data"]))
@@ -1238,7 +1238,7 @@ def test_second_backward_raises_iff_saved_tensors_were_read(device, graph):
 
 
 @pytest.mark.claim("graphs.retain-graph-accumulates")
-@pytest.mark.oracle("clone")
+@pytest.mark.observes("clone")
 @given(graph=graphs(need=lambda m: m.out_rg))
 def test_backward_twice_with_retain_graph_doubles_grad(device, graph):
     """Kills: a backward that overwrites .grad instead of accumulating, or
@@ -1316,7 +1316,7 @@ _LAZY_VIEW = Graph(
 
 
 @pytest.mark.claim("graphs.lazy-view-grad-fn")
-@pytest.mark.oracle("clone", "copy_", "detach", "to")
+@pytest.mark.observes("clone", "copy_", "detach", "to")
 # n3 of the repro is lazy, n4 (the slice the copy_ wrote through) is not
 @example(graph=_LAZY_VIEW, pick=0, read="nothing", probe="mul_")
 @example(graph=_LAZY_VIEW, pick=0, read="requires_grad", probe="mul_")

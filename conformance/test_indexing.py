@@ -243,7 +243,7 @@ def _rows(a: torch.Tensor, rows: list[int], at: int) -> tuple[list[int], int]:
 
 
 @pytest.mark.claim("indexing.element-list-sees-writes")
-@pytest.mark.oracle("tensor")
+@pytest.mark.observes("tensor")
 @index_grid("spec", where=lambda s: _has_rows(s) and not _overlaps(s), rows=[0, 1, 0], at=0)
 @given(
     spec=tensor_specs(
@@ -270,7 +270,7 @@ def test_element_list_sees_later_writes(device, spec, rows, at):
 
 
 @pytest.mark.claim("indexing.element-list-sees-optimizer-step")
-@pytest.mark.oracle("backward", "detach", "to")
+@pytest.mark.observes("backward", "detach", "to")
 @index_grid(
     "spec", dtypes=(torch.float32, torch.float64),
     where=lambda s: _has_rows(s) and not _overlaps(s), rows=[0, 1, 0], weight=0,
@@ -304,7 +304,7 @@ def test_element_list_sees_optimizer_step(device, spec, rows, weight):
 
 
 @pytest.mark.claim("indexing.element-assignment-copies")
-@pytest.mark.oracle("clone")
+@pytest.mark.observes("clone")
 @index_grid("spec", where=lambda s: _has_rows(s) and not _overlaps(s), rows=[0, 1, 0], at=0)
 @given(
     spec=tensor_specs(
@@ -331,7 +331,7 @@ def test_element_assignment_copies(device, spec, rows, at):
 
 
 @pytest.mark.claim("indexing.tensor-of-element-list-cuts-graph")
-@pytest.mark.oracle("backward", "tensor")
+@pytest.mark.observes("backward", "tensor")
 @index_grid(
     "spec", dtypes=DIFFERENTIABLE, values="finite", where=_has_rows,
     make=lambda s: [_to_1d(s)], rows=[0, 1, 0],
@@ -364,7 +364,7 @@ def test_tensor_of_element_list_cuts_the_graph(device, spec, rows):
 
 
 @pytest.mark.claim("indexing.stack-of-element-list-keeps-graph")
-@pytest.mark.oracle("backward", "tensor", "to")
+@pytest.mark.observes("backward", "tensor", "to")
 @given(
     spec=tensor_specs(requires_grad=True, shape=shapes(min_dims=1, max_dims=3, min_side=1)),
     data=st.data(),
@@ -398,7 +398,7 @@ def test_stack_of_element_list_gradients_reach_a(device, spec, data):
 
 
 @pytest.mark.claim("indexing.basic-indexing-is-view")
-@pytest.mark.oracle("tensor")
+@pytest.mark.observes("tensor")
 @index_grid(make=_canonical_basic)
 @given(case=_indexed(tensor_specs(values="all"), basic_indices))
 def test_basic_indexing_returns_a_view(device, case):
@@ -424,7 +424,7 @@ def test_basic_indexing_returns_a_view(device, case):
 
 
 @pytest.mark.claim("indexing.advanced-indexing-is-copy")
-@pytest.mark.oracle("to")
+@pytest.mark.observes("to")
 @index_grid(where=lambda s: len(s.shape) >= 1, make=_canonical_advanced)
 @given(case=_indexed(tensor_specs(shape=shapes(min_dims=1), values="all"), advanced_indices))
 def test_advanced_indexing_returns_a_copy(device, case):
@@ -458,7 +458,7 @@ def _assignable(spec: TensorSpec) -> bool:
 
 
 @pytest.mark.claim("indexing.assignment-is-in-place")
-@pytest.mark.oracle("tensor", "to")
+@pytest.mark.observes("tensor", "to")
 # ARITHMETIC: uint16/32/64 have no masked_fill/index_put kernels (a kernel gap, not
 # a semantic question).
 @index_grid(dtypes=ARITHMETIC, where=_assignable, make=_canonical_basic)
@@ -503,7 +503,7 @@ _ZERO_DIM_I = st.integers(-4, 3)
 
 
 @pytest.mark.claim("indexing.zero-dim-index-tensor-follows-numpy")
-@pytest.mark.oracle("tensor")
+@pytest.mark.observes("tensor")
 @index_grid("spec", where=_has_rows, i=-1)
 @index_grid("spec", where=_has_rows, i=0)
 @given(spec=tensor_specs(shape=shapes(min_dims=1, min_side=1), values="all"), i=_ZERO_DIM_I)
@@ -525,7 +525,7 @@ def test_zero_dim_index_tensor_gives_copy_like_numpy(device, spec, i):
 
 
 @pytest.mark.claim("indexing.zero-dim-int-tensor-index-is-view")
-@pytest.mark.oracle("tensor")
+@pytest.mark.observes("tensor")
 @index_grid("spec", where=_has_rows, i=-1)
 @index_grid("spec", where=_has_rows, i=0)
 @given(spec=tensor_specs(shape=shapes(min_dims=1, min_side=1), values="all"), i=_ZERO_DIM_I)
@@ -592,7 +592,7 @@ def test_stack_new_memory_and_values(device, specs, dim):
 
 
 @pytest.mark.claim("indexing.stack-new-memory")
-@pytest.mark.oracle("backward", "tensor", "to")
+@pytest.mark.observes("backward", "tensor", "to")
 @given(specs=_same_shape_specs(requires_grad=True), data=st.data())
 def test_stack_gradients_are_slices(device, specs, data):
     """Kills: a stack without grad_fn, or a backward that routes gradient slices to the

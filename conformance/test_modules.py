@@ -46,7 +46,7 @@ from strategies.dtypes import dtype_family
 # expected converted values with ``.to(dtype)`` and train with ``backward()``;
 # state_dict() itself is built with detach: a broken detach, to or backward is the
 # cause of these claims' failures, not a finding of their own.
-pytestmark = pytest.mark.oracle("detach", "to", "backward")
+pytestmark = pytest.mark.observes("detach", "to", "backward")
 
 #: The floating dtypes the modules are drawn in (names, as ModuleSpec holds them).
 DTYPES = ("float32", "float64", "float16", "bfloat16")

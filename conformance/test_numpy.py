@@ -279,7 +279,7 @@ def _build_tensor(spec, requires_grad=False):
 
 
 @pytest.mark.claim("numpy.tensor-copies-ndarray")
-@pytest.mark.oracle("detach", "tensor")
+@pytest.mark.observes("detach", "tensor")
 @nd_grid_examples(direction="array-write")
 @nd_kind_examples(direction="tensor-write")
 @given(case=nd_cases(), direction=st.sampled_from(["array-write", "tensor-write"]))
@@ -310,7 +310,7 @@ _REAL_NP_DTYPES = tuple(d for d in NP_DTYPES if d.kind != "c")
 
 
 @pytest.mark.claim("numpy.tensor-dtype-override")
-@pytest.mark.oracle("tensor", "to")
+@pytest.mark.observes("tensor", "to")
 @nd_grid_examples(dtypes=_REAL_NP_DTYPES, target=torch.float64, cap=100)
 @nd_grid_examples(dtypes=_REAL_NP_DTYPES, per_dtype=lambda dt: {"target": NP_TO_TORCH[dt]}, cap=100)
 @nd_kind_examples(dtypes=(np.dtype("float64"), np.dtype("int16")), target=torch.float32, cap=100)
@@ -345,7 +345,7 @@ def test_tensor_of_ndarray_dtype_override(device, case, target, cap):
 
 
 @pytest.mark.claim("numpy.from-numpy-shares-memory")
-@pytest.mark.oracle("detach")
+@pytest.mark.observes("detach")
 @nd_grid_examples(direction="array-write", writeable=True)
 @nd_grid_examples(direction="tensor-write", writeable=True)
 # Every grid array read-only too (issue 29): the sentence speaks of every
@@ -385,7 +385,7 @@ def test_from_numpy_shares_memory_both_ways(device, case, direction, writeable):
 
 
 @pytest.mark.claim("numpy.as-tensor-shares-memory")
-@pytest.mark.oracle("clone")
+@pytest.mark.observes("clone")
 @nd_grid_examples(direction="array-write", target=None)
 @nd_grid_examples(per_dtype=lambda dt: {"target": NP_TO_TORCH[dt]}, direction="tensor-write")
 @nd_grid_examples(direction="array-write", target=torch.float64)
@@ -627,7 +627,7 @@ def test_asarray_of_ndarray_shares_by_default(device, case, copy, explicit):
 
 
 @pytest.mark.claim("numpy.asarray-ndarray-shares-unless-converted")
-@pytest.mark.oracle("clone")
+@pytest.mark.observes("clone")
 @nd_grid_examples(where=_nonempty_nd, copy=True, target=torch.float64)
 @nd_grid_examples(where=_nonempty_nd, copy=False, target=torch.complex128)
 @nd_grid_examples(where=_nonempty_nd, copy=None, target=torch.int16)
@@ -930,7 +930,7 @@ def test_numpy_under_no_grad_converts_and_shares(device, spec):
 
 
 @pytest.mark.claim("numpy.numpy-force")
-@pytest.mark.oracle("detach")
+@pytest.mark.observes("detach")
 @grid_examples(dtypes=NUMPY_DTYPES_NO_BF16, why="plain")
 @grid_examples(dtypes=NUMPY_DTYPES_NO_BF16, why="requires_grad")
 @grid_examples(dtypes=COMPLEX, why="conj")

@@ -88,7 +88,7 @@ def test_parameter_requires_grad_default(device, spec, mode, explicit):
 
 
 @pytest.mark.claim("parameter.is-leaf")
-@pytest.mark.oracle("backward")
+@pytest.mark.observes("backward")
 @given(spec=tensor_specs(dtype=DIFFERENTIABLE, shape=shapes(min_side=1)))
 def test_parameter_of_non_leaf_is_leaf(device, spec):
     """Kills: a Parameter that keeps the source's history (grad_fn), so
@@ -104,7 +104,7 @@ def test_parameter_of_non_leaf_is_leaf(device, spec):
 
 
 @pytest.mark.claim("parameter.derived-are-plain-tensors")
-@pytest.mark.oracle("clone", "detach")
+@pytest.mark.observes("clone", "detach")
 @grid_examples(dtypes=DIFFERENTIABLE)
 @given(spec=tensor_specs(dtype=DIFFERENTIABLE))
 def test_parameter_derived_tensors_are_plain(device, spec):
@@ -122,7 +122,7 @@ def test_parameter_derived_tensors_are_plain(device, spec):
 
 
 @pytest.mark.claim("parameter.inplace-leaf-error")
-@pytest.mark.oracle("copy_")
+@pytest.mark.observes("copy_")
 @given(
     spec=tensor_specs(dtype=DIFFERENTIABLE, views=NON_OVERLAPPING_VIEWS),
     op=st.sampled_from(["add_", "mul_", "zero_", "copy_"]),
@@ -149,7 +149,7 @@ def test_parameter_inplace_needs_no_grad(device, spec, op):
 
 
 @pytest.mark.claim("parameter.data-mutation-silent-wrong-grad")
-@pytest.mark.oracle("backward", "clone", "detach")
+@pytest.mark.observes("backward", "clone", "detach")
 @given(
     spec=tensor_specs(dtype=FLOATING, views=NON_OVERLAPPING_VIEWS, shape=shapes(min_side=1)),
     k=st.sampled_from([0.0, 2.0, 3.0, -1.0]),
@@ -162,7 +162,7 @@ def test_parameter_data_mutation_silent_wrong_grad(device, spec, k):
     before, values_before = p.detach().clone(), p.tolist()
     p.data.mul_(k)
     after = p.detach().clone()
-    # judged by tolist(), independent of the detach/clone oracle (see
+    # judged by tolist(), independent of the detach/clone instruments (see
     # test_data_mutation_gives_silent_wrong_gradient)
     assume(values_before != p.tolist())
     loss.backward()
@@ -171,7 +171,7 @@ def test_parameter_data_mutation_silent_wrong_grad(device, spec, k):
 
 
 @pytest.mark.claim("parameter.detach-mutation-raises")
-@pytest.mark.oracle("backward", "copy_", "detach")
+@pytest.mark.observes("backward", "copy_", "detach")
 @given(
     spec=tensor_specs(dtype=DIFFERENTIABLE, views=NON_OVERLAPPING_VIEWS, shape=shapes(min_side=1)),
     op=st.sampled_from(["mul_", "zero_", "copy_"]),

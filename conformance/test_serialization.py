@@ -242,7 +242,7 @@ def test_save_preserves_storage_sharing(
 
 
 @pytest.mark.claim("serialization.view-saves-whole-storage")
-@pytest.mark.oracle("clone")
+@pytest.mark.observes("clone")
 @given(spec=tensor_specs(), fmt=st.sampled_from(["zip", "legacy"]))
 def test_view_saves_its_whole_storage(device, spec, fmt):
     """``torch.save(v)`` writes ``v``'s whole storage (the loaded storage has the same
@@ -575,7 +575,7 @@ PAYLOADS = ("tensor", "parameter", "odict", "dict", "list", "tuple", "set", "siz
 
 
 @pytest.mark.claim("serialization.weights-only-rejects-arbitrary-globals")
-@pytest.mark.oracle("clone", "detach")
+@pytest.mark.observes("clone", "detach")
 @given(
     spec=tensor_specs(
         dtype=(torch.float32, torch.int64, torch.complex64),
@@ -811,7 +811,7 @@ GRAD_MODES = ("save-no-grad", "load-no-grad", "both-no-grad", "save-inference-mo
 
 
 @pytest.mark.claim("serialization.grad-mode-independent")
-@pytest.mark.oracle("detach", "clone")
+@pytest.mark.observes("detach", "clone")
 @given(
     spec=tensor_specs(dtype=DIFFERENTIABLE, values="all"),
     state=st.sampled_from(["leaf", "non-leaf", "parameter"]),

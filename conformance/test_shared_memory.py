@@ -662,7 +662,7 @@ def test_sent_grad_is_dropped(device, spec, as_parameter):
 
 
 @pytest.mark.claim("shared_memory.autograd-unaffected")
-@pytest.mark.oracle("backward")
+@pytest.mark.observes("backward")
 @grid_examples(dtypes=DIFFERENTIABLE, where=_contiguous_only, share="y", parameter=False)
 @given(
     spec=tensor_specs(dtype=DIFFERENTIABLE, values="finite"),
@@ -814,7 +814,7 @@ def _every_strategy(fn):
 
 
 @pytest.mark.claim("shared_memory.queue-child-every-strategy")
-@pytest.mark.oracle("tensor")
+@pytest.mark.observes("tensor")
 @_every_strategy
 @settings(max_examples=_CHILD_EXAMPLES)
 @given(
@@ -913,7 +913,7 @@ _NUMPY_SPECS = tensor_specs(
 
 
 @pytest.mark.claim("shared_memory.numpy-tensor-sent-shares-with-sender")
-@pytest.mark.oracle("tensor")
+@pytest.mark.observes("tensor")
 @grid_examples(dtypes=NUMPY_DTYPES, where=_contiguous_only, form="from_numpy", how="dumps",
                strategy="file_descriptor")  # fmt: skip
 @given(

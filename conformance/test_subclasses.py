@@ -201,7 +201,7 @@ def _sub(spec, device, cls=SubTensor) -> torch.Tensor:
 
 
 @pytest.mark.claim("subclasses.torch-function-type-preserved")
-@pytest.mark.oracle("clone", "copy_", "detach", "to")
+@pytest.mark.observes("clone", "copy_", "detach", "to")
 @grid_examples(op="view")
 @given(
     spec=tensor_specs(values="all"),
@@ -271,7 +271,7 @@ _NON_VIEW = {
 
 
 @pytest.mark.claim("subclasses.results-are-alias-views")
-@pytest.mark.oracle("clone")
+@pytest.mark.observes("clone")
 @given(
     spec=tensor_specs(dtype=DIFFERENTIABLE),
     op=st.sampled_from(sorted(_NON_VIEW)),
@@ -334,7 +334,7 @@ def _numpy_ok(dtype: torch.dtype) -> bool:
 
 
 @pytest.mark.claim("subclasses.type-dropped-at-boundaries")
-@pytest.mark.oracle("backward", "numpy", "tensor")
+@pytest.mark.observes("backward", "numpy", "tensor")
 @_examples(dict(spec=_grid_spec(dt), boundary="from_dlpack") for dt in ALL_DTYPES)
 @given(
     spec=tensor_specs(values="all"),
@@ -381,7 +381,7 @@ _UNPICKLABLE = tuple(getattr(torch, n) for n in ("uint16", "uint32", "uint64") i
 @pytest.mark.claim("subclasses.deepcopy-needs-new-empty")
 @_examples(dict(spec=_grid_spec(dt), kind="SubTensor") for dt in ALL_DTYPES)
 # Tensor.__deepcopy__ builds its copy with detach() (torch/_tensor.py).
-@pytest.mark.oracle("detach")
+@pytest.mark.observes("detach")
 @given(
     spec=tensor_specs(values="all"),
     kind=st.sampled_from(["SubTensor", "SubTensorChild", "Parameter", "SubWithNewEmpty"]),
@@ -417,7 +417,7 @@ def test_deepcopy_of_subclass_needs_new_empty(device, spec, kind):
 
 
 @pytest.mark.claim("subclasses.parameter-of-subclass")
-@pytest.mark.oracle("clone", "detach")
+@pytest.mark.observes("clone", "detach")
 @given(
     spec=tensor_specs(),
     kind=st.sampled_from(["SubTensor", "corrected", "plain"]),
@@ -462,7 +462,7 @@ def _wrapper_specs():
 
 
 @pytest.mark.claim("subclasses.wrapper-type-and-inner-aliasing")
-@pytest.mark.oracle("clone", "detach", "to")
+@pytest.mark.observes("clone", "detach", "to")
 @_examples(
     dict(spec=_grid_spec(dt, layout), kind="plain", op=op)
     for dt in ALL_DTYPES
@@ -573,7 +573,7 @@ def test_dispatch_inner_views_are_unlinked(device, spec, kind, op):
 
 
 @pytest.mark.claim("subclasses.wrapper-autograd-at-outer-level")
-@pytest.mark.oracle("backward", "detach")
+@pytest.mark.observes("backward", "detach")
 @_examples(dict(spec=_grid_spec(dt), kind="plain", op="mul") for dt in FLOATING)
 @given(
     spec=tensor_specs(dtype=FLOATING, views=NON_OVERLAPPING_VIEWS),
@@ -604,7 +604,7 @@ def test_wrapper_autograd_at_outer_level(device, spec, kind, op):
 
 
 @pytest.mark.claim("subclasses.copy-across-subclass-boundary")
-@pytest.mark.oracle("copy_", "detach")
+@pytest.mark.observes("copy_", "detach")
 @_examples(
     dict(spec=_grid_spec(dt), direction=d)
     for dt in ALL_DTYPES

@@ -177,7 +177,7 @@ def test_to_conversion_copies(device, case, form):
 
 
 @pytest.mark.claim("to.dtype-change-in-graph")
-@pytest.mark.oracle("backward")
+@pytest.mark.observes("backward")
 @given(spec=tensor_specs(requires_grad=True), data=st.data())
 def test_to_dtype_change_in_graph(device, spec, data):
     """Kills: a dtype conversion that detaches (leaf result, no gradient for
@@ -203,7 +203,7 @@ def test_to_dtype_change_in_graph(device, spec, data):
 
 
 @pytest.mark.claim("to.cuda-move-is-non-leaf")
-@pytest.mark.oracle("backward")
+@pytest.mark.observes("backward")
 @given(spec=tensor_specs(requires_grad=True))
 def test_to_cuda_is_non_leaf(device, spec):
     """Kills: a device move that returns a leaf (so the CPU tensor never gets
@@ -224,7 +224,7 @@ def test_to_cuda_is_non_leaf(device, spec):
 
 
 @pytest.mark.claim("to.created-on-cuda-is-leaf")
-@pytest.mark.oracle("backward", "tensor")
+@pytest.mark.observes("backward", "tensor")
 @given(spec=tensor_specs(requires_grad=True, shape=shapes(min_side=1)))
 def test_created_on_cuda_is_leaf(device, spec):
     """Kills: a factory on the accelerator that records a hidden host-to-device
@@ -240,7 +240,7 @@ def test_created_on_cuda_is_leaf(device, spec):
 
 
 @pytest.mark.claim("to.copy-true-always-copies")
-@pytest.mark.oracle("backward")
+@pytest.mark.observes("backward")
 @grid_examples(grid_values="all", requires_grad=False, leaf=False, form="dtype")
 # Issue 29, call_form: the positional and the keyword spelling, by construction.
 @value_examples("form", ("device", "keywords"), spec=DOMAIN_SPEC, requires_grad=True, leaf=True)
@@ -490,7 +490,7 @@ def test_contiguous_copies_otherwise_on_grid(device, spec):
 
 
 @pytest.mark.claim("to.contiguous-copy-in-graph")
-@pytest.mark.oracle("backward")
+@pytest.mark.observes("backward")
 @given(spec=not_row_major_specs(requires_grad=True), leaf=st.booleans())
 def test_contiguous_copy_in_graph(device, spec, leaf):
     """Kills: a contiguous() copy cut from the graph, or whose backward drops

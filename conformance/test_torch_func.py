@@ -114,7 +114,7 @@ _UNBATCHED_WRITE_ERRORS = ("vmap:", "doesn't match the broadcast shape")
 
 
 @pytest.mark.claim("torch_func.vmap-inplace-into-unbatched-raises")
-@pytest.mark.oracle("clone", "copy_")
+@pytest.mark.observes("clone", "copy_")
 @_examples(
     dict(case=(_grid_spec(dt), 0), op="copy_", target=target)
     for dt in ALL_DTYPES
@@ -172,7 +172,7 @@ _ON_INPUT = {
 
 
 @pytest.mark.claim("torch_func.vmap-inplace-into-batched-input-writes-through")
-@pytest.mark.oracle("copy_")
+@pytest.mark.observes("copy_")
 @given(
     case=_batched_specs(views=NON_OVERLAPPING_VIEWS, values="bounded"),
     op=st.sampled_from(sorted(_ON_INPUT)),
@@ -222,7 +222,7 @@ def _factory_write(factory: str, write: str, b: torch.Tensor) -> torch.Tensor:
 
 
 @pytest.mark.claim("torch_func.vmap-new-factory-fix")
-@pytest.mark.oracle("copy_")
+@pytest.mark.observes("copy_")
 @_examples(
     [dict(case=(_grid_spec(dt), 0), factory="new_zeros", write="copy_") for dt in ALL_DTYPES]
     + [
@@ -271,7 +271,7 @@ _VIEW_FNS = {
 
 
 @pytest.mark.claim("torch_func.vmap-view-outputs-alias-inputs")
-@pytest.mark.oracle("tensor")
+@pytest.mark.observes("tensor")
 @given(
     case=_batched_specs(dtype=ARITHMETIC, views=True, min_dims=2),
     fn=st.sampled_from(sorted(_VIEW_FNS)),
@@ -345,7 +345,7 @@ _CAPTURED_OPS = {
 
 
 @pytest.mark.claim("torch_func.grad-mutating-captured-raises")
-@pytest.mark.oracle("copy_")
+@pytest.mark.observes("copy_")
 @given(
     spec=tensor_specs(dtype=(torch.float32, torch.float64), shape=shapes(min_side=1, max_dims=2),
                       views=NON_OVERLAPPING_VIEWS, values="finite"),
@@ -384,7 +384,7 @@ _INPUT_OPS = {
 
 
 @pytest.mark.claim("torch_func.grad-mutating-input-raises")
-@pytest.mark.oracle("copy_")
+@pytest.mark.observes("copy_")
 @_examples(
     dict(spec=_grid_spec(dt), transform=t, op="mul_") for dt in FLOATING for t in ("grad", "vjp")
 )
@@ -405,7 +405,7 @@ def test_grad_and_vjp_refuse_mutating_the_input(device, spec, transform, op):
 
 
 @pytest.mark.claim("torch_func.jvp-mutating-input-writes-primal")
-@pytest.mark.oracle("copy_")
+@pytest.mark.observes("copy_")
 @_examples(dict(spec=_grid_spec(dt), op=op) for dt in DIFFERENTIABLE for op in ("mul_", "add_"))
 @given(
     spec=tensor_specs(dtype=FLOATING + COMPLEX, views=NON_OVERLAPPING_VIEWS, values="bounded"),
@@ -742,7 +742,7 @@ def test_vmap_rebuilds_pytree_arguments(device, spec, container):
 
 
 @pytest.mark.claim("torch_func.escaped-batched-tensor-raises")
-@pytest.mark.oracle("clone")
+@pytest.mark.observes("clone")
 @given(
     spec=tensor_specs(dtype=FLOATING, shape=shapes(min_dims=1, max_dims=3, min_side=1)),
     op=st.sampled_from(["sin", "mul_", "add", "sum", "clone"]),
@@ -1233,7 +1233,7 @@ def _forward_reference(fn: SmoothFn, x64, y64):
 
 
 @pytest.mark.claim("torch_func.grad-values")
-@pytest.mark.oracle("backward", "to", "clone")
+@pytest.mark.observes("backward", "to", "clone")
 @_examples(
     dict(case=c, fn=_GRID_FNS["sum"], argnums=a)
     for c, a in _alternate(_grid_value_cases(), ("0", "1", "0,1"))
@@ -1271,7 +1271,7 @@ def test_grad_values_match_float64_reference(device, case, fn, argnums):
 
 
 @pytest.mark.claim("torch_func.grad-and-value-values")
-@pytest.mark.oracle("backward", "to", "clone")
+@pytest.mark.observes("backward", "to", "clone")
 @_examples(
     dict(case=c, fn=_GRID_FNS["sum"], argnums=a) for c, a in _alternate(_grid_value_cases(), (0, 1))
 )
@@ -1309,7 +1309,7 @@ _DIRECTIONS = st.lists(st.integers(-16, 16).map(lambda k: k / 8), min_size=1, ma
 
 
 @pytest.mark.claim("torch_func.vjp-values")
-@pytest.mark.oracle("backward", "to", "clone")
+@pytest.mark.observes("backward", "to", "clone")
 @_examples(
     dict(case=c, fn=_GRID_FNS[r], primals=p, cot=[1.5, -0.5, 2.0, 0.25])
     for c, (r, p) in _alternate(_grid_value_cases(), (("none", 2), ("sum0", 1)))
@@ -1361,7 +1361,7 @@ def test_vjp_values_match_float64_reference(device, case, fn, primals, cot):
 
 
 @pytest.mark.claim("torch_func.jvp-values")
-@pytest.mark.oracle("backward", "to", "clone")
+@pytest.mark.observes("backward", "to", "clone")
 @_examples(
     dict(case=c, fn=_GRID_FNS[r], primals=2, tan=[1.5, -0.5, 2.0, 0.25])
     for c, r in _alternate(_grid_value_cases(overlapping=False), ("none", "sum"))
@@ -1421,7 +1421,7 @@ def test_jvp_values_match_float64_reference(device, case, fn, primals, tan):
 
 
 @pytest.mark.claim("torch_func.jacobian-values")
-@pytest.mark.oracle("backward", "to", "clone")
+@pytest.mark.observes("backward", "to", "clone")
 @_examples(
     dict(case=(*c, t), fn=_GRID_FNS[r], argnums=a)
     for t in ("jacrev", "jacfwd")
@@ -1455,7 +1455,7 @@ def test_jacobian_values_match_float64_reference(device, case, fn, argnums):
 
 
 @pytest.mark.claim("torch_func.hessian-values")
-@pytest.mark.oracle("backward", "to", "clone")
+@pytest.mark.observes("backward", "to", "clone")
 @_examples(
     dict(case=c, fn=_GRID_FNS["sum"], argnums=a)
     for c, a in _alternate(_grid_value_cases(overlapping=False), (0, 1))
@@ -1490,7 +1490,7 @@ def _batched_grid_cases():
 
 
 @pytest.mark.claim("torch_func.vmap-grad-per-sample-gradients")
-@pytest.mark.oracle("backward", "to", "clone")
+@pytest.mark.observes("backward", "to", "clone")
 @_examples(
     dict(case=c, fn=_GRID_FNS["sum"], in_dims=d, argnums=a)
     for c, (d, a) in _alternate(_batched_grid_cases(), (("None,0", 0), ("0,None", 1), ("0,0", 0)))
@@ -1711,7 +1711,7 @@ def _overlapping_specs(draw):
 
 
 @pytest.mark.claim("torch_func.forward-mode-refuses-overlapping-primals")
-@pytest.mark.oracle("clone")
+@pytest.mark.observes("clone")
 @given(
     spec=_overlapping_specs(),
     fn=_smooth_fns(_ALL_REDUCES),

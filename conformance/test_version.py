@@ -84,7 +84,7 @@ def _domain_cases(fn):
 
 
 @pytest.mark.claim("version.inplace-bumps")
-@pytest.mark.oracle("copy_")
+@pytest.mark.observes("copy_")
 @_domain_cases
 @given(case=inplace_cases())
 def test_inplace_bumps_version(device, case):
@@ -126,7 +126,7 @@ def _bumps_seen(writer: torch.Tensor, reader: torch.Tensor) -> bool:
 
 
 @pytest.mark.claim("version.views-and-detach-share")
-@pytest.mark.oracle("detach")
+@pytest.mark.observes("detach")
 @grid_examples(alias="detach")
 @given(spec=tensor_specs(), alias=st.sampled_from(sorted(ALIASES)))
 def test_views_and_detach_share_counter(device, spec, alias):
@@ -147,7 +147,7 @@ def test_views_and_detach_share_counter(device, spec, alias):
 
 
 @pytest.mark.claim("version.clone-and-data-own-counter")
-@pytest.mark.oracle("clone")
+@pytest.mark.observes("clone")
 @grid_examples(kind="data", requires_grad=True)
 @given(
     spec=tensor_specs(),
@@ -286,7 +286,7 @@ def saved_cases(draw):
 
 
 @pytest.mark.claim("version.saved-tensor-check")
-@pytest.mark.oracle("backward", "detach")
+@pytest.mark.observes("backward", "detach")
 @given(spec=tensor_specs(dtype=DIFFERENTIABLE, views=NON_OVERLAPPING_VIEWS), case=saved_cases())
 def test_saved_tensor_check(device, spec, case):
     """Predicts the error from the documented rule: backward raises iff the

@@ -495,7 +495,7 @@ def test_view_op_returns_view(device, family, data, requires_grad):
 
 
 @pytest.mark.claim("views.tensor-views-writes-visible")
-@pytest.mark.oracle("detach", "numpy")
+@pytest.mark.observes("detach", "numpy")
 @pytest.mark.parametrize("family", sorted(VIEW_OP_FAMILIES))
 @given(data=st.data(), requires_grad=st.booleans())
 def test_view_op_writes_visible_both_ways(device, family, data, requires_grad):
@@ -536,7 +536,7 @@ def test_view_ops_on_the_grid_return_views(device, spec, requires_grad):
 
 
 @pytest.mark.claim("views.tensor-views-writes-visible")
-@pytest.mark.oracle("detach", "numpy")
+@pytest.mark.observes("detach", "numpy")
 @grid_examples()
 @given(spec=tensor_specs())
 def test_view_ops_on_the_grid_writes_visible(device, spec):
@@ -669,7 +669,7 @@ def grid_expansion(shape: tuple[int, ...]) -> tuple[int, ...]:
 
 
 @pytest.mark.claim("views.detach-listed-as-view")
-@pytest.mark.oracle("detach")
+@pytest.mark.observes("detach")
 @grid_examples(requires_grad=False)
 @given(spec=tensor_specs(), requires_grad=st.booleans())
 def test_detach_is_a_tracked_view(device, spec, requires_grad):
@@ -683,7 +683,7 @@ def test_detach_is_a_tracked_view(device, spec, requires_grad):
 
 
 @pytest.mark.claim("views.detach-untracked-alias")
-@pytest.mark.oracle("detach")
+@pytest.mark.observes("detach")
 @grid_examples(requires_grad=False)
 @given(spec=tensor_specs(), requires_grad=st.booleans())
 def test_detach_is_an_untracked_alias(device, spec, requires_grad):
@@ -702,7 +702,7 @@ def test_detach_is_an_untracked_alias(device, spec, requires_grad):
 
 
 @pytest.mark.claim("views.view-shares-data")
-@pytest.mark.oracle("detach")
+@pytest.mark.observes("detach")
 @grid_examples(data=None, requires_grad=False)
 @given(spec=tensor_specs(), data=st.data(), requires_grad=st.booleans())
 def test_view_shares_data(device, spec, data, requires_grad):
@@ -860,7 +860,7 @@ def _reshape(t: torch.Tensor, target: tuple[int, ...], form: str) -> torch.Tenso
 
 
 @pytest.mark.claim("views.reshape-values")
-@pytest.mark.oracle("detach")
+@pytest.mark.observes("detach")
 # Issue 29: every layout and dtype family, and every spelling, by construction
 # (explicit examples have no data to draw from: they reshape to grid_target).
 @domain_examples(data=None, form="method")
@@ -993,7 +993,7 @@ def _expansions(draw, shape: tuple[int, ...]) -> tuple[int, ...]:
 
 
 @pytest.mark.claim("views.expand-aliased-elements")
-@pytest.mark.oracle("detach", "numpy")
+@pytest.mark.observes("detach", "numpy")
 @grid_examples(where=lambda s: math.prod(s.shape) > 0, data=None)
 @given(spec=tensor_specs(shape=shapes(min_side=1)), data=st.data())
 def test_expanded_elements_share_memory(device, spec, data):
@@ -1017,7 +1017,7 @@ def test_expanded_elements_share_memory(device, spec, data):
 
 
 @pytest.mark.claim("views.expand-clone-before-write")
-@pytest.mark.oracle("clone", "copy_", "detach", "numpy")
+@pytest.mark.observes("clone", "copy_", "detach", "numpy")
 @grid_examples(where=lambda s: math.prod(s.shape) > 0, data=None)
 @given(spec=tensor_specs(shape=shapes(min_side=1)), data=st.data())
 def test_clone_of_expanded_is_writable(device, spec, data):
@@ -1038,7 +1038,7 @@ def test_clone_of_expanded_is_writable(device, spec, data):
 
 
 @pytest.mark.claim("views.expand-inplace-overlap-raises")
-@pytest.mark.oracle("copy_", "detach", "numpy")
+@pytest.mark.observes("copy_", "detach", "numpy")
 @given(
     spec=tensor_specs(shape=shapes(min_side=1)),
     data=st.data(),
@@ -1096,7 +1096,7 @@ def test_flatten_nothing_returns_input(device, spec, data, requires_grad):
 
 
 @pytest.mark.claim("views.flatten-view-when-viewable")
-@pytest.mark.oracle("detach")
+@pytest.mark.observes("detach")
 @grid_examples(where=lambda s: len(s.shape) >= 2, data=None, requires_grad=False)
 @given(spec=tensor_specs(shape=shapes(min_dims=2)), data=st.data(), requires_grad=st.booleans())
 def test_flatten_views_when_viewable(device, spec, data, requires_grad):
@@ -1131,7 +1131,7 @@ def test_flatten_views_when_viewable(device, spec, data, requires_grad):
 
 
 @pytest.mark.claim("views.flatten-zero-dim")
-@pytest.mark.oracle("detach")
+@pytest.mark.observes("detach")
 @grid_examples(where=lambda s: s.shape == (), requires_grad=False, method=False)
 @given(spec=tensor_specs(shape=()), requires_grad=st.booleans(), method=st.booleans())
 def test_flatten_zero_dim_is_1d_view(device, spec, requires_grad, method):
@@ -1152,7 +1152,7 @@ def test_flatten_zero_dim_is_1d_view(device, spec, requires_grad, method):
 
 
 @pytest.mark.claim("views.detach_-makes-leaf")
-@pytest.mark.oracle("detach", "numpy")
+@pytest.mark.observes("detach", "numpy")
 @given(
     spec=tensor_specs(),
     requires_grad=st.booleans(),
@@ -1200,7 +1200,7 @@ def test_detach__on_view_raises(device, spec, data, requires_grad):
 
 
 @pytest.mark.claim("views.detach_-base-keeps-views")
-@pytest.mark.oracle("backward")
+@pytest.mark.observes("backward")
 @given(spec=tensor_specs(requires_grad=True), data=st.data())
 def test_detach__on_base_keeps_views_attached(device, spec, data):
     """Kills: a detach_ on a base that also detaches (or re-bases) the views
@@ -1229,7 +1229,7 @@ def test_detach__on_base_keeps_views_attached(device, spec, data):
 
 
 @pytest.mark.claim("views.view-as-real-zero-size-backward-raises")
-@pytest.mark.oracle("backward")
+@pytest.mark.observes("backward")
 @given(
     dtype=st.sampled_from(COMPLEX),
     shape=st.builds(
@@ -1253,7 +1253,7 @@ def test_view_as_real_zero_size_backward_raises(device, dtype, shape):
 
 
 @pytest.mark.claim("views.data-ptr-first-element")
-@pytest.mark.oracle("detach")
+@pytest.mark.observes("detach")
 @given(spec=tensor_specs(), data=st.data(), requires_grad=st.booleans())
 def test_data_ptr_is_first_element(device, spec, data, requires_grad):
     """Kills: a data_ptr that ignores the storage offset or element size, or
@@ -1275,7 +1275,7 @@ def test_data_ptr_is_first_element(device, spec, data, requires_grad):
 
 
 @pytest.mark.claim("views.data-ptr-materializes-cow")
-@pytest.mark.oracle("detach", "numpy")
+@pytest.mark.observes("detach", "numpy")
 @grid_examples(where=lambda s: math.prod(s.shape) > 0)
 @given(spec=tensor_specs(shape=shapes(min_side=1)))
 def test_data_ptr_materializes_lazy_clone(device, spec):
@@ -1338,7 +1338,7 @@ def _math_bit(*ts: torch.Tensor) -> bool:
 
 
 @pytest.mark.claim("views.is-set-to")
-@pytest.mark.oracle("clone", "detach")
+@pytest.mark.observes("clone", "detach")
 @grid_examples(data=None, kind="detach")
 @grid_examples(data=None, kind="full-view")
 @grid_examples(data=None, kind="unsqueezed")
@@ -1396,7 +1396,7 @@ def test_is_set_to(device, spec, data, kind):
 
 
 @pytest.mark.claim("views.is-set-to-false-for-math-bit-views")
-@pytest.mark.oracle("clone", "detach")
+@pytest.mark.observes("clone", "detach")
 @grid_examples(dtypes=COMPLEX)
 @given(spec=tensor_specs(dtype=COMPLEX, values="all"))
 def test_is_set_to_false_for_math_bit_views(device, spec):
@@ -1425,7 +1425,7 @@ def test_is_set_to_false_for_math_bit_views(device, spec):
 
 
 @pytest.mark.claim("views.base-rules")
-@pytest.mark.oracle("clone", "detach")
+@pytest.mark.observes("clone", "detach")
 @grid_examples(where=lambda s: not s.views, data=None, requires_grad=False)
 @given(spec=tensor_specs(views=False), data=st.data(), requires_grad=st.booleans())
 def test_base_is_the_root(device, spec, data, requires_grad):

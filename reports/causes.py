@@ -1,23 +1,28 @@
 """Group failing claims by their likely cause.
 
-A test that takes its expected values through a broken primitive fails
+A test that takes its expected values through a broken instrument fails
 although its own operation is fine: under a ``detach()`` that returns zeros,
-clone, ``torch.tensor`` and ``copy_`` claims fail too. Each test declares its
-oracle primitives (``@pytest.mark.oracle``, listed in
-``conformance/oracles.toml`` with their own claims); this module groups
+clone, ``torch.tensor`` and ``copy_`` claims fail too. Each test declares the
+instruments it observes through (``@pytest.mark.observes``, listed in
+``conformance/instruments.toml`` with their own claims); this module groups
 
-- under a primitive, every failing claim one of whose failing tests relies on
-  that primitive, when one of the primitive's own claims failed in the same
-  run (the likely cause: "42 failures, 1 likely cause: detach");
+- under an instrument, every failing claim one of whose failing tests
+  observes through that instrument, when one of the instrument's own claims
+  failed in the same run (the likely cause: "42 failures, 1 likely cause:
+  detach");
 - on its own, every other failing claim.
 
-A claim that is itself one of a failing primitive's own claims is listed as
+A claim that is itself one of a failing instrument's own claims is listed as
 the evidence of that cause, not as explained by it.
+
+Result files written before the rename name the instruments ``oracles``
+(document and test records); :func:`reports.results.instruments_of` and
+:func:`reports.results.observes_of` read either.
 """
 
 from __future__ import annotations
 
-from reports.results import claim_verdicts
+from reports.results import claim_verdicts, instruments_of, observes_of
 
 __all__ = ["BAD", "failing_claims", "cause_groups", "cause_lines"]
 
@@ -42,11 +47,12 @@ def cause_groups(doc: dict) -> dict:
     """``{"groups": [{primitive, description, own_failed, explained}],
     "standalone": [claim], "failing": n}``, groups largest first.
 
-    ``own_failed``: the primitive's own claims that failed (the evidence);
-    ``explained``: other failing claims whose failing tests rely on it.
-    A claim relying on several failing primitives is listed under each."""
+    ``primitive``: the instrument's name; ``own_failed``: its own claims that
+    failed (the evidence); ``explained``: other failing claims whose failing
+    tests observe through it. A claim observed through several failing
+    instruments is listed under each."""
     failing = failing_claims(doc)
-    prims = doc.get("oracles") or {}
+    prims = instruments_of(doc)
 
     def own_claims(p: dict) -> set[str]:
         areas = set(p.get("areas") or ())
@@ -58,10 +64,10 @@ def cause_groups(doc: dict) -> dict:
     candidates = {k: v for k, v in candidates.items() if v}
 
     def relied(cid: str) -> set[str]:
-        return {o for t in failing[cid] for o in t.get("oracles") or ()}
+        return {o for t in failing[cid] for o in observes_of(t)}
 
-    # A primitive is a root cause when one of its own failing claims does not
-    # itself rely on another broken primitive (autograd.chain-rule-values
+    # An instrument is a root cause when one of its own failing claims does not
+    # itself observe through another broken instrument (autograd.chain-rule-values
     # failing because its test snapshots through a broken detach() says
     # nothing about backward()). Without any such claim, keep them all.
     broken = {
@@ -99,7 +105,7 @@ def cause_lines(doc: dict) -> list[str]:
     n_causes = len(cg["groups"]) + len(cg["standalone"])
     lines = [
         f"{cg['failing']} failing claim(s), {n_causes} likely cause(s)"
-        + (f": {len(cg['groups'])} broken oracle primitive(s), "
+        + (f": {len(cg['groups'])} broken instrument(s), "
            f"{len(cg['standalone'])} on their own" if cg["groups"] else "")
     ]  # fmt: skip
     for g in cg["groups"]:

@@ -993,7 +993,7 @@ def cmd_mutate(args) -> int:
 
     Writes ``OUT/mutants.json``; embeds the result into ``OUT/results.json``
     and re-renders ``OUT/report.html`` when a result file is there. Exit 1
-    when a declared claim escaped (its tests missed the mutant) or a run
+    when a declared claim survived (its tests missed the mutant) or a run
     broke; ``--whole-suite`` also runs the whole suite once per mutant (the
     kill matrix) and fails on a survivor.
     """
@@ -1053,7 +1053,7 @@ def cmd_mutate(args) -> int:
 
     def progress(rec: dict) -> None:
         done["n"] += 1
-        colour = {"killed": "green", "escaped": "red", "error": "yellow",
+        colour = {"killed": "green", "survived": "red", "error": "yellow",
                   "not judged here": "dim"}[rec["status"]]  # fmt: skip
         claims = ", ".join(
             c + ("" if v["state"] == "falsified" else f" ({v['state']}: {v['verdict']})")

@@ -13,6 +13,7 @@ from reports.results import (
     MEASURED,
     claim_verdicts,
     load_results,
+    observes_of,
     overall_verdict,
     summarize,
     write_json_atomic,
@@ -62,7 +63,7 @@ def reproducer(test: dict) -> str:
 _SOURCE_KEYS = ("doc", "url", "seed", "quote")
 _TEST_KEYS = (
     "skip_reason", "expectation", "changed_failure", "failure", "region", "tallies",
-    "failed_claims", "claim_examples", "muted_violations", "not_applicable", "oracles",
+    "failed_claims", "claim_examples", "muted_violations", "not_applicable", "observes",
     "snippet",
 )  # fmt: skip
 #: CSS class of a test verdict.
@@ -92,6 +93,7 @@ def _normalized(doc: dict) -> dict:
     tests = []
     for t in doc["tests"]:
         t = {**dict.fromkeys(_TEST_KEYS), "examples": 0, "duration_s": 0, **t}
+        t["observes"] = observes_of(t)  # ``oracles`` in a file written before the rename
         if t["failure"]:
             t["failure"] = {**dict.fromkeys(_FAILURE_KEYS), **t["failure"]}
         if t.get("claim_failures"):
@@ -229,11 +231,11 @@ def render_report(doc: dict, title: str | None = None) -> str:
         strips = history()  # {claim: {release: verdict}} from the shipped baselines
     except Exception:  # a damaged baseline must not stop the report
         strips = {}
-    causes = cause_groups(doc)  # recomputed: a stored one may predate the oracle markers
+    causes = cause_groups(doc)  # recomputed: a stored one may predate the instrument markers
     explained = {c for g in causes["groups"] for c in g["explained"]}
     own = {c: g["primitive"] for g in causes["groups"] for c in g["own_failed"]}
     # The evidence of each cause first, then failures no cause explains, then
-    # the ones that may follow from a broken primitive.
+    # the ones that may follow from a broken instrument.
     decisions.sort(key=lambda d: (0 if d["id"] in own else 2 if d["id"] in explained else 1,
                                   d["id"]))  # fmt: skip
     tpl = _env().from_string(_template_text("report.html.j2"))
@@ -263,11 +265,21 @@ def render_report(doc: dict, title: str | None = None) -> str:
         out_of_scope=doc.get("out_of_scope", []),
         doc_drift=doc.get("doc_drift", []),
         escape=html.escape,
-        mutation=doc.get("mutation"),
+        mutation=_mutation_section(doc.get("mutation")),
         findings=doc.get("findings"),
         test_class=TEST_CLASS,
         tolerances=doc.get("tolerances", {}),
     )
+
+
+def _mutation_section(section: dict | None) -> dict | None:
+    """The ``mutation`` section with the names of a file written before the
+    rename (``escaped``) read as today's (``survived``)."""
+    if not section:
+        return section
+    from conformance.mutants.targeted import upgrade
+
+    return upgrade(section)
 
 
 def render_compare(diff: dict, title: str = "Conformance comparison") -> str:

@@ -4,7 +4,7 @@
 ``DIR/results.json`` (from ``torch-conformance run --out DIR``) exists, the
 compact form of the mutation document is stored under its ``mutation`` key
 and ``DIR/report.html`` is re-rendered with a "detection power" section
-(per claim: the mutants that falsified it, escapes, unfalsifiable claims;
+(per claim: the mutants that falsified it, survivals, unfalsifiable claims;
 per area: the share of claims proven falsifiable).
 """
 

@@ -249,8 +249,8 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.addinivalue_line(
         "markers",
-        "oracle(*names): oracle primitives (conformance/oracles.toml) the test relies on to "
-        "observe its claims",
+        "observes(*names): instruments (conformance/instruments.toml) the test observes "
+        "its claims through",
     )
     try:
         registry = default_registry()
@@ -258,20 +258,20 @@ def pytest_configure(config: pytest.Config) -> None:
         if config.getoption("expectations") and not Path(exp_path).exists():
             raise ExpectationsError(f"{exp_path}: no such expectations file")
         deviations = load_expectations(exp_path, registry)
-        from conformance.oracles import OraclesError, default_oracles
+        from conformance.instruments import InstrumentsError, default_instruments
 
-        oracles = default_oracles()
+        instruments = default_instruments()
         from conformance.capabilities import numpy_problem
 
         problem = numpy_problem()
         if problem:
             raise pytest.UsageError(problem)
-    except (RegistryError, ExpectationsError, OraclesError) as e:
+    except (RegistryError, ExpectationsError, InstrumentsError) as e:
         raise pytest.UsageError(str(e)) from None
     if not _is_worker(config):
         _fresh_compile_caches(config)
     config._conformance = {  # type: ignore[attr-defined]
-        "oracles": oracles,
+        "instruments": instruments,
         "registry": registry,
         "deviations": deviations,
         "expectations_path": str(exp_path),
@@ -476,10 +476,10 @@ def pytest_collection_modifyitems(
             if cid not in registry:
                 problems.append(f"{item.nodeid}: unknown claim id {cid!r}")
         item.stash[_claims_key] = claims
-        for m in item.iter_markers("oracle"):
-            unknown = [o for o in m.args if o not in st["oracles"]]
+        for m in item.iter_markers("observes"):
+            unknown = [o for o in m.args if o not in st["instruments"]]
             if unknown:
-                problems.append(f"{item.nodeid}: unknown oracle primitive(s) {unknown}")
+                problems.append(f"{item.nodeid}: unknown instrument(s) {unknown}")
     if problems:
         raise pytest.UsageError(
             problems[0] + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else "")
@@ -1194,7 +1194,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
             "nodeid": item.nodeid,
             "name": getattr(item, "originalname", item.name),
             "claims": list(claims),
-            "oracles": sorted({o for m in item.iter_markers("oracle") for o in m.args}),
+            "observes": sorted({o for m in item.iter_markers("observes") for o in m.args}),
             "device": _item_device(item),
             **({"backend": _item_backend(item)} if _item_backend(item) else {}),
             "duration_s": round(getattr(report, "duration", 0.0), 4),
@@ -1307,7 +1307,7 @@ def build_results(config: pytest.Config) -> dict:
         "measurements": [],
         "doc_drift": check_docs(claims),
         "out_of_scope": load_out_of_scope(),
-        "oracles": {name: p.to_dict() for name, p in st["oracles"].items()},
+        "instruments": {name: p.to_dict() for name, p in st["instruments"].items()},
         "tolerances": {"graphs.gradient-values": dict(RULES)},
     }
     from reports.causes import cause_groups
@@ -1423,7 +1423,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         "environment": {"devices": st["devices"]},
         "claims": {cid: c.to_dict() for cid, c in st["registry"].claims.items()},
         "tests": results,
-        "oracles": {name: p.to_dict() for name, p in st["oracles"].items()},
+        "instruments": {name: p.to_dict() for name, p in st["instruments"].items()},
     }
     for line in cause_lines(mini):
         terminalreporter.write_line(line)

@@ -9,11 +9,19 @@
                       "platform", "profile", "devices", "cuda_available", "started", "finished"},
       "areas": {area: title},
       "claims": {id: {id, area, statement, kind, sources, ...}},
-      "tests": [{nodeid, name, claims, device, outcome, verdict, duration_s,
+      "tests": [{nodeid, name, claims, observes, device, outcome, verdict, duration_s,
                  examples, skip_reason?, failure?, expectation?}],
       "expectations": {"stale": [...], "applied": [...]},
-      "measurements": [...]
+      "measurements": [...],
+      "instruments": {name: {name, description, claims, areas}}
     }
+
+A test's ``observes`` lists the instruments it observes its claims through
+(``@pytest.mark.observes``); ``instruments`` describes them
+(``conformance/instruments.toml``). Files written before the rename call
+them ``oracles`` (both the test key and the document key): read them with
+:func:`observes_of` and :func:`instruments_of`, which take the new key
+and fall back to the old one.
 
 Test verdicts (:data:`TEST_VERDICTS`): ``held``, ``expected-deviation``,
 ``not-applicable`` (every example the test ran was one it cannot exercise on
@@ -64,6 +72,25 @@ FAILING_TEST_VERDICTS = ("regression", "unexpected-pass", "suite-error")
 #: Overall verdict of claims checked by measurement instead of tests.
 MEASURED = "measured"
 _REQUIRED = ("schema_version", "suite", "environment", "areas", "claims", "tests")
+
+
+def instruments_of(doc: dict) -> dict:
+    """``{name: {name, description, claims, areas}}``: the document's
+    ``instruments``, else its ``oracles`` (a file written before the rename),
+    else empty."""
+    found = doc.get("instruments")
+    if found is None:
+        found = doc.get("oracles")
+    return found or {}
+
+
+def observes_of(test: dict) -> list[str]:
+    """The instruments a test record observes through: its ``observes``, else
+    its ``oracles`` (a file written before the rename), else none."""
+    found = test.get("observes")
+    if found is None:
+        found = test.get("oracles")
+    return list(found or ())
 
 
 class ResultsError(Exception):

@@ -270,12 +270,12 @@ def _results_doc() -> dict:
 
 
 def _mutation_doc() -> dict:
-    """A targeted-sweep document: one mutant killed, one with an escaped claim."""
+    """A targeted-sweep document: one mutant killed, one with a surviving claim."""
     from conformance.mutants import targeted
 
     def rec(name, state, verdict):
         return {**get(name).to_dict(), "status": "killed" if state == "falsified" else state,
-                "time_s": 1.5, "rc": 1, "reason": "" if state == "falsified" else "claims escaped",
+                "time_s": 1.5, "rc": 1, "reason": "" if state == "falsified" else "claims survived",
                 "claims": {"clone.new-storage": {"verdict": verdict, "state": state,
                                                  "examples": 3, "signature": None}}}  # fmt: skip
 
@@ -283,7 +283,7 @@ def _mutation_doc() -> dict:
         "schema": 2, "mode": "targeted", "torch": "2.13.0", "profile": "ci", "devices": "cpu",
         "workers": 2, "started": "s", "wall_s": 6.0,
         "mutants": [rec("clone-shares-storage", "falsified", "FAILED"),
-                    rec("clone-shares-0d", "escaped", "held")],
+                    rec("clone-shares-0d", "survived", "held")],
     }  # fmt: skip
     doc["by_claim"] = targeted.by_claim(doc)
     doc["score"] = targeted.score(doc)
@@ -301,17 +301,44 @@ def test_report_has_detection_power_section_only_with_mutation(tmp_path):
     assert "Detection power" not in plain
     mutation = _mutation_doc()
     assert targeted.gate_ok(mutation) is False
-    assert any("ESCAPED" in ln and "clone.new-storage" in ln
+    assert any("SURVIVED" in ln and "clone.new-storage" in ln
                for ln in targeted.summary_lines(mutation))  # fmt: skip
-    assert mutation["by_claim"]["clone.new-storage"]["escaped"][0]["mutant"] == "clone-shares-0d"
+    assert mutation["by_claim"]["clone.new-storage"]["survived"][0]["mutant"] == "clone-shares-0d"
     assert embed_mutation(tmp_path, mutation) is None  # no results.json there
     (tmp_path / "results.json").write_text(json.dumps(_results_doc()))
     report = embed_mutation(tmp_path, mutation)
     html = report.read_text()
-    assert "Detection power" in html and "clone-shares-0d" in html and "escaped" in html
+    assert "Detection power" in html and "clone-shares-0d" in html and "survived" in html
+    assert "1 with a surviving claim" in html and "escaped" not in html
     assert "1/2 mutants had every declared claim falsified" in html
     stored = json.loads((tmp_path / "results.json").read_text())
     assert stored["mutation"]["score"]["killed"] == 1
+
+
+def _renamed_back(doc: dict) -> dict:
+    """``doc`` as a sweep written before the rename stored it: ``escaped``
+    for ``survived`` (status, claim state, by-claim cells, score)."""
+    import json
+
+    text = json.dumps(doc).replace('"survived"', '"escaped"')
+    return json.loads(text.replace('"claims_survived"', '"claims_escaped"'))
+
+
+def test_a_sweep_written_before_the_rename_reads_as_survived():
+    from conformance.mutants import targeted
+    from reports.html import render_report
+
+    new = _mutation_doc()
+    old = _renamed_back(new)
+    assert old["mutants"][1]["status"] == "escaped" and "escaped" in old["score"]
+    assert targeted.upgrade(old) == new
+    assert targeted.upgrade(new) == new
+    assert targeted.by_claim(old) == new["by_claim"]
+    assert targeted.score(old) == new["score"]
+    assert targeted.gate_ok(old) is False
+    assert targeted.summary_lines(old) == targeted.summary_lines(new)
+    html = render_report({**_results_doc(), "mutation": targeted.for_report(old)})
+    assert "1 with a surviving claim" in html and "escaped" not in html
 
 
 def test_sweep_tables_render():
@@ -323,7 +350,7 @@ def test_sweep_tables_render():
     console.print(targeted.sweep_table(_mutation_doc()))
     console.print(targeted.by_claim_table(_mutation_doc()))
     text = console.export_text()
-    assert "clone-shares-storage" in text and "killed" in text and "ESCAPED" in text
+    assert "clone-shares-storage" in text and "killed" in text and "SURVIVED" in text
 
 
 def test_a_mutant_run_stops_only_on_claims_it_falsified():

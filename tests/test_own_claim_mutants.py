@@ -3,7 +3,7 @@
 Issue 11's demonstrations: under each of these mutants of
 ``conformance/mutants/`` the gate must turn the very claim the mutant breaks
 red ("FAILED"), not just some other claim whose test happens to use the
-broken operation as its oracle; and on unmutated torch the same claim holds.
+broken operation as its instrument; and on unmutated torch the same claim holds.
 """
 
 from __future__ import annotations

@@ -54,13 +54,13 @@ def _shard(index, total, tests, stale=()):
                 "device": "cpu",
                 "verdict": "held",
                 "examples": 1,
-                "oracles": [],
+                "observes": [],
             }
             for n, c in tests
         ],  # fmt: skip
         "expectations": {"stale": [{"key": k} for k in stale], "all": []},
         "measurements": [],
-        "oracles": {},
+        "instruments": {},
     }
 
 

@@ -24,7 +24,7 @@ from conformance.mutants import CATALOGUE, targeted
 
 
 @pytest.mark.slow
-def test_no_declared_claim_escapes_its_mutant(tmp_path):
+def test_no_declared_claim_survives_its_mutant(tmp_path):
     index, count, why = targeted.sweep_share()
     chosen = targeted.share(CATALOGUE, index, count)
     doc = targeted.sweep(chosen, tmp_path, workers=2, timeout=600)

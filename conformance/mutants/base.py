@@ -28,8 +28,8 @@ class Mutant:
         claims: the claim ids this mutant violates (at least one). The
             targeted sweep (``torch-conformance mutate``) runs the tests of
             exactly these claims under the mutant and requires each one's
-            verdict to flip to FAILED; one that keeps its verdict *escaped*
-            (a defect of the suite). The first claim's area is the module
+            verdict to flip to FAILED; one that keeps its verdict *survived*
+            the mutant (a defect of the suite). The first claim's area is the module
             the mutant lives in.
         region: the part of the input space where the mutant is wrong, in
             words ("non-contiguous float64 inputs", "the function form
@@ -64,7 +64,7 @@ class Mutant:
     areas: tuple[str, ...] = field(default=())
     #: Devices the mutant can only be judged on (``("cuda",)`` for a mutant
     #: of a CUDA-only path); empty for any device. On a machine without
-    #: them the sweep reports the mutant "not judged here", never escaped.
+    #: them the sweep reports the mutant "not judged here", never survived.
     devices: tuple[str, ...] = field(default=())
     #: The ``torch.compile`` backends the targeted sweep judges the mutant
     #: on (``--backends``); empty for every backend. A mutant that corrupts

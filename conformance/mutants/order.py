@@ -20,7 +20,7 @@
   declared claim turned ``FAILED``; the claim's remaining tests would only
   confirm it. The stop can never make a claim look falsified: the sweep
   still reads each verdict from the results (:func:`reports.results.claim_verdicts`),
-  so a wrong early stop shows as an escape. What the sweep no longer sees
+  so a wrong early stop shows as a surviving claim. What the sweep no longer sees
   is a suite error in a test that would have run after the claim failed;
   suite errors are the business of the run on real torch (the conformance
   tier of the README test command), not of a mutant's run.

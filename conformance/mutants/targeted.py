@@ -7,7 +7,7 @@ verdict. A declared claim is
 ``falsified``
     when its verdict flipped to ``FAILED`` or ``unexpected pass``: its own
     tests caught the broken torch;
-``escaped``
+``survived``
     when it kept a passing verdict (held, expected deviation, region not
     reached, skipped): its tests would not have noticed that torch broke
     it - a defect of the suite, not of the mutant;
@@ -16,14 +16,16 @@ verdict. A declared claim is
     health check, or no result at all: the mutant broke the interpreter).
 
 A mutant whose declared claims were all falsified is ``killed``; one with
-an escaped claim is ``escaped``; otherwise ``error``. A mutant of a
+a surviving claim has ``survived`` (the word of
+:mod:`conformance.mutants.runner` and of mutation testing at large);
+otherwise ``error``. A mutant of a
 device-only path (:attr:`Mutant.devices`, e.g. CUDA) on a machine without
 that device is ``not judged here`` (with the reason): it neither proves nor
 disproves anything, and it is counted apart.
 
 Speed: one *fork server* imports torch, NumPy, Hypothesis, pytest and
 libcst (Hypothesis' failing-example patches) once and parses the claim
-registry, oracle table and expectations (TOML data; their modules import
+registry, instrument table and expectations (TOML data; their modules import
 no torch); each
 mutant runs in a forked child that executes the mutant's source (as its
 ``sitecustomize`` would right after ``import torch``) and then
@@ -66,6 +68,7 @@ __all__ = [
     "sweep_share",
     "sweep",
     "by_claim",
+    "upgrade",
     "coverage",
     "summary_lines",
     "by_claim_table",
@@ -135,13 +138,13 @@ try:  # libcst, for Hypothesis' failing-example patches: ~1.8 s per child otherw
 except ImportError:
     pass
 torch.set_num_threads(1)
-# The claim registry, the oracle table and the expectations are TOML data
+# The claim registry, the instrument table and the expectations are TOML data
 # (their modules import no torch): parsed once here, not once per child
 # (~0.4 s and ~0.25 s each).
 from conformance.expectations import load_expectations
-from conformance.oracles import default_oracles
+from conformance.instruments import default_instruments
 from conformance.registry import default_registry
-load_expectations(registry=default_registry()); default_oracles()
+load_expectations(registry=default_registry()); default_instruments()
 # One bytecode cache (under the sweep's output) for every child: the suite's
 # modules, and pytest's assertion rewriting of them, compile once per sweep
 # instead of once per mutant, even where PYTHONDONTWRITEBYTECODE is set.
@@ -342,7 +345,7 @@ def _judge(mutant: Mutant, results: Path, rc: int | None, log: Path) -> dict:
                 if verdict in FALSIFIED
                 else "error"
                 if verdict in ("ERROR", "not run")
-                else "escaped",
+                else "survived",
                 "examples": (cell or {}).get("examples", 0),
                 "signature": failure.get("signature"),
             }
@@ -352,10 +355,10 @@ def _judge(mutant: Mutant, results: Path, rc: int | None, log: Path) -> dict:
     states = {v["state"] for v in per_claim.values()}
     if states == {"falsified"}:
         status, reason = "killed", ""
-    elif "escaped" in states:
-        status = "escaped"
-        reason = "claims escaped: " + ", ".join(
-            c for c, v in per_claim.items() if v["state"] == "escaped"
+    elif "survived" in states:
+        status = "survived"
+        reason = "claims survived: " + ", ".join(
+            c for c, v in per_claim.items() if v["state"] == "survived"
         )
     else:
         status = "error"
@@ -515,17 +518,60 @@ def sweep(
     return doc
 
 
+#: A mutant's status and a declared claim's state from before the rename
+#: (``escaped``), read as their current names.
+_OLD_NAMES = {"escaped": "survived"}
+
+
+def _current(name: str) -> str:
+    return _OLD_NAMES.get(name, name)
+
+
+def upgrade(doc: dict | None) -> dict | None:
+    """A copy of a sweep document (``mutants.json``, or the ``mutation``
+    section of a ``results.json``) with the names of files written before
+    the rename read as today's: status and claim state ``escaped`` ->
+    ``survived``; ``by_claim`` cells' ``escaped`` -> ``survived``; score
+    ``escaped`` -> ``survived`` and ``claims_escaped`` -> ``claims_survived``.
+    A current document comes back equal; ``None`` stays ``None``."""
+    if doc is None:
+        return None
+    out = dict(doc)
+    if "mutants" in doc:
+        out["mutants"] = [
+            {
+                **r,
+                "status": _current(r.get("status", "")),
+                "claims": {
+                    c: {**v, "state": _current(v.get("state", ""))}
+                    for c, v in (r.get("claims") or {}).items()
+                },
+            }
+            for r in doc["mutants"]
+        ]
+    if doc.get("by_claim") is not None:
+        out["by_claim"] = {
+            c: {("survived" if k == "escaped" else k): v for k, v in cell.items()}
+            for c, cell in doc["by_claim"].items()
+        }
+    if doc.get("score") is not None:
+        renamed = {"escaped": "survived", "claims_escaped": "claims_survived"}
+        out["score"] = {renamed.get(k, k): v for k, v in doc["score"].items()}
+    return out
+
+
 def by_claim(doc: dict) -> dict[str, dict]:
-    """``{claim: {"falsified_by": [{mutant, time_s}], "escaped": [...], "error": [...]}}``
-    over the declared claims of a sweep document."""
+    """``{claim: {"falsified_by": [{mutant, time_s}], "survived": [...], "error": [...],
+    "not_judged": [...]}}`` over the declared claims of a sweep document (a
+    claim state ``escaped``, written before the rename, counts as ``survived``)."""
     out: dict[str, dict] = {}
     for rec in doc["mutants"]:
         for c, v in rec["claims"].items():
             cell = out.setdefault(
-                c, {"falsified_by": [], "escaped": [], "error": [], "not_judged": []}
+                c, {"falsified_by": [], "survived": [], "error": [], "not_judged": []}
             )
-            key = {"falsified": "falsified_by", "escaped": "escaped", "error": "error",
-                   "not judged here": "not_judged"}[v["state"]]  # fmt: skip
+            key = {"falsified": "falsified_by", "survived": "survived", "error": "error",
+                   "not judged here": "not_judged"}[_current(v["state"])]  # fmt: skip
             cell[key].append({"mutant": rec["name"], "time_s": rec["time_s"]})
     return dict(sorted(out.items()))
 
@@ -533,14 +579,14 @@ def by_claim(doc: dict) -> dict[str, dict]:
 def score(doc: dict) -> dict:
     recs = doc["mutants"]
     out = {"total": len(recs)}
-    for status in ("killed", "escaped", "error", "not judged here"):
-        out[status.replace(" ", "_")] = sum(r["status"] == status for r in recs)
+    for status in ("killed", "survived", "error", "not judged here"):
+        out[status.replace(" ", "_")] = sum(_current(r["status"]) == status for r in recs)
     out["partial"] = sum(r["kind"] == "partial" for r in recs)
     out["partial_share"] = round(out["partial"] / len(recs), 3) if recs else 0.0
-    bc = doc.get("by_claim") or by_claim(doc)
+    bc = upgrade({"by_claim": doc.get("by_claim") or by_claim(doc)})["by_claim"]
     out["claims_declared"] = len(bc)
     out["claims_falsified"] = sum(bool(v["falsified_by"]) for v in bc.values())
-    out["claims_escaped"] = sorted(c for c, v in bc.items() if v["escaped"])
+    out["claims_survived"] = sorted(c for c, v in bc.items() if v["survived"])
     return out
 
 
@@ -602,26 +648,27 @@ def for_report(doc: dict) -> dict:
 
 def gate_ok(doc: dict) -> bool:
     """True when every mutant that could be judged here was killed (no claim
-    escaped, nothing broke)."""
+    survived, nothing broke)."""
     s = doc["score"]
     return s["killed"] + s.get("not_judged_here", 0) == s["total"]
 
 
 def summary_lines(doc: dict) -> list[str]:
+    doc = upgrade(doc)
     s = doc["score"]
     times = sorted(r["time_s"] for r in doc["mutants"])
     median = times[len(times) // 2] if times else 0
     lines = [
-        f"targeted sweep: {s['killed']}/{s['total']} mutants killed, {s['escaped']} with an "
-        f"escaped claim, {s['error']} errors, {s.get('not_judged_here', 0)} not judged here "
+        f"targeted sweep: {s['killed']}/{s['total']} mutants killed, {s['survived']} with a "
+        f"surviving claim, {s['error']} errors, {s.get('not_judged_here', 0)} not judged here "
         f"(device missing); {s['partial']}/{s['total']} input-dependent "
         f"({100 * s['partial_share']:.0f}%)",
         f"claims: {s['claims_falsified']}/{s['claims_declared']} declared claims falsified; "
         f"median {median:.1f} s per mutant, sweep {doc['wall_s']} s with {doc['workers']} workers",
     ]
-    if s["claims_escaped"]:
-        lines.append("ESCAPED (a claim's own tests missed a mutant that breaks it): "
-                     + ", ".join(s["claims_escaped"]))  # fmt: skip
+    if s["claims_survived"]:
+        lines.append("SURVIVED (a claim's own tests missed a mutant that breaks it): "
+                     + ", ".join(s["claims_survived"]))  # fmt: skip
     errors = [
         f"{r['name']} ({r['reason'][:200]})" for r in doc["mutants"] if r["status"] == "error"
     ]
@@ -634,11 +681,12 @@ def sweep_table(doc: dict):
     """One row per mutant: kind/region, status, time, declared claims with their verdicts."""
     from rich.table import Table
 
+    doc = upgrade(doc)
     s = doc["score"]
     table = Table(title=f"Targeted sweep: {s['killed']}/{s['total']} mutants killed")
     for col in ("mutant", "region", "result", "time (s)", "declared claims"):
         table.add_column(col, overflow="fold")
-    style = {"killed": "green", "escaped": "bold red", "error": "bold yellow",
+    style = {"killed": "green", "survived": "bold red", "error": "bold yellow",
              "not judged here": "dim"}  # fmt: skip
     for r in doc["mutants"]:
         claims = ", ".join(
@@ -654,23 +702,24 @@ def sweep_table(doc: dict):
 
 def by_claim_table(doc: dict):
     """Claims x mutants: one row per registered claim, the mutants that
-    falsified it (with time to falsify), escapes, or why it is unfalsifiable."""
+    falsified it (with time to falsify), survivals, or why it is unfalsifiable."""
     from rich.table import Table
 
+    doc = upgrade(doc)
     cov = coverage(doc)
     bc = doc.get("by_claim") or by_claim(doc)
     table = Table(title="Claims by falsifying mutant")
-    for col in ("claim", "falsified by (time to falsify)", "escaped / not covered"):
+    for col in ("claim", "falsified by (time to falsify)", "survived / not covered"):
         table.add_column(col, overflow="fold")
     from conformance.registry import default_registry
 
     for cid in default_registry().claims:
-        cell = bc.get(cid, {"falsified_by": [], "escaped": [], "error": [], "not_judged": []})
+        cell = bc.get(cid, {"falsified_by": [], "survived": [], "error": [], "not_judged": []})
         fals = ", ".join(f"{x['mutant']} ({x['time_s']:.1f} s)" for x in cell["falsified_by"])
         if cid in cov["unfalsifiable"]:
             other = f"unfalsifiable: {cov['unfalsifiable'][cid]}"
-        elif cell["escaped"]:
-            other = "[bold red]ESCAPED[/] " + ", ".join(x["mutant"] for x in cell["escaped"])
+        elif cell["survived"]:
+            other = "[bold red]SURVIVED[/] " + ", ".join(x["mutant"] for x in cell["survived"])
         elif not cell["falsified_by"] and cell.get("not_judged"):
             other = "not judged here (device missing): " + ", ".join(
                 x["mutant"] for x in cell["not_judged"]
