@@ -37,6 +37,7 @@ __all__ = [
     "shares_version_counter",
     "writes_visible",
     "sentinel_for",
+    "first_index",
     "grad_mode_restored",
     "capture_warnings",
     "raises_with",
@@ -361,6 +362,13 @@ def sentinel_for(t: torch.Tensor) -> bool | int | float | complex:
     return 7 if first != 7 else 3
 
 
+def first_index(x: torch.Tensor | np.ndarray) -> tuple[int, ...]:
+    """The index of the first element of ``x`` (a tensor or a NumPy array):
+    ``(0,) * x.ndim``, so ``x[first_index(x)]`` is that element as a 0-d
+    view, which ``x[first_index(x)] = v`` writes (``x`` must be non-empty)."""
+    return (0,) * x.ndim
+
+
 def writes_visible(src: torch.Tensor, dst: torch.Tensor) -> bool:
     """Write a sentinel into the first element of ``src`` (under ``no_grad``)
     and report whether ``dst``'s first element became that sentinel.
@@ -369,12 +377,11 @@ def writes_visible(src: torch.Tensor, dst: torch.Tensor) -> bool:
     location (true for a tensor and its detach/.data alias). Mutates ``src``.
     """
     value = sentinel_for(dst)
-    index = (0,) * src.dim()
     with torch.no_grad():
-        src[index] = value
+        src[first_index(src)] = value
     # Compare with the sentinel as stored in dst's dtype (it may round).
     expected = torch.tensor(value, dtype=dst.dtype).item()
-    return dst[(0,) * dst.dim()].item() == expected
+    return dst[first_index(dst)].item() == expected
 
 
 @contextlib.contextmanager

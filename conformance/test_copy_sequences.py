@@ -76,6 +76,7 @@ from conformance.model import (
 from conformance.model.values import decode, storage_dtype
 from conformance.registry import CLAIMS_DIR, load_file
 from strategies.dtypes import dtype_family
+from strategies.graphs import GRAD_MODES
 from strategies.tensors import layout_kinds, tensor_kind_of
 
 #: Claims the machine checks (the documented-but-deviating ones have their own tests).
@@ -321,8 +322,9 @@ def _quiet():
         yield
 
 
-#: The grad modes an operation runs in.
-MODES = st.sampled_from(["grad", "grad", "no_grad", "inference"])
+#: The grad mode an operation runs in: one of the graphs' :data:`GRAD_MODES`, grad
+#: enabled drawn twice as often (``["grad", "grad", "no_grad", "inference"]``).
+GRAD_MODE_STRATEGY = st.sampled_from([GRAD_MODES[0], *GRAD_MODES])
 _MODE_CODE = {
     "grad": "",
     "no_grad": "with torch.no_grad(): ",
@@ -715,7 +717,7 @@ class CopySequences(RuleBasedStateMachine):
              "copy_element_", "backward", "retain_grad()", "requires_grad_(False)",
              "requires_grad_(True)", "detach_()"]
         ),
-        mode=MODES,
+        mode=GRAD_MODE_STRATEGY,
         choice=st.integers(0, 15),
         other=st.sampled_from((None, None, *DTYPES)),
     )  # fmt: skip
@@ -934,7 +936,7 @@ class CopySequences(RuleBasedStateMachine):
 
     # ---- writes -----------------------------------------------------------
 
-    @rule(dst=tensors, src=tensors, mode=MODES)
+    @rule(dst=tensors, src=tensors, mode=GRAD_MODE_STRATEGY)
     def copy_(self, dst, src, mode):
         def real():
             with _mode(mode):
@@ -948,7 +950,7 @@ class CopySequences(RuleBasedStateMachine):
         )
 
     @precondition(_room)
-    @rule(dst=tensors, src=tensors, mode=MODES)
+    @rule(dst=tensors, src=tensors, mode=GRAD_MODE_STRATEGY)
     def copy_element_(self, dst, src, mode):
         """``e = src.reshape(-1)[0]; dst.copy_(e)``: a 0-d source broadcasts to
         any destination, so the copy (and its autograd) is reached often."""
@@ -971,7 +973,7 @@ class CopySequences(RuleBasedStateMachine):
         t=tensors,
         op=st.sampled_from(["add_", "mul_", "fill_", "zero_"]),
         value=st.sampled_from(SCALARS),
-        mode=MODES,
+        mode=GRAD_MODE_STRATEGY,
     )
     def inplace(self, t, op, value, mode):
         args = () if op == "zero_" else (value,)
@@ -987,7 +989,9 @@ class CopySequences(RuleBasedStateMachine):
             lambda o: f"{_MODE_CODE[mode]}{self._n(t)}.{op}({', '.join(map(repr, args))})",
         )
 
-    @rule(t=tensors, index=st.integers(0, 3), value=st.sampled_from(SCALARS), mode=MODES)
+    @rule(
+        t=tensors, index=st.integers(0, 3), value=st.sampled_from(SCALARS), mode=GRAD_MODE_STRATEGY
+    )
     def setitem(self, t, index, value, mode):
         i = index % t.shape[0] if t.ndim and t.shape[0] else None
         key = Ellipsis if i is None else i
@@ -1107,7 +1111,7 @@ class CopySequences(RuleBasedStateMachine):
             ["transpose", "select", "slice", "unsqueeze", "expand", "view", "permute",
              "clone", "fill_", "setitem", "copy_"]
         ),
-        mode=MODES,
+        mode=GRAD_MODE_STRATEGY,
         a=st.integers(-3, 3),
         b=st.integers(0, 3),
     )  # fmt: skip
@@ -1177,7 +1181,7 @@ class CopySequences(RuleBasedStateMachine):
     @rule(
         choice=st.integers(0, 15),
         action=st.sampled_from(["fill_", "zero_", "setitem", "add_", "detach", "data", "clone"]),
-        mode=MODES,
+        mode=GRAD_MODE_STRATEGY,
     )
     def inference_edge(self, choice, action, mode):
         """On an inference tensor (a clone made inside inference_mode when
@@ -1214,7 +1218,7 @@ class CopySequences(RuleBasedStateMachine):
              "new_tensor", "tensor", "contiguous", "detach", "data", "square"]
         ),
         other=st.sampled_from((None, None, None, *DTYPES)),
-        mode=MODES,
+        mode=GRAD_MODE_STRATEGY,
     )  # fmt: skip
     def convert_edge(self, choice, dtype, how, other, mode):
         """A copy, conversion or alias of a tensor of ``dtype`` (a conversion
@@ -2415,7 +2419,7 @@ def test_from_numpy_and_as_tensor_share_ndarrays(device, spec, via_numpy, layout
 @given(
     spec=fresh_specs(inference=True),
     op=st.sampled_from(["add_", "mul_", "copy_", "setitem", "fill_", "zero_"]),
-    mode=MODES,
+    mode=GRAD_MODE_STRATEGY,
     choice=st.integers(0, 15),
 )
 @example(spec=Fresh("float32", (1, 3), (0.5,) * 3), op="add_", mode="grad", choice=1)
@@ -2457,7 +2461,10 @@ def _each_dtype(**kwargs):
 @pytest.mark.observes("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
 @pytest.mark.parametrize("op", ["add_", "mul_", "fill_", "zero_"])
 @given(
-    spec=fresh_specs(inference=True), layout=_LAYOUTS, value=st.sampled_from(SCALARS), mode=MODES
+    spec=fresh_specs(inference=True),
+    layout=_LAYOUTS,
+    value=st.sampled_from(SCALARS),
+    mode=GRAD_MODE_STRATEGY,
 )
 @_each_dtype(layout="contiguous", value=2, mode="grad")
 @_each_dtype(layout="stepped", value=-1.5, mode="no_grad")
@@ -2551,8 +2558,8 @@ def test_grad_mode_write_into_view(device, spec, non_leaf, layout, src, op):
 # example of its own (its features, its claim); a failure is the machine's,
 # blamed and muted like a program's.
 
-#: The grad mode an operation runs in, by grad_mode value.
-_GRAD_MODES = {"enabled": "grad", "no_grad": "no_grad", "inference_mode": "inference"}
+#: The grad mode an operation runs in (:data:`GRAD_MODES`), by grad_mode domain value.
+_MODE_BY_GRAD_MODE_VALUE = {"enabled": "grad", "no_grad": "no_grad", "inference_mode": "inference"}
 #: The int32 source of new_tensor and copy_ (exact in every dtype, bool included).
 _CASE_SOURCE = Fresh("int32", (3,), (0, 1, 2))
 
@@ -2572,7 +2579,7 @@ def _domain_cases():
                 inference = claim == "sequences.inference-inplace-raises"
                 spec, layout = _domain_operand("float32", (2, 3), inference=inference)
                 for value in values:
-                    yield claim, spec, layout, _GRAD_MODES[value]
+                    yield claim, spec, layout, _MODE_BY_GRAD_MODE_VALUE[value]
 
 
 def _check_domain_cases(device: str) -> None:
@@ -2598,7 +2605,7 @@ def _domain_case(device: str, claim: str, spec: Fresh, layout: str, mode: str) -
     bug, where the steps did not check ``claim``."""
     machine, t = _operand(device, spec, layout)
     _report_domain(machine, t)
-    evidence.features(grad_mode={v: k for k, v in _GRAD_MODES.items()}[mode])
+    evidence.features(grad_mode={v: k for k, v in _MODE_BY_GRAD_MODE_VALUE.items()}[mode])
     machine.checked.clear()
     # The claims of refusals, where the operation is allowed (add_ inside
     # inference_mode; fill_(-1.5) of a dtype it does not overflow: every

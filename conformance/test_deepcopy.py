@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from conformance import evidence
 from conformance.checks import (
     assert_same_bits,
+    first_index,
     raises_with,
     same_bits,
     sentinel_for,
@@ -47,10 +48,6 @@ WIDE_UNSIGNED = tuple(
 NO_WIDE_UNSIGNED = tuple(d for d in ALL_DTYPES if d not in WIDE_UNSIGNED)
 
 
-def _index0(t: torch.Tensor) -> tuple:
-    return (0,) * t.dim()
-
-
 def _meta(t: torch.Tensor) -> tuple:
     return (t.dtype, t.device, tuple(t.shape), t.stride(), t.storage_offset())
 
@@ -60,9 +57,9 @@ def _write_seen(src: torch.Tensor, dst: torch.Tensor) -> bool:
     (Both must index their first element at the same memory location if they share.)"""
     value = sentinel_for(dst)
     with torch.no_grad():
-        src[_index0(src)] = value
+        src[first_index(src)] = value
     want = torch.tensor(value, dtype=dst.dtype).item()
-    return dst[_index0(dst)].item() == want
+    return dst[first_index(dst)].item() == want
 
 
 #: Further tensors on the storage of a spec's tensor ``t`` (built from ``base``).
@@ -184,8 +181,8 @@ def test_deepcopy_memo_preserves_sharing(device, spec, companions, view_first, c
         return
     value = sentinel_for(objs[k])
     with torch.no_grad():
-        objs[k][_index0(objs[k])] = value
-        copies[k][_index0(copies[k])] = value
+        objs[k][first_index(objs[k])] = value
+        copies[k][first_index(copies[k])] = value
     for i, (o, c) in enumerate(zip(objs, copies, strict=True)):
         assert same_bits(c, o), (
             f"deepcopy did not preserve storage sharing: a write through copy {k} is not "
@@ -373,7 +370,7 @@ def test_deepcopy_has_its_own_version_counter(device, spec, bumps, side, with_vi
     before_t, before_c = t._version, c._version
     src, dst = (c, t) if side == "copy" else (t, c)
     with torch.no_grad():
-        src[_index0(src)] = sentinel_for(src)
+        src[first_index(src)] = sentinel_for(src)
     assert (t._version, c._version) != (before_t, before_c), "the write bumped no version"
     if side == "copy":
         assert t._version == before_t, "a write to the deepcopy bumped the source's version"

@@ -47,6 +47,7 @@ from conformance.checks import (
     bits_difference,
     capture_warnings,
     element_bytes,
+    first_index,
     raises_with,
     sentinel_for,
 )
@@ -193,10 +194,6 @@ def _import(t: torch.Tensor, form: str) -> torch.Tensor:
     return torch.from_dlpack(_export(t, form))
 
 
-def _index0(x) -> tuple:
-    return (0,) * x.ndim
-
-
 def _np_element_bytes(a: np.ndarray) -> np.ndarray:
     """Raw bytes of every element of ``a`` in logical row-major order (as
     :func:`conformance.checks.element_bytes` gives them for a tensor)."""
@@ -213,7 +210,7 @@ def _np_same_bits(a: np.ndarray, t: torch.Tensor) -> bool:
 
 def _np_sentinel(a: np.ndarray):
     """A value different from ``a``'s first element, exact in ``a``'s dtype."""
-    first = a[_index0(a)].item()
+    first = a[first_index(a)].item()
     if a.dtype.kind == "b":
         return not first
     if a.dtype.kind == "c":
@@ -229,17 +226,17 @@ def _tensor_write_seen(src: torch.Tensor, dst) -> bool:
     """Write a sentinel into ``src``'s first element; is it ``dst``'s first element now?"""
     value = sentinel_for(src)
     with torch.no_grad():
-        src[_index0(src)] = value
+        src[first_index(src)] = value
     want = torch.tensor(value, dtype=src.dtype).item()
-    got = dst[_index0(dst)]
+    got = dst[first_index(dst)]
     return (got.item() if hasattr(got, "item") else got) == want
 
 
 def _array_write_seen(a: np.ndarray, t: torch.Tensor) -> bool:
     """Write a sentinel into ``a``'s first element; is it ``t``'s first element now?"""
     value = _np_sentinel(a)
-    a[_index0(a)] = value
-    return t[_index0(t)].item() == np.array(value, dtype=a.dtype).item()
+    a[first_index(a)] = value
+    return t[first_index(t)].item() == np.array(value, dtype=a.dtype).item()
 
 
 def _neg_view(t: torch.Tensor) -> torch.Tensor:
@@ -713,11 +710,11 @@ def test_import_does_not_share_version_counter(device, spec, consumer):
         loss = loss.real
     if consumer == "numpy":
         b = np.from_dlpack(x.detach())
-        b[_index0(b)] = _np_sentinel(b)
+        b[first_index(b)] = _np_sentinel(b)
     else:
         d = torch.from_dlpack(_export(x.detach(), consumer))
         with torch.no_grad():
-            d[_index0(d)] = sentinel_for(d)
+            d[first_index(d)] = sentinel_for(d)
     loss.backward()  # must not raise: the saved x's version did not move
 
 

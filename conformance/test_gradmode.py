@@ -42,8 +42,9 @@ from strategies import (
 THREAD_TIMEOUT_S = 10.0
 
 # Ops that always return a view of their input, for every shape (0-d and
-# zero-size included).
-VIEW_OPS = {
+# zero-size included): name -> a fixed call (unlike test_views.DOCUMENTED_VIEW_OPS,
+# names whose arguments are drawn per tensor, some valid only on some shapes).
+ALWAYS_VIEW_OPS = {
     "index": lambda t: t[...],
     "unsqueeze": lambda t: t.unsqueeze(0),
     "expand": lambda t: t.expand(2, *t.shape),
@@ -54,7 +55,7 @@ VIEW_OPS = {
     "squeeze": lambda t: t.squeeze(),
 }
 # Views that can be written in place (expand makes overlapping memory).
-WRITABLE_VIEW_OPS = {k: v for k, v in VIEW_OPS.items() if k != "expand"}
+WRITABLE_VIEW_OPS = {k: v for k, v in ALWAYS_VIEW_OPS.items() if k != "expand"}
 
 # Ops that return a new tensor (never a view, never the input itself), valid
 # for every dtype and shape.
@@ -68,7 +69,7 @@ NONVIEW_OPS = {
 }
 # ... and differentiable ones for floating/complex inputs.
 NONVIEW_DIFF_OPS = {**NONVIEW_OPS, "exp": torch.exp, "neg": torch.neg, "add": lambda t: t + 1}
-ALL_DIFF_OPS = {**NONVIEW_DIFF_OPS, **VIEW_OPS}
+ALL_DIFF_OPS = {**NONVIEW_DIFF_OPS, **ALWAYS_VIEW_OPS}
 
 
 def _root(t: torch.Tensor) -> torch.Tensor:
@@ -172,7 +173,9 @@ def test_no_grad_every_result_not_requiring_grad(device, spec, leaf, op, block):
     entering it only).
     """
     x = spec.build(device, requires_grad=True, leaf=leaf)
-    evidence.features(view_of_grad_root=op in VIEW_OPS and _root(x).requires_grad, block_form=block)
+    evidence.features(
+        view_of_grad_root=op in ALWAYS_VIEW_OPS and _root(x).requires_grad, block_form=block
+    )
     r = _computed_in_scope(block, torch.no_grad, lambda: ALL_DIFF_OPS[op](x))
     assert r.requires_grad is False, "a result computed under no_grad requires grad"
     assert r.grad_fn is None, "a result computed under no_grad has a grad_fn"
@@ -201,7 +204,7 @@ def test_disabled_modes_override_requires_grad(device, spec, mode, op, block):
     """
     x = spec.build(device, requires_grad=True, leaf=True)
     evidence.features(
-        view_of_grad_root=op in VIEW_OPS and _root(x).requires_grad,
+        view_of_grad_root=op in ALWAYS_VIEW_OPS and _root(x).requires_grad,
         grad_mode=mode,
         block_form=block,
     )
@@ -210,12 +213,12 @@ def test_disabled_modes_override_requires_grad(device, spec, mode, op, block):
 
 
 def _every_view_op_and_mode(test):
-    """Explicit examples: every view op of :data:`VIEW_OPS` (and ``clone``)
+    """Explicit examples: every view op of :data:`ALWAYS_VIEW_OPS` (and ``clone``)
     under every disabled mode, on a plain float32 leaf that requires grad (the finite
     part of the claim's domain, covered whatever the drawn examples are)."""
     leaf = TensorSpec(dtype=torch.float32, base_shape=(2,), storage=[1.0, -0.0])
     for mode in sorted(DISABLED_MODES):
-        for op in [*sorted(VIEW_OPS), "clone"]:  # and a non-view result
+        for op in [*sorted(ALWAYS_VIEW_OPS), "clone"]:  # and a non-view result
             test = example(spec=leaf, leaf=True, mode=mode, op=op)(test)
     return test
 
@@ -248,7 +251,7 @@ def test_views_in_disabled_mode_require_grad(device, spec, leaf, mode, op):
         r = ALL_DIFF_OPS[op](x)
     assert r.grad_fn is None, "a result computed with grad disabled has a grad_fn"
     assert r.is_leaf, "a result computed with grad disabled is not a leaf"
-    if op not in VIEW_OPS:
+    if op not in ALWAYS_VIEW_OPS:
         assert r.requires_grad is False, "a non-view result made with grad disabled requires grad"
         return
     assert r.requires_grad is root_requires_grad, (
@@ -735,7 +738,7 @@ def test_inference_results_are_inference(device, spec, requires_grad, op):
     spec=tensor_specs(),
     base=st.sampled_from(["normal", "inference"]),
     made=st.sampled_from(["inside", "outside"]),
-    op=st.sampled_from(sorted(VIEW_OPS)),
+    op=st.sampled_from(sorted(ALWAYS_VIEW_OPS)),
 )
 def test_inference_views_follow_base(device, spec, base, made, op):
     """Kills: views whose inference-ness follows the mode they were made in
@@ -744,7 +747,7 @@ def test_inference_views_follow_base(device, spec, base, made, op):
     t = build_inference(spec, device) if base == "inference" else spec.build(device)
     ctx = torch.inference_mode() if made == "inside" else contextlib.nullcontext()
     with ctx:
-        v = VIEW_OPS[op](t)
+        v = ALWAYS_VIEW_OPS[op](t)
     want = base == "inference"
     assert v.is_inference() is want, (
         f"a view made {made} inference_mode of a {base} tensor has is_inference()={not want}"

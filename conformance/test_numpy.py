@@ -23,6 +23,7 @@ from hypothesis.extra import numpy as hnp
 from conformance import evidence
 from conformance.checks import (
     capture_warnings,
+    first_index,
     raises_with,
     run_fresh_interpreter,
     same_bits,
@@ -227,11 +228,6 @@ def _nonempty_nd(a: np.ndarray) -> bool:
     return a.ndim >= 1 and a.size > 0
 
 
-def _first(x):
-    """Index of the first element of an array or tensor."""
-    return (0,) * x.ndim
-
-
 def _np_addr(a: np.ndarray) -> int:
     return a.__array_interface__["data"][0]
 
@@ -251,20 +247,20 @@ def _strides_match(t: torch.Tensor, a: np.ndarray) -> bool:
 
 def _sentinel(a: np.ndarray):
     """A value representable in ``a``'s dtype that differs from ``a``'s first element."""
-    return sentinel_for(torch.from_numpy(np.ascontiguousarray(a[_first(a)]).copy()))
+    return sentinel_for(torch.from_numpy(np.ascontiguousarray(a[first_index(a)]).copy()))
 
 
 def _array_write_seen_in_tensor(a: np.ndarray, t: torch.Tensor) -> bool:
     """Write a new value into ``a``'s first element; True when ``t`` reads it too."""
-    a[_first(a)] = _sentinel(a)
-    return t[_first(t)].item() == a[_first(a)].item()
+    a[first_index(a)] = _sentinel(a)
+    return t[first_index(t)].item() == a[first_index(a)].item()
 
 
 def _tensor_write_seen_in_array(t: torch.Tensor, a: np.ndarray) -> bool:
     """Write a new value into ``t``'s first element; True when ``a`` reads it too."""
     with torch.no_grad():
-        t[_first(t)] = _sentinel(a)
-    return a[_first(a)].item() == t[_first(t)].item()
+        t[first_index(t)] = _sentinel(a)
+    return a[first_index(a)].item() == t[first_index(t)].item()
 
 
 def _same_values(t: torch.Tensor, a: np.ndarray) -> bool:
@@ -424,7 +420,7 @@ def test_as_tensor_of_ndarray_shares_unless_converted(device, case, direction, t
         snapshot = t.clone()
         assert t.data_ptr() != _np_addr(a), "as_tensor(a, dtype=other) shares the array's memory"
         if a.flags.writeable:
-            a[_first(a)] = _sentinel(a)
+            a[first_index(a)] = _sentinel(a)
         assert same_bits(t, snapshot), "as_tensor(a, dtype=other): array write seen in tensor"
 
 
@@ -656,7 +652,7 @@ def test_asarray_of_ndarray_copies_when_converting_or_asked(device, case, copy, 
     assert t.data_ptr() != _np_addr(a), "asarray(a) shares memory despite copy/conversion"
     if a.flags.writeable:
         snapshot = t.clone()
-        a[_first(a)] = _sentinel(a)
+        a[first_index(a)] = _sentinel(a)
         assert same_bits(t, snapshot), "array write seen in a copying asarray(a)"
 
 

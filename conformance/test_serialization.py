@@ -29,6 +29,7 @@ from conformance.capabilities import save_supports
 from conformance.checks import (
     assert_same_bits,
     capture_warnings,
+    first_index,
     raises_with,
     same_bits,
     sentinel_for,
@@ -131,10 +132,6 @@ def _pickled(obj, protocol: int = pickle.HIGHEST_PROTOCOL):
     return pickle.loads(pickle.dumps(obj, protocol=protocol))
 
 
-def _index0(t: torch.Tensor) -> tuple:
-    return (0,) * t.dim()
-
-
 def _meta(t: torch.Tensor) -> tuple:
     return (t.dtype, tuple(t.shape), t.stride(), t.storage_offset())
 
@@ -207,8 +204,8 @@ def _check_shared_load(objs: list, loaded: list, what: str) -> None:
         return
     value = sentinel_for(objs[k])
     with torch.no_grad():
-        objs[k][_index0(objs[k])] = value
-        loaded[k][_index0(loaded[k])] = value
+        objs[k][first_index(objs[k])] = value
+        loaded[k][first_index(loaded[k])] = value
     for i, (o, x) in enumerate(zip(objs, loaded, strict=True)):
         assert same_bits(x, o), (
             f"{what} did not preserve storage sharing: a write through loaded tensor {k} "
@@ -295,7 +292,7 @@ def test_loaded_views_are_not_autograd_views(device, spec, fmt):
     assert lv._base is None and not lv._is_view(), "a loaded view is an autograd view"
     before_b, before_v = lb._version, lv._version
     with torch.no_grad():
-        lv[_index0(lv)] = sentinel_for(lv)
+        lv[first_index(lv)] = sentinel_for(lv)
     after_v = lv._version
     assert after_v > before_v, "a write did not bump the loaded view's version"
     assert lb._version == before_b, (
@@ -895,4 +892,4 @@ def test_load_in_inference_mode_gives_inference_tensors(device, spec, kind, how)
     if lt.numel():
         with raises_with(RuntimeError, "Inplace update to inference tensor outside InferenceMode"):
             with torch.no_grad():
-                lt[_index0(lt)] = sentinel_for(lt)
+                lt[first_index(lt)] = sentinel_for(lt)

@@ -1,10 +1,11 @@
 """Properties of view ops, reshape/flatten/expand/view(dtype), the storage
 identity APIs and ``detach_`` (claims in ``claims/views.toml``).
 
-Every op on the "Tensor Views" docs page is drawn from :data:`VIEW_OPS` with
-arguments valid for the generated tensor (:func:`view_op_args`). Viewability
-of a shape is decided by :func:`can_view`, an independent model of the rule
-in the ``Tensor.view`` docstring. What each property kills (the broken torch
+Every op on the "Tensor Views" docs page is drawn from
+:data:`DOCUMENTED_VIEW_OPS` with arguments valid for the generated tensor
+(:func:`view_op_args`). Viewability of a shape is decided by
+:func:`can_view`, an independent model of the rule in the ``Tensor.view``
+docstring. What each property kills (the broken torch
 it would catch) is in its docstring.
 """
 
@@ -22,6 +23,7 @@ from hypothesis import strategies as st
 from conformance import capabilities as cap
 from conformance import evidence
 from conformance.checks import (
+    first_index,
     raises_with,
     same_bits,
     same_storage,
@@ -138,10 +140,6 @@ def overlapping(addr: np.ndarray, es: int, start: int, width: int) -> np.ndarray
     return (addr < start + width) & (start < addr + es)
 
 
-def first_index(t: torch.Tensor) -> tuple[int, ...]:
-    return (0,) * t.dim()
-
-
 def write_sentinel(t: torch.Tensor, index: tuple[int, ...]) -> None:
     """Write a value different from ``t[index]`` into ``t[index]`` (under no_grad)."""
     value = sentinel_for(t[index])
@@ -158,8 +156,10 @@ def root_of(t: torch.Tensor) -> torch.Tensor:
 
 #: Every op on https://docs.pytorch.org/docs/stable/tensor_view.html except
 #: ``detach`` (tested on its own: views.detach-listed-as-view) and the
-#: sparse-only ``indices``/``values``.
-VIEW_OPS: tuple[str, ...] = (
+#: sparse-only ``indices``/``values``: op names, with arguments drawn per tensor
+#: by :func:`view_op_args` (unlike ``test_gradmode.ALWAYS_VIEW_OPS``, fixed calls valid
+#: on every tensor, and ``strategies.graphs.VIEW_OPS``, the view kinds of a graph's ops).
+DOCUMENTED_VIEW_OPS: tuple[str, ...] = (
     "slicing",
     "adjoint",
     "as_strided",
@@ -195,7 +195,7 @@ VIEW_OPS: tuple[str, ...] = (
     "swapdims",
     "chunk",
 )
-TENSOR_VIEWS_PAGE = VIEW_OPS + ("detach", "indices", "values")
+TENSOR_VIEWS_PAGE = DOCUMENTED_VIEW_OPS + ("detach", "indices", "values")
 #: The ops grouped so that each test case draws from a handful: every op is
 #: exercised many times per run without a run per op.
 VIEW_OP_FAMILIES: dict[str, tuple[str, ...]] = {
@@ -588,7 +588,9 @@ def _check_writes_visible(name: str, t: torch.Tensor, out: torch.Tensor) -> None
 
 def draw_view(data, t: torch.Tensor, label: str) -> tuple[ViewOp, tuple[torch.Tensor, ...]]:
     """Draw an op of the table that accepts ``t``, with arguments; apply it."""
-    name = data.draw(st.sampled_from([n for n in VIEW_OPS if accepts(n, t)]), label=f"{label} op")
+    name = data.draw(
+        st.sampled_from([n for n in DOCUMENTED_VIEW_OPS if accepts(n, t)]), label=f"{label} op"
+    )
     op = data.draw(view_op_args(name, t), label=label)
     return op, op.apply(t)
 
@@ -646,7 +648,7 @@ def canonical_views(t: torch.Tensor) -> list[tuple[str, torch.Tensor]]:
     :func:`canonical_view_op` arguments."""
     return [
         (name, out)
-        for name in VIEW_OPS
+        for name in DOCUMENTED_VIEW_OPS
         if accepts(name, t)
         for out in canonical_view_op(name, t).apply(t)
     ]

@@ -17,6 +17,8 @@ from __future__ import annotations
 import torch
 from hypothesis import strategies as st
 
+from conformance.model.values import DIFFERENTIABLE as _DIFFERENTIABLE_NAMES
+
 __all__ = [
     "BOOL",
     "SIGNED_INTS",
@@ -41,9 +43,13 @@ UNSIGNED_INTS: tuple[torch.dtype, ...] = (torch.uint8,) + tuple(
 INTEGRAL: tuple[torch.dtype, ...] = SIGNED_INTS + UNSIGNED_INTS
 FLOATING: tuple[torch.dtype, ...] = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 COMPLEX: tuple[torch.dtype, ...] = (torch.complex64, torch.complex128)
-#: dtypes that can require gradients ("floating point and complex dtype").
-DIFFERENTIABLE: tuple[torch.dtype, ...] = FLOATING + COMPLEX
 ALL_DTYPES: tuple[torch.dtype, ...] = BOOL + INTEGRAL + FLOATING + COMPLEX
+#: dtypes that can require gradients ("floating point and complex dtype"): FLOATING + COMPLEX,
+#: in that order. Derived from the source, the torch-free reference model's name set
+#: (conformance.model.values.DIFFERENTIABLE; the model may not import torch, so not the reverse).
+DIFFERENTIABLE: tuple[torch.dtype, ...] = tuple(
+    d for d in ALL_DTYPES if str(d).removeprefix("torch.") in _DIFFERENTIABLE_NAMES
+)
 #: dtypes with in-place arithmetic (``add_``, ``mul_``) kernels on every device.
 #: The wide unsigned types only have copy/fill kernels, so they are excluded.
 ARITHMETIC: tuple[torch.dtype, ...] = SIGNED_INTS + (torch.uint8,) + FLOATING + COMPLEX

@@ -49,8 +49,9 @@ from dataclasses import dataclass, field
 import torch
 from hypothesis import strategies as st
 
+from strategies._repr import params_repr, tuple_repr
 from strategies.dtypes import COMPLEX, DIFFERENTIABLE, FLOATING, dtype_name
-from strategies.tensors import TensorSpec, shapes, tensor_specs
+from strategies.tensors import VIEW_FUNCTIONS, TensorSpec, shapes, tensor_specs
 
 __all__ = [
     "UNARY_OPS",
@@ -62,7 +63,7 @@ __all__ = [
     "COPY_OPS",
     "INPLACE_OPS",
     "OP_KINDS",
-    "MODES",
+    "GRAD_MODES",
     "ALIASES",
     "SAVES_RESULT",
     "SAVES_INPUT",
@@ -86,6 +87,8 @@ __all__ = [
 UNARY_OPS: tuple[str, ...] = ("exp", "sin", "tanh", "sigmoid", "relu", "abs", "neg", "square")
 BINARY_OPS: tuple[str, ...] = ("add", "sub", "mul", "div", "maximum")
 REDUCTION_OPS: tuple[str, ...] = ("sum", "mean", "amax")
+#: Op kinds that view ``args[0]`` (params in :class:`Op`); not the view tuples an in-place op
+#: or a :class:`Mutation` writes through (:func:`apply_view`), nor ``tensors.VIEW_KINDS``.
 VIEW_OPS: tuple[str, ...] = ("slice", "transpose", "expand", "reshape", "unsqueeze", "select")
 #: Ops of two tensors whose backward routes the gradient to both (each its
 #: own part): ``torch.cat``, ``torch.stack``, ``torch.where`` with a fixed
@@ -109,7 +112,9 @@ OP_KINDS: tuple[str, ...] = (
     + COPY_OPS
     + INPLACE_OPS
 )
-MODES: tuple[str, ...] = ("grad", "no_grad", "inference")
+#: The grad mode an :class:`Op` runs in: grad enabled, ``torch.no_grad()``,
+#: ``torch.inference_mode()`` (not :data:`strategies.programs.STEP_MODES`, a program step's block).
+GRAD_MODES: tuple[str, ...] = ("grad", "no_grad", "inference")
 #: Aliases a post-forward :class:`Mutation` writes through.
 ALIASES: tuple[str, ...] = ("data", "detach", "view", "self")
 #: Unary ops whose derivative formula reads the op's *result* (derivatives.yaml:
@@ -128,7 +133,6 @@ LEAF_VALUES: tuple[float, ...] = (
 )  # fmt: skip
 
 INT_DTYPE = torch.int32
-_VIEW_KINDS = frozenset(VIEW_OPS)
 
 
 # --------------------------------------------------------------------------- records
@@ -191,22 +195,10 @@ class Op:
     def __repr__(self) -> str:
         parts = [repr(self.kind), repr(self.args)]
         if self.params:
-            parts.append(_params_repr(self.params))
+            parts.append(params_repr(self.params))
         if self.mode != "grad":
             parts.append(f"mode={self.mode!r}")
         return f"Op({', '.join(parts)})"
-
-
-def _params_repr(params: tuple) -> str:
-    def one(p):
-        if isinstance(p, torch.dtype):
-            return f"torch.{dtype_name(p)}"
-        if isinstance(p, tuple):
-            inner = ", ".join(one(q) for q in p)
-            return f"({inner},)" if len(p) == 1 else f"({inner})"
-        return repr(p)
-
-    return one(tuple(params))
 
 
 @dataclass(frozen=True)
@@ -251,7 +243,7 @@ class Graph:
     mutation: Mutation | None = None
 
     def __repr__(self) -> str:
-        parts = [f"leaves={_tuple_repr(self.leaves)}", f"ops={_tuple_repr(self.ops)}"]
+        parts = [f"leaves={tuple_repr(self.leaves)}", f"ops={tuple_repr(self.ops)}"]
         parts.append(f"output={self.output}")
         if not self.weighted:
             parts.append("weighted=False")
@@ -437,11 +429,6 @@ def op_classes(graph: Graph) -> frozenset[str]:
     return frozenset(OP_CLASS[op.kind] for op in graph.ops if op.kind in OP_CLASS)
 
 
-def _tuple_repr(items: Sequence) -> str:
-    inner = ", ".join(repr(x) for x in items)
-    return f"({inner},)" if len(items) == 1 else f"({inner})"
-
-
 # --------------------------------------------------------------------------- execution
 
 _ALIASING = frozenset(VIEW_OPS) | {"detach", "data"}
@@ -462,23 +449,25 @@ def _mode(mode: str, replay: bool):
     return torch.no_grad() if mode == "no_grad" else torch.inference_mode()
 
 
-def _index(dim: int, start: int, step: int) -> tuple:
-    return (slice(None),) * dim + (slice(start, None, step),)
+def _view(t: torch.Tensor, kind: str, params: tuple) -> torch.Tensor:
+    """``t`` viewed by view kind ``kind`` (:data:`VIEW_OPS` but ``reshape``) with
+    ``params`` as an :class:`Op` holds them (``slice``: ``(dim, start, step)``, to
+    the end of ``dim``; ``expand``: ``(shape,)``), through ``tensors.VIEW_FUNCTIONS``."""
+    if kind == "slice":
+        dim, start, step = params
+        return VIEW_FUNCTIONS["slice"](t, dim, start, None, step)
+    return VIEW_FUNCTIONS[kind](t, *params)
 
 
 def apply_view(t: torch.Tensor, view: tuple) -> torch.Tensor:
-    """Apply a view sub-op: ``('slice', dim, start, step)``, ``('select', dim, i)``
-    or ``('transpose', d0, d1)``; ``()`` returns ``t``."""
+    """Apply the view an in-place op or a :class:`Mutation` writes through:
+    ``('slice', dim, start, step)``, ``('select', dim, i)`` or
+    ``('transpose', d0, d1)``; ``()`` returns ``t``."""
     if not view:
         return t
-    kind = view[0]
-    if kind == "slice":
-        return t[_index(*view[1:])]
-    if kind == "select":
-        return t.select(view[1], view[2])
-    if kind == "transpose":
-        return t.transpose(view[1], view[2])
-    raise ValueError(f"unknown view {view!r}")
+    if view[0] not in ("slice", "select", "transpose"):
+        raise ValueError(f"unknown view {view!r}")
+    return _view(t, view[0], view[1:])
 
 
 def apply_op(op: Op, args: list[torch.Tensor], dmap=lambda d: d) -> torch.Tensor:
@@ -510,18 +499,10 @@ def apply_op(op: Op, args: list[torch.Tensor], dmap=lambda d: d) -> torch.Tensor
         parts = args[0].unbind(p[0])
         return torch.add(parts[p[1]], parts[p[2]])
     a = args[0]
-    if k == "slice":
-        return a[_index(*p)]
-    if k == "transpose":
-        return a.transpose(p[0], p[1])
-    if k == "expand":
-        return a.expand(*p[0])
     if k == "reshape":
         return a.reshape(p[0])
-    if k == "unsqueeze":
-        return a.unsqueeze(p[0])
-    if k == "select":
-        return a.select(p[0], p[1])
+    if k in VIEW_OPS:
+        return _view(a, k, p)
     if k == "clone":
         return a.clone()
     if k == "detach":
@@ -899,7 +880,7 @@ class _Modeller:
             recorded = mode == "grad" and not _is_int(dtype)
             for pos, s in enumerate(ins):
                 self.reads[(step, pos)] = recorded and s.vertex is not None and s.vertex.live
-        if k in _VIEW_KINDS:
+        if k in VIEW_OPS:
             inference = a.inference
             if mode == "grad":
                 rg = a.rg

@@ -52,6 +52,10 @@ from dataclasses import dataclass, field
 import torch
 from hypothesis import strategies as st
 
+from strategies._repr import params_repr, tuple_repr
+from strategies.dtypes import dtype_name
+from strategies.tensors import VIEW_FUNCTIONS
+
 __all__ = [
     "Base",
     "Arg",
@@ -59,8 +63,8 @@ __all__ = [
     "Program",
     "programs",
     "STEP_KINDS",
-    "VIEW_KINDS",
-    "MODES",
+    "PROGRAM_VIEW_KINDS",
+    "STEP_MODES",
     "IN_PLACE",
     "ARG_LAYOUTS",
     "OUTPUT_KINDS",
@@ -69,10 +73,11 @@ __all__ = [
     "output_kind",
 ]
 
-#: View sub-ops: ``("slice", dim, start, step)``, ``("select", dim, index)``,
-#: ``("transpose", d0, d1)``, ``("unsqueeze", dim)``, ``("expand", n)``
-#: (a new leading dimension of size ``n`` with stride 0).
-VIEW_KINDS: tuple[str, ...] = ("slice", "select", "transpose", "unsqueeze", "expand")
+#: View sub-ops of an :class:`Arg` or a ``view`` :class:`Step`: ``("slice", dim, start, step)``
+#: (to the end of ``dim``), ``("select", dim, index)``, ``("transpose", d0, d1)``,
+#: ``("unsqueeze", dim)``, ``("expand", n, ndim)`` (a new leading dimension of size ``n``
+#: with stride 0 over the ``ndim`` existing ones). Not a spec's ``tensors.VIEW_KINDS``.
+PROGRAM_VIEW_KINDS: tuple[str, ...] = ("slice", "select", "transpose", "unsqueeze", "expand")
 #: In-place step kinds.
 IN_PLACE: tuple[str, ...] = ("add_", "sub_", "mul_", "copy_", "zero_", "fill_", "setitem")
 #: Every step kind.
@@ -80,14 +85,15 @@ STEP_KINDS: tuple[str, ...] = (
     "view", "detach", "data", "clone", "contiguous", "to", "reshape",
     "add", "sub", "scale", "neg", "requires_grad_",
 ) + IN_PLACE  # fmt: skip
-#: Grad-mode blocks a step can run in.
-MODES: tuple[str, ...] = ("inherit", "no_grad", "enable_grad")
+#: Grad-mode blocks a :class:`Step` can run in: ``inherit`` (none: the mode the function is
+#: called under, :attr:`Program.ambient`), ``torch.no_grad()``, ``torch.enable_grad()``.
+#: Not :data:`strategies.graphs.GRAD_MODES`, the modes a graph op runs in.
+STEP_MODES: tuple[str, ...] = ("inherit", "no_grad", "enable_grad")
 DTYPES: tuple[torch.dtype, ...] = (torch.float32, torch.float64, torch.int64)
 #: The ``arg_layout`` domain values (``conformance/domains.toml``), see :func:`arg_layouts`.
 ARG_LAYOUTS: tuple[str, ...] = ("contiguous", "transposed", "offset", "expanded", "aliased")
 #: The ``output_kind`` domain values, see :func:`output_kind`.
 OUTPUT_KINDS: tuple[str, ...] = ("input", "input_view", "fresh", "intermediate_view")
-_DTYPE_NAMES = {torch.float32: "float32", torch.float64: "float64", torch.int64: "int64"}
 
 
 # --------------------------------------------------------------------------- records
@@ -108,7 +114,7 @@ class Base:
     def __repr__(self) -> str:
         parts = [repr(self.shape)]
         if self.dtype != torch.float32:
-            parts.append(f"torch.{_DTYPE_NAMES[self.dtype]}")
+            parts.append(f"torch.{dtype_name(self.dtype)}")
         if self.grad != "none":
             parts.append(f"grad={self.grad!r}")
         if self.start != 1:
@@ -140,7 +146,7 @@ class Step:
     """One statement of the function. ``kind`` is one of :data:`STEP_KINDS`;
     ``args`` name earlier values (``a0``.. arguments, ``t0``.. results);
     ``params`` depend on the kind (a view tuple, a dtype, a scalar);
-    ``mode`` is the grad-mode block it runs in (:data:`MODES`)."""
+    ``mode`` is the grad-mode block it runs in (:data:`STEP_MODES`)."""
 
     kind: str
     args: tuple[str, ...]
@@ -150,7 +156,7 @@ class Step:
     def __repr__(self) -> str:
         parts = [repr(self.kind), repr(self.args)]
         if self.params:
-            parts.append(_params_repr(self.params))
+            parts.append(params_repr(self.params))
         if self.mode != "inherit":
             parts.append(f"mode={self.mode!r}")
         return f"Step({', '.join(parts)})"
@@ -159,18 +165,6 @@ class Step:
     def binds(self) -> bool:
         """True when the step binds a new name (every kind but ``setitem``)."""
         return self.kind != "setitem"
-
-
-def _params_repr(params: tuple) -> str:
-    def one(p):
-        if isinstance(p, torch.dtype):
-            return f"torch.{_DTYPE_NAMES[p]}"
-        if isinstance(p, tuple):
-            inner = ", ".join(one(q) for q in p)
-            return f"({inner},)" if len(p) == 1 else f"({inner})"
-        return repr(p)
-
-    return one(tuple(params))
 
 
 @dataclass(frozen=True)
@@ -186,9 +180,9 @@ class Program:
 
     def __repr__(self) -> str:
         parts = [
-            f"bases={_tuple(self.bases)}",
-            f"args={_tuple(self.args)}",
-            f"steps={_tuple(self.steps)}",
+            f"bases={tuple_repr(self.bases)}",
+            f"args={tuple_repr(self.args)}",
+            f"steps={tuple_repr(self.steps)}",
             f"returns={self.returns!r}",
         ]
         if self.ambient != "grad":
@@ -221,7 +215,7 @@ class Program:
         for i, b in enumerate(self.bases):
             numel = math.prod(b.shape)
             expr = (
-                f"torch.arange({b.start}, {b.start + numel}, dtype=torch.{_DTYPE_NAMES[b.dtype]}, "
+                f"torch.arange({b.start}, {b.start + numel}, dtype=torch.{dtype_name(b.dtype)}, "
                 f"device=device).reshape({b.shape!r}).clone()"
             )
             if b.grad == "leaf":
@@ -339,11 +333,6 @@ class Program:
         return dict(self._cache["layout"])
 
 
-def _tuple(items: Sequence) -> str:
-    inner = ", ".join(repr(x) for x in items)
-    return f"({inner},)" if len(items) == 1 else f"({inner})"
-
-
 def _last_ctx(lines: list[str]) -> str | None:
     for line in reversed(lines):
         if line.startswith("    with "):
@@ -381,19 +370,16 @@ def _one_view(expr: str, v: tuple) -> str:
 
 
 def apply_view(t: torch.Tensor, v: tuple) -> torch.Tensor:
-    """Apply one view sub-op (the code :func:`_one_view` prints)."""
+    """Apply one view sub-op, a tuple of :data:`PROGRAM_VIEW_KINDS` (the code
+    :func:`_one_view` prints), through ``tensors.VIEW_FUNCTIONS``."""
     kind = v[0]
     if kind == "slice":
         _, dim, start, step = v
-        return t[(slice(None),) * dim + (slice(start, None, step),)]
-    if kind == "select":
-        return t.select(v[1], v[2])
-    if kind == "transpose":
-        return t.transpose(v[1], v[2])
-    if kind == "unsqueeze":
-        return t.unsqueeze(v[1])
+        return VIEW_FUNCTIONS["slice"](t, dim, start, None, step)
     if kind == "expand":
-        return t.expand(v[1], *([-1] * v[2]))
+        return VIEW_FUNCTIONS["expand"](t, (v[1], *[-1] * v[2]))
+    if kind in PROGRAM_VIEW_KINDS:
+        return VIEW_FUNCTIONS[kind](t, *v[1:])
     raise ValueError(f"unknown view {v!r}")
 
 
@@ -415,7 +401,7 @@ def _statement(step: Step, name: str | None) -> str:
     elif k == "contiguous":
         rhs = f"{x}.contiguous()"
     elif k == "to":
-        rhs = f"{x}.to(torch.{_DTYPE_NAMES[p[0]]})"
+        rhs = f"{x}.to(torch.{dtype_name(p[0])})"
     elif k == "reshape":
         rhs = f"{x}.reshape(-1)"
     elif k == "add":

@@ -30,7 +30,7 @@ import dataclasses
 import functools
 import math
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -43,6 +43,7 @@ from strategies.dtypes import ALL_DTYPES, DIFFERENTIABLE, dtype_name
 
 __all__ = [
     "VIEW_KINDS",
+    "VIEW_FUNCTIONS",
     "NON_OVERLAPPING_VIEWS",
     "VALUE_CLASSES",
     "LAYOUT_KINDS",
@@ -58,7 +59,8 @@ __all__ = [
     "special_values",
 ]
 
-#: View operations a spec may apply to its base, in the order they are applied.
+#: View operations a spec may apply to its base, in the order they are applied (the
+#: tuples :func:`_apply_view` takes; ``programs.PROGRAM_VIEW_KINDS`` are a program's).
 VIEW_KINDS: tuple[str, ...] = ("offset", "slice", "permute", "expand", "unsqueeze", "select")
 
 #: View kinds that never make several elements share one memory location
@@ -92,22 +94,35 @@ def numpy_dtype(dtype: torch.dtype) -> np.dtype:
     return np.dtype(dtype_name(dtype) if dtype != torch.bool else "bool")
 
 
+def _slice_view(t: torch.Tensor, dim: int, start=None, stop=None, step=None) -> torch.Tensor:
+    """``t[:, ..., start:stop:step]``, the slice on dimension ``dim``."""
+    return t[(slice(None),) * dim + (slice(start, stop, step),)]
+
+
+#: The view ops, one implementation each, called ``VIEW_FUNCTIONS[kind](t, *args)`` with
+#: ``slice``: ``(dim, start, stop, step)``; ``select``: ``(dim, index)``; ``transpose``:
+#: ``(d0, d1)``; ``permute``: ``(dims,)``; ``unsqueeze``: ``(dim,)``; ``expand``: ``(sizes,)``.
+#: The appliers of a spec's views (:func:`_apply_view`), a program's
+#: (``programs.apply_view``) and a graph's (``graphs.apply_view``, ``graphs.apply_op``)
+#: take records of other tuple shapes (their reprs are runnable code) and call these.
+VIEW_FUNCTIONS: dict[str, Callable[..., torch.Tensor]] = {
+    "slice": _slice_view,
+    "select": lambda t, dim, index: t.select(dim, index),
+    "transpose": lambda t, d0, d1: t.transpose(d0, d1),
+    "permute": lambda t, dims: t.permute(*dims),
+    "unsqueeze": lambda t, dim: t.unsqueeze(dim),
+    "expand": lambda t, sizes: t.expand(*sizes),
+}
+
+
 def _apply_view(t: torch.Tensor, op: tuple) -> torch.Tensor:
-    kind = op[0]
-    if kind in ("offset", "slice"):
-        _, dim, start, stop, step = op
-        index = [slice(None)] * t.dim()
-        index[dim] = slice(start, stop, step)
-        return t[tuple(index)]
-    if kind == "permute":
-        return t.permute(*op[1])
-    if kind == "expand":
-        return t.expand(*op[1])
-    if kind == "unsqueeze":
-        return t.unsqueeze(op[1])
-    if kind == "select":
-        return t.select(op[1], op[2])
-    raise ValueError(f"unknown view op {op!r}")
+    """Apply one of a spec's views (:data:`VIEW_KINDS`), a tuple of shape
+    ``("offset" | "slice", dim, start, stop, step)``, ``("permute", dims)``,
+    ``("expand", sizes)``, ``("unsqueeze", dim)`` or ``("select", dim, index)``
+    (``offset`` is a slice of step 1, named apart for the layout it makes)."""
+    if op[0] not in VIEW_KINDS:
+        raise ValueError(f"unknown view op {op!r}")
+    return VIEW_FUNCTIONS["slice" if op[0] == "offset" else op[0]](t, *op[1:])
 
 
 def _view_code(op: tuple) -> str:

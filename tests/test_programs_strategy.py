@@ -17,10 +17,10 @@ from strategies.programs import (
     ARG_LAYOUTS,
     IN_PLACE,
     LAYOUT_GRID,
-    MODES,
     OUTPUT_KINDS,
     STEERING,
     STEP_KINDS,
+    STEP_MODES,
     Arg,
     Base,
     Program,
@@ -62,7 +62,7 @@ def test_every_step_kind_and_mode_occurs():
     missing = [k for k in STEP_KINDS if kinds[k] == 0]
     assert not missing, f"step kinds never drawn: {missing} ({dict(kinds)})"
     modes = collections.Counter(s.mode for p in _programs() for s in p.steps)
-    assert all(modes[m] for m in MODES), modes
+    assert all(modes[m] for m in STEP_MODES), modes
     assert {p.ambient for p in _programs()} == {"grad", "no_grad"}
 
 

@@ -40,7 +40,7 @@ from strategies import (
     tensor_specs,
     tensors,
 )
-from strategies.dtypes import BOOL, SIGNED_INTS, UNSIGNED_INTS
+from strategies.dtypes import BOOL, SIGNED_INTS, UNSIGNED_INTS, dtype_name
 from strategies.graphs import ALIASES, INPLACE_OPS, VIEW_OPS, lazy_view_graphs
 from strategies.layouts import (
     channels_last_contiguous_specs,
@@ -378,6 +378,15 @@ def test_dtype_families_are_all_listed():
     from strategies.dtypes import _FAMILIES
 
     assert {k: tuple(v) for k, v in _FAMILIES.items()} == _DTYPE_FAMILIES
+
+
+def test_differentiable_is_the_models_name_set_in_dtype_order():
+    """DIFFERENTIABLE is derived from the reference model's names; the order
+    (FLOATING, then COMPLEX) is what sampled_from shrinks towards."""
+    from conformance.model import DIFFERENTIABLE as NAMES
+
+    assert DIFFERENTIABLE == FLOATING + COMPLEX
+    assert {dtype_name(d) for d in DIFFERENTIABLE} == NAMES
 
 
 @pytest.mark.parametrize("family", sorted(_DTYPE_FAMILIES))

@@ -32,7 +32,7 @@ DTYPES: tuple[str, ...] = (
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float16", "bfloat16", "float32", "float64", "complex64", "complex128",
 )  # fmt: skip
-#: dtypes that can require gradients.
+#: dtypes that can require gradients. The source of ``strategies.dtypes.DIFFERENTIABLE`` (derived from it).
 DIFFERENTIABLE = frozenset({"float16", "bfloat16", "float32", "float64", "complex64", "complex128"})
 #: real floating dtypes.
 FLOATING = frozenset({"float16", "bfloat16", "float32", "float64"})
