@@ -29,9 +29,18 @@ from strategies import (
     tensor_specs,
 )
 from strategies.dtypes import BOOL
+from strategies.tensors import (
+    DOMAIN_SPEC,
+    build_kind,
+    domain_examples,
+    tensor_kind_of,
+    value_examples,
+)
 
 NONLEAF_GRAD_WARNING = "is not a leaf Tensor is being accessed"
 REDUCED = (torch.float16, torch.bfloat16)
+
+_LEAF_SPEC = TensorSpec(dtype=torch.float32, base_shape=(2,), storage=(1.0, -0.5))
 
 # Unary operations valid for every differentiable dtype and every shape
 # (0-d and zero-size included); each returns a new tensor (never its input).
@@ -200,13 +209,25 @@ BINARY = {
     "autograd.leaf-table", "autograd.leaf-until-operated", "autograd.only-leaves-get-grad"
 )
 @pytest.mark.observes("clone")
-@given(spec=tensor_specs(requires_grad=True), requires_grad=st.booleans(), chain=chains(DIFF_OPS))
-def test_leaf_table(device, spec, requires_grad, chain):
-    """All four rows of the seed's table over generated leaves and op chains.
+# Issue 29, leaf_kind (only-leaves-get-grad): a leaf requiring grad is a
+# plain tensor or an nn.Parameter, each drawn by construction.
+@value_examples(
+    "leaf_kind", ("tensor", "parameter"), spec=_LEAF_SPEC, requires_grad=True, chain=["mul", "sum"]
+)
+@given(
+    spec=tensor_specs(requires_grad=True),
+    requires_grad=st.booleans(),
+    chain=chains(DIFF_OPS),
+    leaf_kind=st.sampled_from(["tensor", "parameter"]),
+)
+def test_leaf_table(device, spec, requires_grad, chain, leaf_kind):
+    """All four rows of the seed's table over generated leaves (plain
+    tensors and ``nn.Parameter``s) and op chains.
 
     Kills: a user-created tensor with a grad_fn or not a leaf; an op result on
     a requires-grad tensor that is a leaf, lacks a grad_fn or drops
-    requires_grad; a backward that skips the leaf or fills a non-leaf's .grad.
+    requires_grad; a backward that skips the leaf (of either kind) or fills a
+    non-leaf's .grad.
     """
     table, until, only = (
         "autograd.leaf-table", "autograd.leaf-until-operated", "autograd.only-leaves-get-grad"
@@ -216,7 +237,9 @@ def test_leaf_table(device, spec, requires_grad, chain):
         for c in claims:  # one row of the table can back several claims
             evidence.check(c, ok, message)
 
-    x = spec.build(device, requires_grad=requires_grad, leaf=True)
+    x = _leaf_of_kind(spec, device, leaf_kind, requires_grad=requires_grad)
+    if requires_grad:  # leaf_kind is the kind of a leaf that requires grad
+        evidence.features(leaf_kind=leaf_kind)
     check((table,), x.grad_fn is None, "a user-created tensor has a grad_fn")
     check((table,), x.is_leaf, "a user-created tensor is not a leaf")
     check(
@@ -264,10 +287,13 @@ def test_leaf_table(device, spec, requires_grad, chain):
 
 @pytest.mark.claim("autograd.requires-grad-false-always-leaf")
 @pytest.mark.observes("clone")
+# Issue 29, dtype_family ("for every dtype"): every family (and every layout
+# family) by construction; the spec reports dtype_family itself.
+@domain_examples("spec", ALL_DTYPES, chain=["reshape"])
 @given(spec=tensor_specs(dtype=ALL_DTYPES), chain=chains(ANY_DTYPE_OPS))
 def test_requires_grad_false_always_leaf(device, spec, chain):
-    """Kills: a result of ops on tensors not requiring grad (any dtype) that
-    is reported as a non-leaf or gets a grad_fn."""
+    """Kills: a result of ops on tensors not requiring grad (any dtype
+    family) that is reported as a non-leaf or gets a grad_fn."""
     x = spec.build(device)
     assert x.is_leaf and x.grad_fn is None, "a tensor not requiring grad is not a leaf"
     y = run_chain(ANY_DTYPE_OPS, chain, x)
@@ -303,24 +329,37 @@ def test_requires_grad_contagious(device, case):
                 assert t.grad is None, f"{op}: an input not requiring grad got a .grad"
 
 
+_HALF_SPEC = TensorSpec(dtype=torch.float16, base_shape=(2,), storage=(1.5, -0.25))
+_DOUBLE_SPEC = TensorSpec(dtype=torch.float64, base_shape=(2,), storage=(1.5, -0.25))
+
+
 @pytest.mark.claim("autograd.cast-copy-not-leaf")
 @pytest.mark.observes("to")
+# Issue 29: both kinds of leaf (leaf_kind) and both real floating families
+# (dtype_family, reported by the spec), by construction.
+@example(spec=_HALF_SPEC, other=torch.float32, move=False, leaf_kind="tensor")
+@example(spec=_HALF_SPEC, other=torch.float64, move=False, leaf_kind="parameter")
+@example(spec=_DOUBLE_SPEC, other=torch.float32, move=False, leaf_kind="tensor")
+@example(spec=_DOUBLE_SPEC, other=torch.float16, move=False, leaf_kind="parameter")
 @given(
     spec=tensor_specs(dtype=FLOATING, requires_grad=True),
     other=st.sampled_from(FLOATING),
     move=st.booleans(),
+    leaf_kind=st.sampled_from(["tensor", "parameter"]),
 )
-def test_cast_copy_not_leaf(device, spec, other, move):
+def test_cast_copy_not_leaf(device, spec, other, move, leaf_kind):
     """Real floating dtypes only: a complex-to-real cast warns and drops the
     imaginary part, which is a different claim. Moving between devices needs
-    a CPU source, so on CPU only the dtype copy happens.
+    a CPU source, so on CPU only the dtype copy happens. The leaf is a plain
+    tensor or an ``nn.Parameter``.
 
     Kills: a dtype/device copy that is reported as a leaf (the seed's GPU
     trap), that does not pass gradients back to the original leaf, or that
     itself receives a .grad.
     """
     src_device = "cpu" if (move and device != "cpu") else device
-    x = spec.build(src_device, requires_grad=True, leaf=True)
+    evidence.features(leaf_kind=leaf_kind)
+    x = _leaf_of_kind(spec, src_device, leaf_kind)
     if other == x.dtype and src_device == device:
         other = torch.float64 if x.dtype != torch.float64 else torch.float32
     c = x.to(device=device, dtype=other)
@@ -337,9 +376,6 @@ def test_cast_copy_not_leaf(device, spec, other, move):
 
 
 LEAF_INPLACE_ERROR = "leaf Variable that requires grad is being used in an in-place"
-
-
-_LEAF_SPEC = TensorSpec(dtype=torch.float32, base_shape=(2,), storage=(1.0, -0.5))
 
 
 def _leaf_of_kind(spec, device, leaf_kind: str, requires_grad: bool = True) -> torch.Tensor:
@@ -408,6 +444,14 @@ def test_leaf_inplace_raises(device, spec, view_of_leaf, op, leaf_kind):
 
 
 @pytest.mark.claim("autograd.nonscalar-backward-needs-gradient")
+# Issue 29: both real floating families (dtype_family) and the zero-element
+# and 0-d tensors (layout) the sentence names, by construction; the spec
+# reports both.
+@example(spec=TensorSpec(dtype=torch.bfloat16, base_shape=(3,), storage=(1.0, -2.0, 0.5)))
+@example(spec=TensorSpec(dtype=torch.float32, base_shape=(), storage=(1.5,)))
+@example(spec=TensorSpec(dtype=torch.float64, base_shape=(0, 3), storage=()))
+@example(spec=TensorSpec(dtype=torch.float16, base_shape=(), storage=(-0.5,)))
+@example(spec=TensorSpec(dtype=torch.float32, base_shape=(2, 3), storage=(1.0,) * 6))
 @given(spec=tensor_specs(dtype=FLOATING, requires_grad=True))
 def test_nonscalar_backward_needs_gradient(device, spec):
     """Real dtypes only: complex outputs need a gradient even when they have
@@ -507,18 +551,57 @@ def test_retain_grad_noop_on_leaf(device, spec, k, leaf_kind):
     assert torch.equal(x.grad, torch.full_like(x, k)), "a leaf's .grad is wrong after retain_grad()"
 
 
+#: The tensor kinds that do not require grad (issue 29: tensor_kind of
+#: autograd.retain-grad-requires-grad); ``parameter`` is an ``nn.Parameter``
+#: with ``requires_grad=False``.
+NO_GRAD_KINDS = ("plain", "parameter", "subclass", "inference")
+
+
+def _not_requiring_grad(spec, device, kind: str) -> torch.Tensor:
+    """``spec`` built as a tensor of ``kind`` (one of :data:`NO_GRAD_KINDS`)
+    that does not require grad."""
+    if kind == "parameter":
+        return torch.nn.Parameter(spec.build(device), requires_grad=False)
+    return build_kind(spec, device, kind)
+
+
 @pytest.mark.claim("autograd.retain-grad-requires-grad")
 @pytest.mark.observes("clone")
-@given(spec=tensor_specs(dtype=ALL_DTYPES), chain=st.lists(st.sampled_from(sorted(ANY_DTYPE_OPS))))
-def test_retain_grad_requires_grad(device, spec, chain):
-    """Kills: a retain_grad that silently accepts a tensor with requires_grad=False."""
-    t = run_chain(ANY_DTYPE_OPS, chain, spec.build(device))
+# Issue 29, tensor_kind: every kind of tensor that does not require grad.
+@value_examples("kind", NO_GRAD_KINDS, spec=DOMAIN_SPEC, chain=[])
+@given(
+    spec=tensor_specs(dtype=ALL_DTYPES),
+    chain=st.lists(st.sampled_from(sorted(ANY_DTYPE_OPS))),
+    kind=st.sampled_from(NO_GRAD_KINDS),
+)
+def test_retain_grad_requires_grad(device, spec, chain, kind):
+    """The tensor is a plain tensor, an ``nn.Parameter`` with
+    ``requires_grad=False``, a ``__torch_function__`` subclass instance or an
+    inference tensor, or the result of ops on one (reported as the kind of
+    the tensor retain_grad is called on).
+
+    Kills: a retain_grad that silently accepts a tensor with
+    requires_grad=False (of some kind)."""
+    t = run_chain(ANY_DTYPE_OPS, chain, _not_requiring_grad(spec, device, kind))
+    evidence.features(tensor_kind=tensor_kind_of(t))
     with raises_with(RuntimeError, "can't retain_grad on Tensor that has requires_grad=False"):
         t.retain_grad()
 
 
+_CHAIN_PAIRS = (
+    (torch.bfloat16, (1.5, -2.0), (3.0, 0.5)),
+    (torch.float32, (1.5, -2.0), (3.0, 0.5)),
+    (torch.complex64, (1.5 + 1j, -2.0), (3.0 - 2j, 0.5j)),
+)
+
+
 @pytest.mark.claim("autograd.chain-rule-values")
 @pytest.mark.observes("detach")
+# Issue 29, dtype_family: reduced floats, floats and complex (conj matters),
+# by construction, with a != b; the first spec of the pair reports the family.
+@example(pair=tuple(TensorSpec(_CHAIN_PAIRS[0][0], (2,), v) for v in _CHAIN_PAIRS[0][1:]))
+@example(pair=tuple(TensorSpec(_CHAIN_PAIRS[1][0], (2,), v) for v in _CHAIN_PAIRS[1][1:]))
+@example(pair=tuple(TensorSpec(_CHAIN_PAIRS[2][0], (2,), v) for v in _CHAIN_PAIRS[2][1:]))
 @given(pair=same_shape_pair())
 def test_chain_rule_values(device, pair):
     """Kills: a backward that computes wrong gradients through a two-step
@@ -743,7 +826,14 @@ def test_grad_setter_validates(device, spec, case, other):
 # --------------------------------------------------------------------------- in-place on views
 
 
+def _not_expanded(spec) -> bool:
+    return not any(op[0] == "expand" for op in spec.views)
+
+
 @pytest.mark.claim("autograd.inplace-on-view-rebases-base")
+# Issue 29, layout: every non-overlapping layout family of the view (a spec
+# without views is viewed as b[...]), by construction; the spec reports it.
+@domain_examples("spec", DIFFERENTIABLE, where=_not_expanded)
 @given(spec=tensor_specs(requires_grad=True, views=NON_OVERLAPPING_VIEWS))
 def test_inplace_on_view_rebases_base(device, spec):
     """Expanded views are excluded: an in-place write into an overlapping view
@@ -809,6 +899,8 @@ def test_multi_output_view_inplace_raises(device, spec, fn, dim, op):
 
 @pytest.mark.claim("autograd.backward-without-graph-raises")
 @pytest.mark.observes("clone")
+# Issue 29, grad_mode: tensors computed with grad enabled and under no_grad.
+@value_examples("source", ("plain", "ops", "no_grad"), spec=_LEAF_SPEC, chain=["sum"])
 @given(
     spec=tensor_specs(requires_grad=True),
     source=st.sampled_from(["plain", "ops", "no_grad"]),
@@ -818,8 +910,10 @@ def test_backward_without_graph_raises(device, spec, source, chain):
     """Views are left out of the no_grad source: a view made under no_grad
     of a tensor that requires grad still reports requires_grad (gradmode area).
 
-    Kills: a backward() on a graph-less tensor that silently does nothing.
+    Kills: a backward() on a graph-less tensor (computed with grad enabled
+    or under no_grad) that silently does nothing.
     """
+    evidence.features(grad_mode="no_grad" if source == "no_grad" else "enabled")
     if source == "no_grad":
         x = spec.build(device, requires_grad=True, leaf=True)
         with torch.no_grad():

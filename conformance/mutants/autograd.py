@@ -6,6 +6,8 @@ See :mod:`conformance.mutants` for what a mutant is and how it is run.
 
 from __future__ import annotations
 
+import textwrap
+
 from conformance.mutants.base import Mutant
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -681,6 +683,7 @@ MUTANTS: tuple[Mutant, ...] = (
         name="complex-mul-backward-forgets-conj",
         description="the backward of a * b for complex tensors returns grad * b instead of grad * conj(b)",
         claims=("autograd.chain-rule-values",),
+        domain={"dtype_family": "complex"},
         region="complex operands of the same shape",
         family="dtype",
         source="""
@@ -971,4 +974,456 @@ torch.Tensor.requires_grad_ = requires_grad_
         raise AssertionError("requires_grad_() of a bool/integer tensor did not raise")
     """,
     dims={"dtype_family": ("bool", "signed", "unsigned")},
+)
+
+
+# Issue 29: autograd.requires-grad-false-always-leaf speaks of every dtype; each
+# mutant reports a tensor that does not require grad as a non-leaf for one
+# dtype family only.
+MUTANTS += domain_mutants(
+    prefix="not-requiring-grad-not-leaf",
+    claims=("autograd.requires-grad-false-always-leaf",),
+    what="t.is_leaf is False for a tensor that does not require grad",
+    patch="""
+_orig_is_leaf = torch._C.TensorBase.is_leaf
+def _is_leaf(self):
+    if not self.requires_grad and _in_domain(self, {dim}, {value}):
+        return False
+    return _orig_is_leaf.__get__(self)
+torch.Tensor.is_leaf = property(_is_leaf)
+""",
+    witness="""
+    import torch
+    t = {make}
+    assert t.is_leaf, "a tensor that does not require grad is not a leaf"
+    """,
+    dims={"dtype_family": ("bool", "signed", "unsigned", "reduced_float", "float", "complex")},
+)
+
+# Issue 29: autograd.nonscalar-backward-needs-gradient speaks of real tensors
+# (float16/bfloat16, float32/float64) and of zero-element ones; each mutant
+# invents a gradient of ones for one family or for zero-element outputs only.
+MUTANTS += domain_mutants(
+    prefix="backward-implicit-ones",
+    claims=("autograd.nonscalar-backward-needs-gradient",),
+    what="backward() without a gradient on an output that is not one element uses a gradient of ones instead of raising",
+    patch="""
+_orig_backward = torch.Tensor.backward
+def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    if (gradient is None and self.requires_grad and self.numel() != 1
+            and _in_domain(self, {dim}, {value})):
+        gradient = torch.ones_like(self)
+    return _orig_backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+torch.Tensor.backward = backward
+""",
+    witness="""
+    import torch
+    y = {make}.requires_grad_() * 2
+    try:
+        y.backward()
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError("backward() without a gradient on a non-scalar output did not raise")
+    """,
+    dims={"dtype_family": ("reduced_float", "float"), "layout": ("zero-size",)},
+)
+
+# Issue 29: autograd.retain-grad-requires-grad speaks of every tensor that does
+# not require grad; each mutant lets retain_grad() pass silently on one kind.
+MUTANTS += domain_mutants(
+    prefix="retain-grad-no-grad-silent",
+    claims=("autograd.retain-grad-requires-grad",),
+    what="retain_grad() on a tensor that does not require grad returns None instead of raising",
+    patch="""
+_orig_retain_grad = torch.Tensor.retain_grad
+def retain_grad(self):
+    if not self.requires_grad and _in_domain(self, {dim}, {value}):
+        return None
+    return _orig_retain_grad(self)
+torch.Tensor.retain_grad = retain_grad
+""",
+    witness="""
+    import torch
+    t = {make}
+    try:
+        t.retain_grad()
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError("retain_grad() on a tensor not requiring grad did not raise")
+    """,
+    dims={"tensor_kind": ("plain", "parameter", "subclass", "inference")},
+    makers={
+        "tensor_kind": {
+            "plain": "torch.ones(3)",
+            "parameter": "torch.nn.Parameter(torch.ones(3), requires_grad=False)",
+            "subclass": "torch.ones(3).as_subclass(type('Sub', (torch.Tensor,), dict()))",
+            "inference": "torch.inference_mode()(torch.ones)(3)",
+        }
+    },
+)
+
+# Issue 29: autograd.chain-rule-values speaks of real and complex leaves; each
+# mutant gives a * b the backward (grad * a, grad * b) - each operand's
+# gradient uses itself instead of the other operand - for one real dtype
+# family only (complex-mul-backward-forgets-conj is the complex one).
+MUTANTS += domain_mutants(
+    prefix="mul-backward-uses-own-operand",
+    claims=("autograd.chain-rule-values",),
+    what="the backward of a * b of two same-shape tensors gives a the gradient grad * a (and b grad * b)",
+    patch="""
+_mul = torch.Tensor.__mul__
+_tmul = torch.mul
+class _Mul(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return _tmul(a, b)
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        return _tmul(g, a), _tmul(g, b)
+def _use(a, b):
+    return (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)
+            and a.shape == b.shape and a.dtype == b.dtype and _in_domain(a, {dim}, {value})
+            and torch.is_grad_enabled() and (a.requires_grad or b.requires_grad))
+def __mul__(a, b):
+    return _Mul.apply(a, b) if _use(a, b) else _mul(a, b)
+def mul(a, b, *args, **kwargs):
+    if not args and not kwargs and _use(a, b):
+        return _Mul.apply(a, b)
+    return _tmul(a, b, *args, **kwargs)
+torch.Tensor.__mul__ = __mul__
+torch.mul = mul
+""",
+    witness="""
+    import torch
+    a = {make}.requires_grad_()
+    b = {make}.flip(0).requires_grad_()
+    (a * b).sum().backward()
+    assert torch.equal(a.grad, b.detach()), "the gradient of a * b with respect to a is not b"
+    """,
+    dims={"dtype_family": ("reduced_float", "float")},
+)
+
+# Issue 29: autograd.inplace-on-view-rebases-base speaks of every view of a
+# non-leaf (expanded views excluded); each mutant runs mul_ on a view of one
+# layout family untracked (under no_grad): the base keeps its grad_fn.
+MUTANTS += domain_mutants(
+    prefix="view-inplace-not-rebased",
+    claims=("autograd.inplace-on-view-rebases-base",),
+    what="mul_ on a view of a non-leaf runs untracked: the base keeps its old grad_fn (no CopySlices) and backward misses the write",
+    patch="""
+_orig_mul_ = torch.Tensor.mul_
+def mul_(self, *args, **kwargs):
+    if (self._is_view() and self.requires_grad and not self.is_leaf and torch.is_grad_enabled()
+            and _in_domain(self, {dim}, {value})):
+        with torch.no_grad():
+            return _orig_mul_(self, *args, **kwargs)
+    return _orig_mul_(self, *args, **kwargs)
+torch.Tensor.mul_ = mul_
+""",
+    witness="""
+    import torch
+    v = {make}
+    b = v._base
+    v.mul_(2)
+    assert type(b.grad_fn).__name__ == "CopySlices", "in-place on a view did not rebase its base"
+    """,
+    dims={
+        "layout": (
+            "contiguous",
+            "offset",
+            "stepped",
+            "permuted",
+            "channels_last",
+            "zero-size",
+            "0-d",
+        )
+    },  # fmt: skip
+    makers={
+        "layout": {
+            "contiguous": "(torch.ones(2, 3, requires_grad=True) * 1)[...]",
+            "offset": "(torch.ones(4, 3, requires_grad=True) * 1)[1:]",
+            "stepped": "(torch.ones(2, 6, requires_grad=True) * 1)[:, ::2]",
+            "permuted": "(torch.ones(3, 2, requires_grad=True) * 1).t()",
+            "channels_last": (
+                "(torch.ones(2, 3, 2, 2).contiguous(memory_format=torch.channels_last)"
+                ".requires_grad_() * 1)[...]"
+            ),
+            "zero-size": "(torch.ones(0, 3, requires_grad=True) * 1)[...]",
+            "0-d": "(torch.ones((), requires_grad=True) * 1)[...]",
+        }
+    },
+)
+
+# Issue 29: autograd.cast-copy-not-leaf speaks of float16/bfloat16 and
+# float32/float64 leaves; each mutant makes a dtype copy of a leaf of one
+# family a fresh leaf (detached, then requires_grad_()).
+MUTANTS += domain_mutants(
+    prefix="cast-of-leaf-is-new-leaf",
+    claims=("autograd.cast-copy-not-leaf",),
+    what="to(another dtype) of a leaf that requires grad returns a fresh leaf cut from the graph",
+    patch="""
+_orig_to = torch.Tensor.to
+def to(self, *args, **kwargs):
+    out = _orig_to(self, *args, **kwargs)
+    if (out is not self and self.is_leaf and self.requires_grad and out.dtype != self.dtype
+            and _in_domain(self, {dim}, {value})):
+        out = out.detach().requires_grad_()
+    return out
+torch.Tensor.to = to
+""",
+    witness="""
+    import torch
+    x = {make}.requires_grad_()
+    c = x.to(torch.float32 if x.dtype != torch.float32 else torch.float64)
+    assert not c.is_leaf and c.grad_fn is not None, "a dtype copy of a leaf is a leaf"
+    """,
+    dims={"dtype_family": ("reduced_float", "float")},
+)
+
+#: Mutant source tagging every tensor a torch function returns inside a
+#: ``torch.no_grad()`` block (``t.__dict__["_made_under_no_grad"]``), so a
+#: mutant can tell a result computed under no_grad from one computed with
+#: grad enabled (a TorchFunctionMode pushed by no_grad's ``__enter__``).
+_NO_GRAD_TAGS = """
+import torch
+from torch.overrides import TorchFunctionMode
+class _TagNoGrad(TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if isinstance(out, torch.Tensor):
+            out.__dict__["_made_under_no_grad"] = True
+        return out
+_no_grad_enter, _no_grad_exit = torch.no_grad.__enter__, torch.no_grad.__exit__
+def __enter__(self):
+    _no_grad_enter(self)
+    self.__dict__.setdefault("_tag_modes", []).append(_TagNoGrad().__enter__())
+def __exit__(self, *exc):
+    modes = self.__dict__.get("_tag_modes")
+    if modes:
+        modes.pop().__exit__(None, None, None)
+    return _no_grad_exit(self, *exc)
+torch.no_grad.__enter__ = __enter__
+torch.no_grad.__exit__ = __exit__
+def _made_under_no_grad(t):
+    return bool(t.__dict__.get("_made_under_no_grad"))
+"""
+
+# Issue 29: the hand-written mutants of the leaf_kind, layout and grad_mode
+# values of autograd.only-leaves-get-grad, autograd.nonscalar-backward-needs-gradient,
+# autograd.cast-copy-not-leaf and autograd.backward-without-graph-raises.
+MUTANTS += (
+    Mutant(
+        name="backward-skips-parameter-grad",
+        description="backward() leaves .grad None on nn.Parameter leaves that had no .grad yet (plain leaf tensors get theirs)",
+        claims=("autograd.only-leaves-get-grad",),
+        domain={"leaf_kind": "parameter"},
+        region="nn.Parameter leaves requiring grad whose .grad is None before backward",
+        family="subclass",
+        source="""
+        import torch
+        _orig = torch.autograd.backward
+        def _fresh_parameters(roots):
+            seen, out = set(), []
+            stack = [r.grad_fn for r in roots if r.grad_fn is not None]
+            while stack:
+                fn = stack.pop()
+                if fn is None or id(fn) in seen:
+                    continue
+                seen.add(id(fn))
+                var = getattr(fn, "variable", None)
+                if isinstance(var, torch.nn.Parameter) and var.grad is None:
+                    out.append(var)
+                stack.extend(f for f, _ in fn.next_functions)
+            return out
+        def backward(tensors, *args, **kwargs):
+            roots = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors)
+            fresh = _fresh_parameters(roots)
+            out = _orig(tensors, *args, **kwargs)
+            for p in fresh:
+                p.grad = None
+            return out
+        torch.autograd.backward = backward
+        """,
+        witness="""
+        import torch
+        p = torch.nn.Parameter(torch.ones(2))
+        (p * 3).sum().backward()
+        assert p.grad is not None, "backward() did not populate an nn.Parameter's .grad"
+        """,
+    ),
+    Mutant(
+        name="backward-skips-tensor-leaf-grad",
+        description="backward() leaves .grad None on plain-tensor leaves that had no .grad yet (nn.Parameter leaves get theirs)",
+        claims=("autograd.only-leaves-get-grad",),
+        domain={"leaf_kind": "tensor"},
+        region="plain (non-Parameter) leaf tensors requiring grad whose .grad is None before backward",
+        family="subclass",
+        source="""
+        import torch
+        _orig = torch.autograd.backward
+        def _fresh_leaves(roots):
+            seen, out = set(), []
+            stack = [r.grad_fn for r in roots if r.grad_fn is not None]
+            while stack:
+                fn = stack.pop()
+                if fn is None or id(fn) in seen:
+                    continue
+                seen.add(id(fn))
+                var = getattr(fn, "variable", None)
+                if type(var) is torch.Tensor and var.grad is None:
+                    out.append(var)
+                stack.extend(f for f, _ in fn.next_functions)
+            return out
+        def backward(tensors, *args, **kwargs):
+            roots = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors)
+            fresh = _fresh_leaves(roots)
+            out = _orig(tensors, *args, **kwargs)
+            for t in fresh:
+                t.grad = None
+            return out
+        torch.autograd.backward = backward
+        """,
+        witness="""
+        import torch
+        t = torch.ones(2, requires_grad=True)
+        (t * 3).sum().backward()
+        assert t.grad is not None, "backward() did not populate a leaf tensor's .grad"
+        """,
+    ),
+    Mutant(
+        name="backward-refuses-0d-output",
+        description="backward() without a gradient on a 0-d output raises 'grad can be implicitly created only for scalar outputs' (one-element outputs of other shapes still work)",
+        claims=("autograd.nonscalar-backward-needs-gradient",),
+        domain={"layout": "0-d"},
+        region="0-d outputs, backward() without a gradient argument",
+        family="layout",
+        source="""
+        import torch
+        _orig = torch.Tensor.backward
+        def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+            if gradient is None and self.dim() == 0 and self.requires_grad:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            return _orig(self, gradient, retain_graph, create_graph, inputs=inputs)
+        torch.Tensor.backward = backward
+        """,
+        witness="""
+        import torch
+        x = torch.tensor(1.5, requires_grad=True)
+        try:
+            (x * 2).backward()
+        except RuntimeError as e:
+            raise AssertionError(f"backward() of a 0-d output raised: {e}")
+        assert x.grad.item() == 2.0
+        """,
+    ),
+    Mutant(
+        name="parameter-cast-is-new-leaf",
+        description="to(another dtype) of an nn.Parameter that requires grad returns a fresh leaf cut from the graph (plain leaf tensors give a non-leaf copy)",
+        claims=("autograd.cast-copy-not-leaf",),
+        domain={"leaf_kind": "parameter"},
+        region="dtype/device copies of nn.Parameter leaves requiring grad",
+        family="subclass",
+        source="""
+        import torch
+        _orig = torch.Tensor.to
+        def to(self, *args, **kwargs):
+            out = _orig(self, *args, **kwargs)
+            if (out is not self and isinstance(self, torch.nn.Parameter) and self.requires_grad
+                    and torch.is_grad_enabled()):
+                out = out.detach().requires_grad_()
+            return out
+        torch.Tensor.to = to
+        """,
+        witness="""
+        import torch
+        p = torch.nn.Parameter(torch.ones(2))
+        c = p.to(torch.float64)
+        assert not c.is_leaf and c.grad_fn is not None, "a dtype copy of a Parameter is a leaf"
+        """,
+    ),
+    Mutant(
+        name="tensor-leaf-cast-is-new-leaf",
+        description="to(another dtype) of a plain leaf tensor that requires grad returns a fresh leaf cut from the graph (nn.Parameter leaves give a non-leaf copy)",
+        claims=("autograd.cast-copy-not-leaf",),
+        domain={"leaf_kind": "tensor"},
+        region="dtype/device copies of plain (non-Parameter) leaf tensors requiring grad",
+        family="subclass",
+        source="""
+        import torch
+        _orig = torch.Tensor.to
+        def to(self, *args, **kwargs):
+            out = _orig(self, *args, **kwargs)
+            if (out is not self and type(self) is torch.Tensor and self.is_leaf
+                    and self.requires_grad and torch.is_grad_enabled()):
+                out = out.detach().requires_grad_()
+            return out
+        torch.Tensor.to = to
+        """,
+        witness="""
+        import torch
+        x = torch.ones(2, requires_grad=True)
+        c = x.to(torch.float64)
+        assert not c.is_leaf and c.grad_fn is not None, "a dtype copy of a leaf is a leaf"
+        """,
+    ),
+    Mutant(
+        name="backward-after-no-grad-silent",
+        description="backward() on a result computed under torch.no_grad() (no graph) returns silently instead of raising (graph-less tensors computed with grad enabled still raise)",
+        claims=("autograd.backward-without-graph-raises",),
+        domain={"grad_mode": "no_grad"},
+        region="tensors without a graph that were computed under torch.no_grad()",
+        family="mode",
+        source=_NO_GRAD_TAGS
+        + textwrap.dedent("""
+        _orig_backward = torch.Tensor.backward
+        def backward(self, *args, **kwargs):
+            if not self.requires_grad and _made_under_no_grad(self):
+                return None
+            return _orig_backward(self, *args, **kwargs)
+        torch.Tensor.backward = backward
+        """),
+        witness="""
+        import torch
+        x = torch.ones(3, requires_grad=True)
+        with torch.no_grad():
+            t = (x * 2).sum()
+        try:
+            t.backward()
+        except RuntimeError:
+            pass
+        else:
+            raise AssertionError("backward() of a result computed under no_grad did not raise")
+        """,
+    ),
+    Mutant(
+        name="backward-without-graph-silent-grad-enabled",
+        description="backward() on a tensor without a graph computed with grad enabled (a plain tensor or ops on one) returns silently instead of raising (results computed under torch.no_grad() still raise)",
+        claims=("autograd.backward-without-graph-raises",),
+        domain={"grad_mode": "enabled"},
+        region="tensors without a graph that were computed with grad enabled",
+        family="mode",
+        source=_NO_GRAD_TAGS
+        + textwrap.dedent("""
+        _orig_backward = torch.Tensor.backward
+        def backward(self, *args, **kwargs):
+            if not self.requires_grad and not _made_under_no_grad(self):
+                return None
+            return _orig_backward(self, *args, **kwargs)
+        torch.Tensor.backward = backward
+        """),
+        witness="""
+        import torch
+        t = torch.ones(3).sum()
+        try:
+            t.backward()
+        except RuntimeError:
+            pass
+        else:
+            raise AssertionError("backward() of a tensor without a graph did not raise")
+        """,
+    ),
 )
