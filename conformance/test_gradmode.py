@@ -407,6 +407,7 @@ def test_grad_modes_are_thread_local(device, spec, entry, disabled_in, op):
     evidence.features(
         block_form=frozenset({form, "thread"} if in_worker else {form}),
         grad_mode="inference_mode" if mode == "inference_mode" else "no_grad",
+        entry=entry,
     )
     x = spec.build(device, requires_grad=True, leaf=True)
     fn = NONVIEW_DIFF_OPS[op]
@@ -437,7 +438,12 @@ def test_grad_modes_are_thread_local(device, spec, entry, disabled_in, op):
             worker.join(THREAD_TIMEOUT_S)
             return worker, fn(x).requires_grad
 
-        worker, here = _in_disabled_mode(entry, main_body)
+        # A mode that is not restored (torch 2.1's set_grad_enabled(False) as
+        # a decorator) must not leak into this test's later examples: the
+        # suite restores this thread's mode itself and checks the restore.
+        with grad_mode_restored():
+            worker, here = _in_disabled_mode(entry, main_body)
+            after = torch.is_grad_enabled()
         assert not worker.is_alive(), "worker thread did not finish"
         evidence.check(
             "gradmode.thread-local",
@@ -449,6 +455,12 @@ def test_grad_modes_are_thread_local(device, spec, entry, disabled_in, op):
             seen == {"enabled": True, "requires_grad": True},
             f"{mode} ({form}) in the main thread disabled recording in another thread: {seen}",
         )
+        if mode != "inference_mode" and form != "call":
+            evidence.check(
+                "gradmode.set-grad-enabled-restores",
+                after is True,
+                f"{mode} ({form}) left the grad mode {after} after it (main thread)",
+            )
         return
     worker = threading.Thread(target=disabled_worker)
     worker.start()
@@ -472,8 +484,10 @@ def test_grad_modes_are_thread_local(device, spec, entry, disabled_in, op):
         evidence.check(
             "gradmode.set-grad-enabled-restores",
             applied and restored,
-            f"{mode} ({form}) in the worker thread: applied {applied}, "
-            f"grad mode after it {seen.get('worker_enabled_after')}",
+            f"{mode} ({form}) left the grad mode {seen.get('worker_enabled_after')} after it "
+            "(worker thread)"
+            if applied
+            else f"{mode} ({form}) did not apply in the worker thread that entered it",
         )
     evidence.check(
         "gradmode.thread-local",
