@@ -11,6 +11,7 @@ it would catch) is in its docstring.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass
 
@@ -36,11 +37,19 @@ from strategies import (
     ARITHMETIC,
     COMPLEX,
     DIFFERENTIABLE,
+    TensorSpec,
     grid_examples,
     shapes,
     tensor_specs,
 )
-from strategies.tensors import DOMAIN_SPEC, domain_examples, value_examples
+from strategies.tensors import (
+    DOMAIN_SPEC,
+    PlainSubclass,
+    build_kind,
+    domain_examples,
+    tensor_kind_of,
+    value_examples,
+)
 
 # ----------------------------------------------------------------------------
 # Reference models (no torch view machinery involved)
@@ -728,13 +737,22 @@ def test_view_shares_data(device, spec, data, requires_grad):
 
 
 @pytest.mark.claim("views.view-stride-compatibility")
+# Issue 29, layout ("t's size and stride"): every layout family, by
+# construction; the spec reports it. Explicit examples (no data to draw
+# from) view as grid_target: flat, which some layouts can view and others
+# cannot.
+@domain_examples(data=None)
 @given(spec=tensor_specs(), data=st.data())
 def test_view_succeeds_iff_stride_compatible(device, spec, data):
     """Kills: a view() that refuses a compatible shape, or silently succeeds
     (e.g. by copying or mis-striding) for an incompatible shape or a wrong
-    element count."""
+    element count, for every layout family or for one only."""
     t = spec.build(device)
-    target = data.draw(st.one_of(same_numel_shapes(t.numel()), shapes(max_dims=3)), label="target")
+    if data is None:
+        target = grid_target(t)
+    else:
+        shape_strategy = st.one_of(same_numel_shapes(t.numel()), shapes(max_dims=3))
+        target = data.draw(shape_strategy, label="target")
     same_numel = -1 in target or math.prod(target) == t.numel()
     if same_numel and can_view(tuple(t.shape), t.stride(), resolve_shape(target, t.numel())):
         v = t.view(target)
@@ -797,6 +815,8 @@ _VIEW_DTYPES = st.one_of(st.none(), st.sampled_from(ALL_DTYPES))  # None: the in
 
 
 @pytest.mark.claim("views.view-dtype-conditions")
+# Issue 29: the grids draw every layout family and every dtype family (the
+# spec reports both) with a 2-byte and a 16-byte target.
 @grid_examples(dtype=torch.int16, requires_grad=False)
 @grid_examples(dtype=torch.complex128, requires_grad=False)
 @given(spec=tensor_specs(), dtype=_VIEW_DTYPES, requires_grad=st.booleans())
@@ -1099,6 +1119,8 @@ def test_flatten_nothing_returns_input(device, spec, data, requires_grad):
 
 @pytest.mark.claim("views.flatten-view-when-viewable")
 @pytest.mark.observes("detach")
+# Issue 29: the grid draws every layout family of at least two dimensions and
+# every dtype family (the spec reports both).
 @grid_examples(where=lambda s: len(s.shape) >= 2, data=None, requires_grad=False)
 @given(spec=tensor_specs(shape=shapes(min_dims=2)), data=st.data(), requires_grad=st.booleans())
 def test_flatten_views_when_viewable(device, spec, data, requires_grad):
@@ -1132,15 +1154,40 @@ def test_flatten_views_when_viewable(device, spec, data, requires_grad):
         assert not shares_storage(f, t), "flatten of a non-viewable input shares storage"
 
 
+#: The spellings of flatten (issue 29: ``call_form`` of views.flatten-zero-dim):
+#: the method ``t.flatten()``, the function ``torch.flatten(t)`` and the
+#: function with a keyword argument ``torch.flatten(input=t)``.
+FLATTEN_FORMS = ("method", "function", "keyword")
+
+_ZERO_DIM_SPEC = TensorSpec(dtype=torch.float32, base_shape=(), storage=(1.5,))
+
+
+def _flatten(t: torch.Tensor, form: str) -> torch.Tensor:
+    """``flatten(t)`` in the spelling ``form`` (:data:`FLATTEN_FORMS`)."""
+    if form == "method":
+        return t.flatten()
+    if form == "function":
+        return torch.flatten(t)
+    return torch.flatten(input=t)
+
+
 @pytest.mark.claim("views.flatten-zero-dim")
 @pytest.mark.observes("detach")
-@grid_examples(where=lambda s: s.shape == (), requires_grad=False, method=False)
-@given(spec=tensor_specs(shape=()), requires_grad=st.booleans(), method=st.booleans())
-def test_flatten_zero_dim_is_1d_view(device, spec, requires_grad, method):
+@grid_examples(where=lambda s: s.shape == (), requires_grad=False, form="function")
+# Issue 29, call_form: every spelling of flatten, by construction.
+@value_examples("form", FLATTEN_FORMS, spec=_ZERO_DIM_SPEC, requires_grad=False)
+@given(
+    spec=tensor_specs(shape=()),
+    requires_grad=st.booleans(),
+    form=st.sampled_from(FLATTEN_FORMS),
+)
+def test_flatten_zero_dim_is_1d_view(device, spec, requires_grad, form):
     """Kills: a flatten of a 0-d tensor that copies, returns the input itself,
-    or keeps 0 dimensions."""
+    or keeps 0 dimensions, in every spelling or in one only (method,
+    function, keyword)."""
     t = _build(spec, device, requires_grad)
-    f = t.flatten() if method else torch.flatten(t)
+    evidence.features(call_form=form)
+    f = _flatten(t, form)
     assert tuple(f.shape) == (1,), f"flatten of a 0-d tensor has shape {tuple(f.shape)}"
     assert f is not t, "flatten of a 0-d tensor returned the input itself"
     assert f._is_view() and f._base is root_of(t), "flatten of a 0-d tensor is not a view"
@@ -1153,24 +1200,58 @@ def test_flatten_zero_dim_is_1d_view(device, spec, requires_grad, method):
 # DET_-01..03: detach_
 
 
+#: The kinds of non-view tensor detach_ is drawn on (issue 29: ``tensor_kind``
+#: of views.detach_-makes-leaf).
+DETACH__KINDS = ("plain", "leaf", "non_leaf", "parameter", "subclass", "inference")
+
+
+def _non_view_of_kind(spec, device, kind: str) -> torch.Tensor:
+    """``spec``'s layout as a non-view tensor of ``kind`` (one of
+    :data:`DETACH__KINDS`): ``set_`` aliases the built tensor's storage
+    without view tracking; ``leaf`` flags it with ``requires_grad_()``,
+    ``non_leaf`` multiplies that leaf by 1 (a contiguous non-leaf),
+    ``parameter`` wraps it in ``nn.Parameter``, ``subclass`` is
+    ``Tensor._make_subclass`` (``as_subclass`` would make a view) and
+    ``inference`` is built and aliased inside ``torch.inference_mode()``.
+    Kinds that need grad fall back to requires_grad False on integral and
+    bool dtypes: report :func:`tensor_kind_of` of the result."""
+    grad = spec.dtype in DIFFERENTIABLE
+
+    def alias(v):
+        t = torch.empty(0, dtype=v.dtype, device=device)
+        return t.set_(v.untyped_storage(), v.storage_offset(), v.size(), v.stride())
+
+    if kind == "inference":
+        with torch.inference_mode():
+            return alias(spec.build(device))
+    t = alias(spec.build(device))
+    if kind == "parameter":
+        return torch.nn.Parameter(t, requires_grad=grad)
+    if kind == "subclass":
+        return torch.Tensor._make_subclass(PlainSubclass, t, grad)
+    if kind in ("leaf", "non_leaf") and grad:
+        t.requires_grad_(True)
+        if kind == "non_leaf":
+            t = t * 1
+    return t
+
+
 @pytest.mark.claim("views.detach_-makes-leaf")
 @pytest.mark.observes("detach", "numpy")
-@given(
-    spec=tensor_specs(),
-    requires_grad=st.booleans(),
-    non_leaf=st.booleans(),
-)
-def test_detach__makes_a_leaf(device, spec, requires_grad, non_leaf):
-    """Kills: a detach_ that returns a different object, keeps requires_grad
-    or grad_fn, or touches the storage or values."""
-    requires_grad = requires_grad and spec.dtype in DIFFERENTIABLE
-    v = spec.build(device)
-    # The spec's layout as a non-view tensor: set_ aliases without view tracking.
-    t = torch.empty(0, dtype=v.dtype, device=device)
-    t.set_(v.untyped_storage(), v.storage_offset(), v.size(), v.stride())
-    t.requires_grad_(requires_grad)
-    if requires_grad and non_leaf:
-        t = t * 1
+# Issue 29, tensor_kind ("a non-view tensor"): every kind, by construction.
+@value_examples("kind", DETACH__KINDS, spec=DOMAIN_SPEC)
+@given(spec=tensor_specs(), kind=st.sampled_from(DETACH__KINDS))
+def test_detach__makes_a_leaf(device, spec, kind):
+    """Each kind of non-view tensor (plain, leaf, non-leaf, ``nn.Parameter``,
+    ``__torch_function__`` subclass instance, inference tensor), reported as
+    the kind ``detach_`` is called on.
+
+    Kills: a detach_ that returns a different object, keeps requires_grad
+    or grad_fn, or touches the storage or values (for every kind or for one
+    only)."""
+    t = _non_view_of_kind(spec, device, kind)
+    assert not t._is_view(), "test bug: detach_ is drawn on a view"
+    evidence.features(tensor_kind=tensor_kind_of(t))
     before = snapshot(t)
     storage = t.untyped_storage()
     geometry = (tuple(t.shape), t.stride(), t.storage_offset())
@@ -1186,15 +1267,40 @@ def test_detach__makes_a_leaf(device, spec, requires_grad, non_leaf):
     assert not changed(before, t).any(), "detach_() changed values"
 
 
+#: The kinds of view detach_ is drawn on (issue 29: ``tensor_kind`` of
+#: views.detach_-views-raise): a view not requiring grad (``plain``), one
+#: requiring grad with a grad_fn (``non_leaf``), one made under no_grad of a
+#: tensor whose root requires grad (requires grad, no grad_fn: ``leaf``) and a
+#: view of a ``__torch_function__`` subclass instance (``subclass``).
+DETACH__VIEW_KINDS = ("plain", "leaf", "non_leaf", "subclass")
+
+
 @pytest.mark.claim("views.detach_-views-raise")
-@given(spec=tensor_specs(), data=st.data(), requires_grad=st.booleans())
-def test_detach__on_view_raises(device, spec, data, requires_grad):
-    """Kills: a detach_ that silently detaches (or ignores) a view, whether or
-    not it requires grad."""
-    t = _build(spec, device, requires_grad)
-    _, outs = draw_view(data, t, "view")
+# Issue 29, tensor_kind ("whether or not the view requires grad"): every kind
+# of view, by construction; explicit examples (no data to draw from) take a
+# stepped slice (canonical_view_op).
+@value_examples("kind", DETACH__VIEW_KINDS, spec=DOMAIN_SPEC, data=None)
+@given(spec=tensor_specs(), data=st.data(), kind=st.sampled_from(DETACH__VIEW_KINDS))
+def test_detach__on_view_raises(device, spec, data, kind):
+    """The view is reported as its tensor kind (a kind that needs grad falls
+    back to a plain view on integral and bool dtypes).
+
+    Kills: a detach_ that silently detaches (or ignores) a view, whether or
+    not it requires grad (for every kind of view or for one only)."""
+    if kind == "subclass":
+        t = build_kind(spec, device, "subclass")
+    else:  # the root requires grad for leaf and non_leaf: a view of it does too
+        t = _build(spec, device, kind in ("leaf", "non_leaf"))
+    # A view made under no_grad of a tensor whose root requires grad still
+    # requires grad, without a grad_fn (kind leaf).
+    with torch.no_grad() if kind == "leaf" else contextlib.nullcontext():
+        if data is None:
+            outs = canonical_view_op("slicing", t).apply(t)
+        else:
+            _, outs = draw_view(data, t, "view")
     assume(outs)
     v = outs[0]
+    evidence.features(tensor_kind=tensor_kind_of(v))
     was = v.requires_grad
     with raises_with(RuntimeError, "Can't detach views in-place"):
         v.detach_()
@@ -1256,12 +1362,21 @@ def test_view_as_real_zero_size_backward_raises(device, dtype, shape):
 
 @pytest.mark.claim("views.data-ptr-first-element")
 @pytest.mark.observes("detach")
+# Issue 29: every non-empty layout family ("for views at any offset") and
+# every dtype family (element sizes 1 to 16 bytes), by construction; the spec
+# reports both. Explicit examples (no data to draw from) check every op of the
+# table (canonical_views).
+@domain_examples(where=lambda s: math.prod(s.shape) > 0, data=None, requires_grad=False)
 @given(spec=tensor_specs(), data=st.data(), requires_grad=st.booleans())
 def test_data_ptr_is_first_element(device, spec, data, requires_grad):
     """Kills: a data_ptr that ignores the storage offset or element size, or
-    does not point at the element t[0, ..., 0]."""
+    does not point at the element t[0, ..., 0] (for every layout and dtype
+    family or for one only)."""
     t = _build(spec, device, requires_grad)
-    _, outs = draw_view(data, t, "view")
+    if data is None:
+        outs = tuple(out for _, out in canonical_views(t))
+    else:
+        _, outs = draw_view(data, t, "view")
     for u in (t, *outs):
         if u.numel() == 0:
             continue  # no first element; data_ptr() is 0 for empty tensors

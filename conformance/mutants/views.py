@@ -831,3 +831,293 @@ MUTANTS += tuple(
     )
     for form, (patch, words, call) in _RESHAPE_FORMS.items()
 )
+
+import textwrap  # noqa: E402
+
+from conformance.mutants._tensor_domain import (  # noqa: E402
+    FAMILY_MAKERS,
+    LAYOUT_MAKERS,
+    TENSOR_KIND_MAKERS,
+)
+from conformance.mutants._tensor_domain import (  # noqa: E402
+    domain_mutants as value_mutants,
+)
+
+_LAYOUTS = ("contiguous", "offset", "stepped", "permuted", "expanded", "channels_last",
+            "zero-size", "0-d")  # fmt: skip
+_FAMILIES = ("bool", "signed", "unsigned", "reduced_float", "float", "complex")
+
+# Issue 29: views.view-stride-compatibility speaks of t's size and stride (every
+# layout family); each mutant decides compatibility backwards for one family
+# only: a compatible shape is refused, an incompatible one silently reshaped.
+MUTANTS += value_mutants(
+    prefix="view-compatibility-inverted",
+    claims=("views.view-stride-compatibility",),
+    what="t.view(shape) refuses a stride-compatible shape and silently returns a reshaped copy for an incompatible one",
+    patch="""
+_orig_view = torch.Tensor.view
+def view(self, *args, **kwargs):
+    if (kwargs or not args or isinstance(args[0], torch.dtype)
+            or not _in_domain(self, {dim}, {value})):
+        return _orig_view(self, *args, **kwargs)
+    try:
+        _orig_view(self, *args)
+    except RuntimeError as e:
+        if "view size is not compatible" not in str(e):
+            raise
+        return self.reshape(*args)
+    raise RuntimeError("view size is not compatible with input tensor's size and stride (mutant)")
+torch.Tensor.view = view
+""",
+    witness="""
+    import torch
+    t = {make}
+    try:
+        v = t.view(t.numel())
+    except RuntimeError:
+        v = None
+    # reshape views exactly when view succeeds (views.reshape-view-when-viewable)
+    assert (v is not None) == t.reshape(t.numel())._is_view(), "view(numel) disagrees with reshape"
+    """,
+    dims={"layout": _LAYOUTS},
+)
+
+# Issue 29: views.view-dtype-conditions speaks of every layout (dim, strides,
+# storage offset) and every element size; each mutant gets the conditions
+# wrong for one layout or dtype family only: a view(dtype) they allow is a
+# copy, one they forbid returns an empty tensor instead of raising.
+MUTANTS += value_mutants(
+    prefix="view-dtype-conditions-inverted",
+    claims=("views.view-dtype-conditions",),
+    what="t.view(dtype) returns a copy where the documented conditions hold and an empty tensor instead of raising where they do not",
+    patch="""
+_orig_view = torch.Tensor.view
+def view(self, *args, **kwargs):
+    if (len(args) == 1 and not kwargs and isinstance(args[0], torch.dtype)
+            and _in_domain(self, {dim}, {value})):
+        try:
+            out = _orig_view(self, args[0])
+        except RuntimeError:
+            return torch.zeros(0, dtype=args[0], device=self.device)
+        return out.clone()
+    return _orig_view(self, *args, **kwargs)
+torch.Tensor.view = view
+""",
+    witness="""
+    import torch
+    t = {make}
+    v = t.view(t.dtype)
+    assert v.untyped_storage().data_ptr() == t.untyped_storage().data_ptr(), "view(dtype) copied"
+    """,
+    dims={"layout": _LAYOUTS, "dtype_family": _FAMILIES},
+    # a zero-size view of a storage with bytes (a 0-byte storage has address 0)
+    makers={"layout": {**LAYOUT_MAKERS, "zero-size": "torch.zeros(2, 3)[2:]"}},
+)
+
+# Issue 29: views.flatten-view-when-viewable speaks of every input of at least
+# two dimensions (layout families, 0-d excluded) and every dtype; each mutant
+# gets the view-or-copy choice backwards for one family only: a viewable input
+# is copied, a non-viewable one aliased as if it were dense.
+MUTANTS += value_mutants(
+    prefix="flatten-view-choice-inverted",
+    claims=("views.flatten-view-when-viewable",),
+    what="flatten(t, start, end) copies an input it can view and returns a dense alias of the storage for one it cannot",
+    patch="""
+_orig_flatten = torch.flatten
+def flatten(input, start_dim=0, end_dim=-1):
+    n = input.dim()
+    if n < 2 or not _in_domain(input, {dim}, {value}):
+        return _orig_flatten(input, start_dim, end_dim)
+    s, e = start_dim % n, end_dim % n
+    if s >= e:
+        return _orig_flatten(input, start_dim, end_dim)
+    out = _orig_flatten(input, start_dim, end_dim)
+    if out._is_view():
+        return out.clone()
+    stride, acc = [], 1
+    for size in reversed(out.shape):
+        stride.insert(0, acc)
+        acc *= max(size, 1)
+    return input.as_strided(out.shape, stride, input.storage_offset())
+torch.flatten = flatten
+torch.Tensor.flatten = flatten
+""",
+    witness="""
+    import torch
+    t = {make}
+    try:
+        f = torch.flatten(t)
+    except RuntimeError as e:
+        raise AssertionError("flatten raised: " + str(e))
+    try:
+        t.view(t.numel())
+        viewable = True
+    except RuntimeError:
+        viewable = False
+    assert f._is_view() == viewable, "flatten got the view-or-copy choice wrong"
+    assert f.tolist() == t.reshape(t.numel()).tolist(), "flatten elements are not row-major"
+    """,
+    dims={
+        "layout": tuple(v for v in _LAYOUTS if v != "0-d"),
+        "dtype_family": _FAMILIES,
+    },
+    makers={"dtype_family": {f: f"{m}.reshape(1, 3)" for f, m in FAMILY_MAKERS.items()}},
+)
+
+# Issue 29: views.data-ptr-first-element speaks of views at any offset (every
+# non-empty layout family) and of every element size; each mutant points
+# data_ptr() one element past the first for one family only.
+MUTANTS += value_mutants(
+    prefix="data-ptr-one-element-late",
+    claims=("views.data-ptr-first-element",),
+    what="t.data_ptr() is the address of t's second element (storage address + (offset + 1) * element_size())",
+    patch="""
+_orig_data_ptr = torch.Tensor.data_ptr
+def data_ptr(self):
+    out = _orig_data_ptr(self)
+    if self.numel() > 0 and _in_domain(self, {dim}, {value}):
+        return out + self.element_size()
+    return out
+torch.Tensor.data_ptr = data_ptr
+""",
+    witness="""
+    import torch
+    t = {make}
+    want = t.untyped_storage().data_ptr() + t.storage_offset() * t.element_size()
+    assert t.data_ptr() == want, "data_ptr() is not the address of the first element"
+    """,
+    dims={
+        "layout": tuple(v for v in _LAYOUTS if v != "zero-size"),
+        "dtype_family": _FAMILIES,
+    },
+)
+
+#: A tensor of each kind the detach_ mutants are witnessed on: a non-view
+#: subclass instance (``as_subclass`` makes a view).
+_NON_VIEW_KIND_MAKERS = {
+    **TENSOR_KIND_MAKERS,
+    "subclass": "torch.Tensor._make_subclass(type('Sub', (torch.Tensor,), dict()), torch.ones(3))",
+}
+
+# Issue 29: views.detach_-makes-leaf speaks of every non-view tensor; each
+# mutant makes detach_() of one kind return a detached alias instead of t
+# itself (t keeps requires_grad and grad_fn).
+MUTANTS += value_mutants(
+    prefix="detach_-non-view-returns-alias",
+    claims=("views.detach_-makes-leaf",),
+    what="detach_() on a non-view tensor returns a new detached alias (t.detach()) and leaves t as it was",
+    patch="""
+_orig_detach_ = torch.Tensor.detach_
+def detach_(self):
+    if not self._is_view() and _in_domain(self, {dim}, {value}):
+        return self.detach()
+    return _orig_detach_(self)
+torch.Tensor.detach_ = detach_
+torch.detach_ = detach_
+""",
+    witness="""
+    import torch
+    t = {make}
+    assert t.detach_() is t and not t.requires_grad, "detach_() did not detach t itself"
+    """,
+    dims={"tensor_kind": ("plain", "leaf", "non_leaf", "parameter", "subclass", "inference")},
+    makers={"tensor_kind": _NON_VIEW_KIND_MAKERS},
+)
+
+# Issue 29: views.detach_-views-raise speaks of views whether or not they
+# require grad; each mutant lets detach_() on one kind of view return it
+# untouched instead of raising.
+MUTANTS += value_mutants(
+    prefix="detach_-view-ignored",
+    claims=("views.detach_-views-raise",),
+    what="detach_() on a view returns it unchanged instead of raising 'Can't detach views in-place'",
+    patch="""
+_orig_detach_ = torch.Tensor.detach_
+def detach_(self):
+    if self._is_view() and _in_domain(self, {dim}, {value}):
+        return self
+    return _orig_detach_(self)
+torch.Tensor.detach_ = detach_
+torch.detach_ = detach_
+""",
+    witness="""
+    import torch
+    v = {make}
+    try:
+        v.detach_()
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError("detach_() of a view did not raise")
+    """,
+    dims={"tensor_kind": ("plain", "leaf", "non_leaf", "subclass")},
+    makers={
+        "tensor_kind": {
+            "plain": "torch.ones(4)[1:]",
+            "leaf": "torch.no_grad()(lambda: torch.ones(4, requires_grad=True)[1:])()",
+            "non_leaf": "torch.ones(4, requires_grad=True)[1:]",
+            "subclass": "torch.ones(4).as_subclass(type('Sub', (torch.Tensor,), dict()))[1:]",
+        }
+    },
+)
+
+#: A flatten that returns a 0-d input itself (0-d, not a 1-D view), installed
+#: on one spelling only: call_form value -> (patch, the spelling in words, the
+#: witness's call on x).
+_FLATTEN_0D_FORMS = {
+    "method": (
+        """
+        _orig_method = torch.Tensor.flatten
+        def flatten(self, *args, **kwargs):
+            return self if self.dim() == 0 else _orig_method(self, *args, **kwargs)
+        torch.Tensor.flatten = flatten
+        """,
+        "the method t.flatten()",
+        "x.flatten()",
+    ),
+    "function": (
+        """
+        _orig_function = torch.flatten
+        def flatten(*args, **kwargs):
+            if args and isinstance(args[0], torch.Tensor) and args[0].dim() == 0:
+                return args[0]
+            return _orig_function(*args, **kwargs)
+        torch.flatten = flatten
+        """,
+        "the function torch.flatten(t) with a positional argument",
+        "torch.flatten(x)",
+    ),
+    "keyword": (
+        """
+        _orig_function = torch.flatten
+        def flatten(*args, **kwargs):
+            t = kwargs.get("input")
+            if isinstance(t, torch.Tensor) and t.dim() == 0:
+                return t
+            return _orig_function(*args, **kwargs)
+        torch.flatten = flatten
+        """,
+        "the function with a keyword argument torch.flatten(input=t)",
+        "torch.flatten(input=x)",
+    ),
+}
+
+# Issue 29: views.flatten-zero-dim speaks of flattening in every spelling;
+# each mutant returns a 0-d input itself in one spelling only.
+MUTANTS += tuple(
+    Mutant(
+        name=f"flatten-0d-returns-self-only-{form}",
+        description=f"flatten of a 0-d tensor returns the input itself (0-d) instead of a 1-D view, only through {words}; the other spellings are right",
+        claims=("views.flatten-zero-dim",),
+        domain={"call_form": form},
+        region=f"0-d inputs flattened through {words} only",
+        family="convention",
+        source="import torch\n" + textwrap.dedent(patch),
+        witness=f"""
+        import torch
+        x = torch.tensor(1.5)
+        assert {call}.shape == (1,), "flatten of a 0-d tensor is not 1-D"
+        """,
+    )
+    for form, (patch, words, call) in _FLATTEN_0D_FORMS.items()
+)
