@@ -48,6 +48,13 @@ from strategies import (
     shapes,
     tensor_specs,
 )
+from strategies.tensors import (
+    DOMAIN_SPEC,
+    TENSOR_KINDS,
+    build_kind,
+    tensor_kind_of,
+    value_examples,
+)
 
 
 def _grid_spec(dtype: torch.dtype, layout: str = "contiguous"):
@@ -115,6 +122,8 @@ _UNBATCHED_WRITE_ERRORS = ("vmap:", "doesn't match the broadcast shape")
 
 @pytest.mark.claim("torch_func.vmap-inplace-into-unbatched-raises")
 @pytest.mark.observes("clone", "copy_")
+# Issue 29, dtype_family ("for every dtype"): one example per dtype, so every
+# family, by construction; the case's spec reports the family.
 @_examples(
     dict(case=(_grid_spec(dt), 0), op="copy_", target=target)
     for dt in ALL_DTYPES
@@ -344,26 +353,46 @@ _CAPTURED_OPS = {
 }
 
 
+#: Issue 29, tensor_kind of torch_func.grad-mutating-captured-raises: one
+#: explicit example per kind of captured tensor, each with another transform
+#: and in-place op.
+_CAPTURED_KIND_EXAMPLES = tuple(
+    dict(spec=DOMAIN_SPEC, transform=t, op=o, kind=k)
+    for k, t, o in zip(
+        TENSOR_KINDS,
+        ("grad", "vjp", "jvp", "jacrev", "jacfwd", "grad"),
+        ("add_", "mul_", "copy_", "setitem", "zero_", "add_"),
+        strict=True,
+    )
+)
+
+
 @pytest.mark.claim("torch_func.grad-mutating-captured-raises")
 @pytest.mark.observes("copy_")
+# Issue 29, tensor_kind ("a tensor captured from outside"): every kind of
+# captured tensor by construction (_CAPTURED_KIND_EXAMPLES).
+@_examples(_CAPTURED_KIND_EXAMPLES)
 @given(
     spec=tensor_specs(dtype=(torch.float32, torch.float64), shape=shapes(min_side=1, max_dims=2),
                       views=NON_OVERLAPPING_VIEWS, values="finite"),
     transform=st.sampled_from(["grad", "vjp", "jvp", "jacrev", "jacfwd"]),
     op=st.sampled_from(sorted(_CAPTURED_OPS)),
-    captured_requires_grad=st.booleans(),
+    kind=st.sampled_from(TENSOR_KINDS),
 )  # fmt: skip
-def test_grad_transforms_refuse_mutating_captured_tensors(
-    device, spec, transform, op, captured_requires_grad
-):
-    """Kills: a grad transform that lets the function write into a tensor
-    captured from outside (for some transform or dtype), corrupting the
-    caller's state and the computed derivative."""
+def test_grad_transforms_refuse_mutating_captured_tensors(device, spec, transform, op, kind):
+    """The captured tensor is another build of the spec as a plain tensor, a
+    leaf or a non-leaf that requires grad, an ``nn.Parameter``, a
+    ``__torch_function__`` subclass instance or an inference tensor
+    (``strategies.tensors.build_kind``; reported as ``tensor_kind``).
+
+    Kills: a grad transform that lets the function write into a tensor
+    captured from outside (for some transform, dtype or kind of captured
+    tensor), corrupting the caller's state and the computed derivative."""
     x = spec.build(device)
-    c = spec.build(device, requires_grad=captured_requires_grad, leaf=True)
+    c = build_kind(spec, device, kind)
     before = element_bytes(c)
     mutate = _CAPTURED_OPS[op]
-    evidence.features(form=transform)
+    evidence.features(form=transform, tensor_kind=tensor_kind_of(c))
 
     def f(a):
         mutate(c, a)
@@ -371,7 +400,7 @@ def test_grad_transforms_refuse_mutating_captured_tensors(
 
     with raises_with(RuntimeError, "would mutate a captured Tensor"):
         _call_transform(transform, f, x)
-    _bytes_kept(c, before, f"a refused {op} on a captured tensor inside {transform}")
+    _bytes_kept(c, before, f"a refused {op} on a captured {kind} tensor inside {transform}")
 
 
 _INPUT_OPS = {
@@ -489,6 +518,13 @@ def _tied_case(spec, device, kind):
 
 
 @pytest.mark.claim("torch_func.functional-call-tie-weights")
+# Issue 29, tensor_kind ("share one parameter or buffer"): both kinds of tied
+# tensor with every way of passing values, by construction.
+@_examples(
+    dict(spec=_grid_spec(torch.float32), kind=kind, passed=passed, tie_weights=True)
+    for kind in ("parameter", "buffer")
+    for passed in ("a", "b", "both-same", "both-different")
+)
 @given(
     spec=tensor_specs(shape=shapes(min_side=1)),
     kind=st.sampled_from(["parameter", "buffer"]),
@@ -499,6 +535,7 @@ def test_functional_call_ties_weights(device, spec, kind, passed, tie_weights):
     """Kills: a functional_call that ignores ties (for buffers, or one
     calling form), ties with tie_weights=False, or accepts different
     values for tied names."""
+    evidence.features(tensor_kind=kind)
     m, orig, w = _tied_case(spec, device, kind)
     fc = torch.func.functional_call
     if passed in ("a", "b"):
@@ -542,6 +579,8 @@ def test_functional_call_accepts_equal_values_for_tied_names(device, spec, kind)
 
 
 @pytest.mark.claim("torch_func.functional-call-ties-by-identity")
+# Issue 29, tensor_kind: a tied parameter and a tied buffer for every dtype
+# family (_TIE_DTYPES), by construction.
 @_examples(
     dict(spec=_grid_spec(dt), kind=kind, equal=True)
     for dt in _TIE_DTYPES
@@ -557,6 +596,7 @@ def test_functional_call_ties_by_identity(device, spec, kind, equal):
 
     Kills: a functional_call that starts comparing tied values by value
     (for some dtype or kind), or stops refusing distinct objects."""
+    evidence.features(tensor_kind=kind)
     m, _, w = _tied_case(spec, device, kind)
     w2 = spec.build(device) if equal else torch.full_like(w, sentinel_for(w))
     with raises_with(ValueError, "which are tied"):
@@ -580,6 +620,9 @@ class _Stateful(torch.nn.Module):
 
 
 @pytest.mark.claim("torch_func.functional-call-restores-module-and-writes-through")
+# Issue 29, tensor_kind: every example's module holds a parameter and a
+# buffer, and checks both (restored; updates land in the dict or, for a
+# parameter not passed, in the module).
 @_examples(
     dict(spec=_grid_spec(dt), fail=fail, buffers_only=False)
     for dt in ARITHMETIC
@@ -597,6 +640,7 @@ def test_functional_call_restores_module_and_writes_through(device, spec, fail, 
     Kills: a functional_call that leaks the swapped-in state into the
     module (for some dtype, or when forward raises), or that writes the
     in-place updates elsewhere than into the passed tensors."""
+    evidence.features(tensor_kind=frozenset({"parameter", "buffer"}))
     m = _Stateful(spec.build(device), spec.build(device))
     w0, b0 = m.w, m.buf
     before_w, before_b = element_bytes(w0), element_bytes(b0)
@@ -741,29 +785,54 @@ def test_vmap_rebuilds_pytree_arguments(device, spec, container):
         assert arg == snapshot, f"the caller's {container} changed"
 
 
+#: Ops applied to a batched tensor ``b`` that escaped vmap: name -> (call_form,
+#: the op). Out-of-place ops as a method (``b + 1`` is ``Tensor.__add__``), as
+#: a ``torch.*`` function, with a keyword argument, and in-place ops.
+_ESCAPED_USES = {
+    "sin": ("method", lambda b: b.sin()),
+    "sum": ("method", lambda b: b.sum()),
+    "clone": ("method", lambda b: b.clone()),
+    "add": ("method", lambda b: b + 1),
+    "torch.sin": ("function", lambda b: torch.sin(b)),
+    "torch.mul": ("function", lambda b: torch.mul(b, 2)),
+    "torch.add(other=)": ("keyword", lambda b: torch.add(b, other=1)),
+    "mul(other=)": ("keyword", lambda b: b.mul(other=2)),
+    "sum(dim=)": ("keyword", lambda b: b.sum(dim=0)),
+    "mul_": ("inplace", lambda b: b.mul_(2)),
+    "add_": ("inplace", lambda b: b.add_(1)),
+}
+
+
 @pytest.mark.claim("torch_func.escaped-batched-tensor-raises")
 @pytest.mark.observes("clone")
+# Issue 29, call_form ("an op (out-of-place or in-place)"): a method, a
+# torch.* function, a keyword call and an in-place op, by construction.
+@value_examples(
+    "op",
+    ("sin", "torch.sin", "torch.add(other=)", "mul_"),
+    spec=TensorSpec(
+        dtype=torch.float32, base_shape=(2, 3), storage=(1.5, -2.0, 0.5, 3.0, 0.25, 1.0)
+    ),
+)
 @given(
     spec=tensor_specs(dtype=FLOATING, shape=shapes(min_dims=1, max_dims=3, min_side=1)),
-    op=st.sampled_from(["sin", "mul_", "add", "sum", "clone"]),
+    op=st.sampled_from(sorted(_ESCAPED_USES)),
 )
 def test_escaped_batched_tensor_raises(device, spec, op):
-    """Kills: a vmap whose leaked per-example tensors are ordinary tensors
-    (an eager loop for some dtype), silently giving one example's values."""
+    """The op's calling form is reported as ``call_form``.
+
+    Kills: a vmap whose leaked per-example tensors are ordinary tensors
+    (an eager loop for some dtype), silently giving one example's values,
+    or an op (in some calling form) that computes on an escaped tensor."""
     x = spec.build(device)
     leaked: list[torch.Tensor] = []
     torch.func.vmap(lambda b: (leaked.append(b), b * 1)[1])(x)
     (b,) = leaked
     assert tuple(b.shape) == tuple(x.shape[1:]), f"the escaped tensor has shape {tuple(b.shape)}"
-    use = {
-        "sin": lambda: b.sin(),
-        "mul_": lambda: b.mul_(2),
-        "add": lambda: b + 1,
-        "sum": lambda: b.sum(),
-        "clone": lambda: b.clone(),
-    }[op]
+    form, use = _ESCAPED_USES[op]
+    evidence.features(call_form=form)
     with raises_with(RuntimeError, "may have escaped from inside a function being vmapped"):
-        use()
+        use(b)
 
 
 # ------------------------------------------- derivative values and result shapes
@@ -1491,6 +1560,10 @@ def _batched_grid_cases():
 
 @pytest.mark.claim("torch_func.vmap-grad-per-sample-gradients")
 @pytest.mark.observes("backward", "to", "clone")
+# Issue 29, layout ("strided layouts"): the grid's non-empty 1-D and 2-D
+# layouts, each with a variant that passes it batched (contiguous, offset,
+# stepped, permuted, expanded) and the 1-D select-inner one unbatched (x[0]:
+# a 0-d example), by construction; reported as passed to vmap.
 @_examples(
     dict(case=c, fn=_GRID_FNS["sum"], in_dims=d, argnums=a)
     for c, (d, a) in _alternate(_batched_grid_cases(), (("None,0", 0), ("0,None", 1), ("0,0", 0)))
@@ -1514,6 +1587,7 @@ def test_vmap_of_grad_gives_per_sample_gradients(device, case, fn, in_dims, argn
     dims = tuple(None if d == "None" else 0 for d in in_dims.split(","))
     x = xb if dims[0] == 0 else xb[0]
     y = yb if dims[1] == 0 else yb[0]
+    evidence.features(layout=layout_kinds(x) | layout_kinds(y))
     note(f"f(x, y) = {fn.formula()}")
     got = torch.func.vmap(torch.func.grad(fn, argnums=argnums), in_dims=dims)(x, y)
     batch = xb.shape[0]
@@ -1749,6 +1823,9 @@ def _scalar_op_fns(draw):
 
 
 @pytest.mark.claim("torch_func.forward-mode-python-scalar-upcasts-0d-tangent")
+# Issue 29, layout (0-d against one or more dimensions): every non-overlapping
+# layout family of the grid, zero-size included, for both transforms and both
+# dtypes, by construction; the case's spec reports it.
 @_examples(
     dict(case=c, fn=SmoothFn((("scale", 2.0),), "none", _GRID_W), transform=t)
     for c in _grid_value_cases(overlapping=False)

@@ -13,6 +13,7 @@ See :mod:`conformance.mutants` for what a mutant is and how it is run.
 
 from __future__ import annotations
 
+from conformance.mutants._tensor_domain import TENSOR_KIND_MAKERS, domain_mutants
 from conformance.mutants.base import Mutant
 
 #: Issue 29: the strided layouts torch.func.grad's claims declare
@@ -350,6 +351,7 @@ MUTANTS: tuple[Mutant, ...] = (
         name="functional-call-ignores-tie-for-buffers",
         description="functional_call ignores weight tying (tie_weights=False) whenever a passed key names a buffer",
         claims=("torch_func.functional-call-tie-weights",),
+        domain={"tensor_kind": "buffer"},
         region="tied buffers",
         family="other",
         source="""
@@ -473,6 +475,7 @@ MUTANTS: tuple[Mutant, ...] = (
         name="functional-call-leaks-buffer-writes-f64",
         description="functional_call copies the passed float64 buffers' final values into the module's own buffers when it restores them",
         claims=("torch_func.functional-call-restores-module-and-writes-through",),
+        domain={"tensor_kind": "buffer"},
         region="float64 buffers",
         family="dtype",
         source="""
@@ -879,6 +882,7 @@ MUTANTS: tuple[Mutant, ...] = (
         name="jvp-keeps-0d-tangent-dtype",
         description="torch.func.jvp casts the tangent output to the output's dtype when every primal is 0-d (the upcast of pytorch#90065 fixed there)",
         claims=("torch_func.forward-mode-python-scalar-upcasts-0d-tangent",),
+        domain={"layout": "0-d"},
         region="0-d primals",
         family="layout",
         source="""
@@ -900,3 +904,375 @@ MUTANTS: tuple[Mutant, ...] = (
         """,
     ),
 )
+
+
+# Issue 29: torch_func.vmap-inplace-into-unbatched-raises speaks of every
+# dtype; each mutant runs vmap as an eager per-example loop (so a write into
+# an unbatched target succeeds, example after example) when every batched
+# argument is of one dtype family only.
+MUTANTS += domain_mutants(
+    prefix="vmap-eager-loop",
+    claims=("torch_func.vmap-inplace-into-unbatched-raises",),
+    what="vmap runs the function in a Python loop over plain per-example tensors and stacks the results",
+    patch="""
+import torch.func
+_vmap = torch.func.vmap
+def vmap(func, in_dims=0, out_dims=0, **kw):
+    vf = _vmap(func, in_dims, out_dims, **kw)
+    def wrapper(*args, **kwargs):
+        dims = in_dims if isinstance(in_dims, tuple) else (in_dims,) * len(args)
+        batched = [(a, d) for a, d in zip(args, dims)
+                   if isinstance(a, torch.Tensor) and isinstance(d, int)]
+        if (not kwargs and isinstance(out_dims, int) and len(dims) == len(args) and batched
+                and all(_in_domain(a, {dim}, {value}) for a, _ in batched)):
+            n = batched[0][0].shape[batched[0][1]]
+            rows = [func(*[a.select(d, i) if isinstance(a, torch.Tensor) and isinstance(d, int)
+                           else a for a, d in zip(args, dims)]) for i in range(n)]
+            return torch.stack(rows, dim=out_dims)
+        return vf(*args, **kwargs)
+    return wrapper
+torch.func.vmap = vmap
+torch.vmap = vmap
+""",
+    witness="""
+    import torch
+    b = {make}
+    c = torch.zeros_like(b[0])
+    try:
+        torch.func.vmap(lambda r: c.copy_(r))(b)
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError("vmap let a write of batched values into a captured tensor through")
+    """,
+    dims={"dtype_family": ("bool", "signed", "unsigned", "reduced_float", "float", "complex")},
+)
+
+# Issue 29: torch_func.grad-mutating-captured-raises speaks of any tensor
+# captured from outside the transform; each mutant drops, silently, an
+# in-place write into a captured tensor of one kind inside grad/vjp/jacrev
+# (Grad) and jvp/jacfwd (Jvp) transforms.
+MUTANTS += domain_mutants(
+    prefix="grad-drops-captured-write",
+    claims=("torch_func.grad-mutating-captured-raises",),
+    what="an in-place op (add_, mul_, copy_, zero_, __setitem__) on a captured tensor inside grad, vjp, jvp, jacrev or jacfwd does nothing instead of raising",
+    patch="""
+from torch._C import _functorch as _ft
+def _captured(t):
+    level = _ft.peek_interpreter_stack()
+    return (level is not None
+            and level.key() in (_ft.TransformType.Grad, _ft.TransformType.Jvp)
+            and not _ft.is_functorch_wrapped_tensor(t))
+def _drop_captured(name):
+    orig = getattr(torch.Tensor, name)
+    def method(self, *args, **kwargs):
+        if _captured(self) and _in_domain(self, {dim}, {value}):
+            return self
+        return orig(self, *args, **kwargs)
+    setattr(torch.Tensor, name, method)
+for _name in ("add_", "mul_", "copy_", "zero_", "__setitem__"):
+    _drop_captured(_name)
+""",
+    witness="""
+    import torch
+    c = {make}
+    def f(a):
+        c.mul_(a)
+        return (a * 1).sum()
+    try:
+        torch.func.grad(f)(torch.ones(3))
+    except RuntimeError as e:
+        assert "would mutate a captured Tensor" in str(e), str(e)
+    else:
+        raise AssertionError("grad let a write into a captured tensor through")
+    """,
+    dims={"tensor_kind": ("plain", "leaf", "non_leaf", "parameter", "subclass", "inference")},
+    makers={
+        "tensor_kind": {
+            **TENSOR_KIND_MAKERS,
+            "subclass": "torch.ones(3).as_subclass(type('Sub', (torch.Tensor,), dict()))",
+        }
+    },
+)
+
+# Issue 29: torch_func.vmap-grad-per-sample-gradients speaks of strided
+# layouts; each mutant scales what vmap returns by 1.5 when an argument (a
+# batched tensor or an unbatched example) is of one layout family only.
+MUTANTS += domain_mutants(
+    prefix="vmap-scales-results",
+    claims=("torch_func.vmap-grad-per-sample-gradients",),
+    what="vmap returns 1.5 x the function's results (per-sample gradients included)",
+    patch="""
+import torch.func
+_vmap = torch.func.vmap
+def vmap(func, in_dims=0, out_dims=0, **kw):
+    vf = _vmap(func, in_dims, out_dims, **kw)
+    def wrapper(*args, **kwargs):
+        out = vf(*args, **kwargs)
+        if any(_in_domain(a, {dim}, {value}) for a in args):
+            out = torch.utils._pytree.tree_map(
+                lambda g: g * 1.5 if isinstance(g, torch.Tensor) else g, out)
+        return out
+    return wrapper
+torch.func.vmap = vmap
+torch.vmap = vmap
+""",
+    witness="""
+    import torch
+    t = {make}
+    f = torch.func.grad(lambda a, b: (a * b).sum())
+    if t.dim():
+        g, want = torch.func.vmap(f)(torch.ones(t.shape), t), t
+    else:
+        g, want = torch.func.vmap(f, in_dims=(0, None))(torch.ones(2), t), t.expand(2)
+    assert torch.equal(g, want), "vmap(grad) did not give each example's gradient"
+    """,
+    dims={"layout": ("contiguous", "offset", "stepped", "permuted", "expanded", "0-d")},
+)
+
+# Issue 29: torch_func.forward-mode-python-scalar-upcasts-0d-tangent speaks of
+# 0-d primals and of primals of one or more dimensions; each mutant flips the
+# dtype of jvp's tangent output and of jacfwd's Jacobian (float32 <-> float64)
+# for float32 primals of one layout family only (jvp-keeps-0d-tangent-dtype is
+# the 0-d one).
+MUTANTS += domain_mutants(
+    prefix="forward-mode-flips-tangent-dtype",
+    claims=("torch_func.forward-mode-python-scalar-upcasts-0d-tangent",),
+    what="torch.func.jvp's tangent output and jacfwd's Jacobian of a float32 primal come back in float64 where torch keeps float32 and in float32 where it upcasts",
+    patch="""
+import torch.func
+def _flip(t):
+    return t.to(torch.float32 if t.dtype == torch.float64 else torch.float64)
+def _hit(x):
+    return isinstance(x, torch.Tensor) and x.dtype == torch.float32 and _in_domain(x, {dim}, {value})
+_jvp, _jacfwd = torch.func.jvp, torch.func.jacfwd
+def jvp(func, primals, tangents, *args, **kwargs):
+    res = _jvp(func, primals, tangents, *args, **kwargs)
+    if primals and _hit(primals[0]) and isinstance(res[1], torch.Tensor):
+        return (res[0], _flip(res[1]), *res[2:])
+    return res
+def jacfwd(func, argnums=0, *a, **k):
+    inner = _jacfwd(func, argnums, *a, **k)
+    def wrapper(*args, **kwargs):
+        out = inner(*args, **kwargs)
+        if args and _hit(args[0]) and isinstance(out, torch.Tensor):
+            return _flip(out)
+        return out
+    return wrapper
+torch.func.jvp = jvp
+torch.func.jacfwd = jacfwd
+""",
+    witness="""
+    import torch
+    x = {make}
+    _, t = torch.func.jvp(lambda v: v * 2.0, (x,), (torch.ones_like(x),))
+    want = torch.float64 if x.dim() == 0 else torch.float32
+    assert t.dtype == want, "jvp's tangent output has dtype %s" % t.dtype
+    """,
+    dims={"layout": ("contiguous", "offset", "stepped", "permuted", "zero-size")},
+)
+
+
+def _escaped_form_mutant(form: str, owners: str, names: tuple[str, ...], use: str) -> Mutant:
+    """An op called in ``form`` (a ``call_form`` of ``conformance/domains.toml``)
+    on a batched tensor that escaped vmap returns zeros of its shape instead
+    of raising (issue 29: torch_func.escaped-batched-tensor-raises, wrong only
+    in that calling form: a keyword call is one with keyword arguments, every
+    other form one without). ``owners`` is the Python source of a tuple of
+    the objects (``torch.Tensor``, ``torch``) whose ``names`` are wrapped;
+    ``use`` is the witness's op on ``b``."""
+    return Mutant(
+        name=f"escaped-batched-tensor-{form}-computes",
+        description=(
+            f"an op called in the {form} form on a batched tensor that escaped vmap returns "
+            "zeros of its shape instead of raising"
+        ),
+        claims=("torch_func.escaped-batched-tensor-raises",),
+        domain={"call_form": form},
+        region=f"ops called in the {form} form on a tensor that escaped vmap",
+        family="convention",
+        source=f"""
+        import torch
+        _KEYWORD = {form == "keyword"!r}
+        def _lenient(owner, name):
+            orig = getattr(owner, name)
+            def op(*args, **kwargs):
+                try:
+                    return orig(*args, **kwargs)
+                except RuntimeError as e:
+                    if "may have escaped" not in str(e) or bool(kwargs) != _KEYWORD:
+                        raise
+                    t = args[0]
+                    return torch.zeros(t.shape, dtype=t.dtype, device=t.device)
+            setattr(owner, name, op)
+        for _owner in {owners}:
+            for _name in {names!r}:
+                _lenient(_owner, _name)
+        """,
+        witness=f"""
+        import torch
+        leaked = []
+        torch.func.vmap(lambda b: (leaked.append(b), b * 1)[1])(torch.ones(2, 3))
+        b = leaked[0]
+        try:
+            {use}
+        except RuntimeError as e:
+            assert "may have escaped" in str(e), str(e)
+        else:
+            raise AssertionError("an op on a batched tensor that escaped vmap did not raise")
+        """,
+    )
+
+
+_OUT_OF_PLACE = ("sin", "sum", "clone", "mul", "add")
+
+# Issue 29: torch_func.escaped-batched-tensor-raises speaks of out-of-place
+# and in-place ops; one mutant per calling form it declares.
+MUTANTS += (
+    _escaped_form_mutant(
+        "method", "(torch.Tensor,)", (*_OUT_OF_PLACE, "__add__", "__mul__"), "b.sin()"
+    ),
+    _escaped_form_mutant("function", "(torch,)", _OUT_OF_PLACE, "torch.sin(b)"),
+    _escaped_form_mutant(
+        "keyword", "(torch.Tensor, torch)", _OUT_OF_PLACE, "torch.add(b, other=1)"
+    ),
+    _escaped_form_mutant("inplace", "(torch.Tensor,)", ("sin_", "mul_", "add_"), "b.mul_(2)"),
+)
+
+
+def _functional_call_kind_mutants(kind: str) -> tuple[Mutant, ...]:
+    """Issue 29: functional_call mutants wrong only where the tied (or
+    updated) module state is of ``kind`` (``parameter``: an ``nn.Parameter``;
+    ``buffer``: a registered buffer), for the functional_call claims that
+    declare ``tensor_kind``."""
+    named = "named_parameters" if kind == "parameter" else "named_buffers"
+    out = [
+        Mutant(
+            name=f"functional-call-ties-by-value-{kind}",
+            description=(
+                f"functional_call accepts two distinct tensors with equal values for tied "
+                f"names of a tied {kind} (compares them by value) and uses the first"
+            ),
+            claims=("torch_func.functional-call-ties-by-identity",),
+            domain={"tensor_kind": kind},
+            region=f"equal values for the names of a tied {kind}",
+            family="other",
+            source=f"""
+            import torch
+            import torch.func
+            _fc = torch.func.functional_call
+            def functional_call(module, dicts, args=None, kwargs=None, *, tie_weights=True,
+                                strict=False):
+                if tie_weights and isinstance(dicts, dict):
+                    named = dict(module.{named}(remove_duplicate=False))
+                    first, d = dict(), dict(dicts)
+                    for k, v in dicts.items():
+                        t = named.get(k)
+                        if t is None or not isinstance(v, torch.Tensor):
+                            continue
+                        f = first.setdefault(id(t), v)
+                        if (f is not v and f.shape == v.shape and f.dtype == v.dtype
+                                and torch.equal(f, v)):
+                            d[k] = f
+                    dicts = d
+                return _fc(module, dicts, args, kwargs, tie_weights=tie_weights, strict=strict)
+            torch.func.functional_call = functional_call
+            """,
+            witness=f"""
+            import torch
+            m = torch.nn.Module()
+            m.a, m.b = torch.nn.Module(), torch.nn.Module()
+            w = torch.zeros(2)
+            if {kind!r} == "parameter":
+                p = torch.nn.Parameter(w, requires_grad=False)
+                m.a.w = p
+                m.b.w = p
+            else:
+                m.a.register_buffer("w", w)
+                m.b.register_buffer("w", w)
+            m.forward = lambda: m.a.w
+            v = {{"a.w": torch.ones(2), "b.w": torch.ones(2)}}
+            try:
+                torch.func.functional_call(m, v, ())
+                raised = False
+            except ValueError:
+                raised = True
+            assert raised, "functional_call accepted distinct tensors for tied names"
+            """,
+        )
+    ]
+    if kind == "parameter":  # functional-call-ignores-tie-for-buffers and
+        # functional-call-leaks-buffer-writes-f64 are the buffer ones
+        out += [
+            Mutant(
+                name="functional-call-ignores-tie-for-parameters",
+                description="functional_call ignores weight tying (tie_weights=False) whenever a passed key names a parameter",
+                claims=("torch_func.functional-call-tie-weights",),
+                domain={"tensor_kind": "parameter"},
+                region="tied parameters",
+                family="other",
+                source="""
+                import torch
+                import torch.func
+                _fc = torch.func.functional_call
+                def functional_call(module, dicts, args=None, kwargs=None, *, tie_weights=True,
+                                    strict=False):
+                    names = set()
+                    for d in (dicts if isinstance(dicts, (list, tuple)) else (dicts,)):
+                        names |= set(d)
+                    if names & set(dict(module.named_parameters(remove_duplicate=False))):
+                        tie_weights = False
+                    return _fc(module, dicts, args, kwargs, tie_weights=tie_weights, strict=strict)
+                torch.func.functional_call = functional_call
+                """,
+                witness="""
+                import torch
+                m = torch.nn.Module()
+                m.a, m.b = torch.nn.Module(), torch.nn.Module()
+                p = torch.nn.Parameter(torch.zeros(2), requires_grad=False)
+                m.a.w = p
+                m.b.w = p
+                m.forward = lambda: (m.a.w, m.b.w)
+                new = torch.ones(2)
+                a, b = torch.func.functional_call(m, {"a.w": new}, ())
+                assert b is new, "the tied name did not get the value passed for the other"
+                """,
+            ),
+            Mutant(
+                name="functional-call-leaks-parameter-writes",
+                description="functional_call copies the passed parameters' final values into the module's own parameters when it restores them",
+                claims=("torch_func.functional-call-restores-module-and-writes-through",),
+                domain={"tensor_kind": "parameter"},
+                region="parameters passed to functional_call",
+                family="other",
+                source="""
+                import torch
+                import torch.func
+                _fc = torch.func.functional_call
+                def functional_call(module, dicts, args=None, kwargs=None, **kw):
+                    try:
+                        return _fc(module, dicts, args, kwargs, **kw)
+                    finally:
+                        params = dict(module.named_parameters())
+                        for k, v in (dicts.items() if isinstance(dicts, dict) else ()):
+                            p = params.get(k)
+                            if (p is not None and isinstance(v, torch.Tensor)
+                                    and v.shape == p.shape and v.dtype == p.dtype):
+                                with torch.no_grad():
+                                    p.copy_(v)
+                torch.func.functional_call = functional_call
+                """,
+                witness="""
+                import torch
+                m = torch.nn.Module()
+                m.w = torch.nn.Parameter(torch.ones(2), requires_grad=False)
+                m.forward = lambda: m.w.mul_(2)
+                torch.func.functional_call(m, {"w": torch.zeros(2)}, ())
+                assert m.w.tolist() == [1.0, 1.0], "the passed parameter's update leaked into the module"
+                """,
+            ),
+        ]
+    return tuple(out)
+
+
+MUTANTS += _functional_call_kind_mutants("parameter") + _functional_call_kind_mutants("buffer")
