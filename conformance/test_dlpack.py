@@ -337,6 +337,20 @@ def _small_dims_with_odd_strides(t: torch.Tensor) -> bool:
     return any(n < 2 and s != 1 for n, s in zip(t.shape, t.stride(), strict=True))
 
 
+def _size1_dim_off_row_major(t: torch.Tensor) -> bool:
+    """Does a size-1 dimension of ``t`` have a stride other than the row-major stride the
+    later dimensions imply (walking from the last dimension, the first size-1 stride that
+    breaks the pattern)? torch 2.9's ``toDLPack`` normalizes the strides only then
+    (cheaper than 2.1-2.8's normalization of every tensor); a region feature, computed
+    from the input alone."""
+    expected = 1
+    for n, s in zip(reversed(t.shape), reversed(t.stride()), strict=True):
+        if n == 1 and s != expected:
+            return True
+        expected *= n
+    return False
+
+
 @st.composite
 def _odd_unit_strides(draw, spec_strategy):
     """A spec and, for each of its size-1 dims, a stride of 0..9 to give that dim (DLPack
@@ -367,6 +381,7 @@ def test_from_dlpack_keeps_shape_strides_dtype(device, drawn, consumer):
     evidence.features(
         odd_unit_stride=any(s != 1 for s in unit.values()),
         small_dim_odd_stride=strides_compared and _small_dims_with_odd_strides(t),
+        size1_dim_off_row_major=_size1_dim_off_row_major(t),
     )
     if consumer == "numpy":
         assume(spec.dtype != torch.bfloat16)
@@ -399,7 +414,9 @@ def test_export_folds_storage_offset_into_data(device, spec, form):
     _needs(form != "versioned" or HAS_VERSIONED, "torch < 2.9 has no versioned DLPack capsules")
     _needs_dtype(t.dtype)
     evidence.features(
-        offset=t.storage_offset() > 0, small_dim_odd_stride=_small_dims_with_odd_strides(t)
+        offset=t.storage_offset() > 0,
+        small_dim_odd_stride=_small_dims_with_odd_strides(t),
+        size1_dim_off_row_major=_size1_dim_off_row_major(t),
     )
     cap = _export(t, form)
     f = _capsule_fields(cap)
