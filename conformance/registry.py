@@ -25,7 +25,12 @@ is measured and reported outside the pass/fail gate instead of tested.
 ``domain = { <dimension> = [values] }`` declares what the claim's sentence
 quantifies over, in the vocabulary of ``conformance/domains.toml``
 (:func:`load_dimensions`): every run checks that each declared value was
-drawn by an example that checked the claim. ``unfalsifiable = "..."`` says
+drawn by an example that checked the claim; ``domain_excludes = { <dimension> =
+"reason" }`` leaves a dimension out in words, and ``domain_none = "reason"`` says
+why the sentence quantifies over no dimension of the vocabulary (one fixed
+program, one object). Every claim is reviewed this way: it has at least one of
+the three, or is listed in ``conformance/claims/domain_review_pending.txt``
+(checked by ``tests/test_domain_coverage.py``). ``unfalsifiable = "..."`` says
 why no mutant of torch patched from Python can break the claim (every other
 claim is declared by some mutant in ``conformance/mutants/<area>.py``, whose
 targeted sweep proves the claim's own tests would catch it).
@@ -103,6 +108,16 @@ class Claim:
     #: with the reason in words ("writable arrays only, per the docstring"):
     #: ``((dimension, reason), ...)``; an exclusion is never by omission.
     domain_excludes: tuple[tuple[str, str], ...] = ()
+    #: Why the sentence quantifies over no dimension of the vocabulary (a
+    #: fixed program and its arguments, one object), in words; ``None`` when
+    #: it declares or excludes dimensions, or is not reviewed yet.
+    domain_none: str | None = None
+
+    @property
+    def domain_reviewed(self) -> bool:
+        """Has the sentence been reviewed for its domain (issue 29): it declares
+        a domain, excludes dimensions in words, or says why it has none."""
+        return bool(self.domain or self.domain_excludes or self.domain_none)
 
     def to_dict(self) -> dict:
         d = {
@@ -125,6 +140,8 @@ class Claim:
             d["domain"] = {dim: list(values) for dim, values in self.domain}
         if self.domain_excludes:
             d["domain_excludes"] = dict(self.domain_excludes)
+        if self.domain_none:
+            d["domain_none"] = self.domain_none
         return d
 
 
@@ -210,6 +227,7 @@ def load_file(path: Path) -> tuple[str, str, list[Claim]]:
             "unfalsifiable",
             "domain",
             "domain_excludes",
+            "domain_none",
         }
         if unknown:
             raise RegistryError(f"{where}: unknown key(s) {sorted(unknown)}")
@@ -253,6 +271,16 @@ def load_file(path: Path) -> tuple[str, str, list[Claim]]:
             raise RegistryError(f"{where}: unfalsifiable must be a non-empty reason")
         domain = _domain(raw.get("domain", {}), where)
         excludes = _domain_excludes(raw.get("domain_excludes", {}), where)
+        domain_none = raw.get("domain_none")
+        if domain_none is not None and (
+            not isinstance(domain_none, str) or not domain_none.strip()
+        ):
+            raise RegistryError(f"{where}: domain_none must be a non-empty reason in words")
+        if domain_none is not None and (domain or excludes):
+            raise RegistryError(
+                f"{where}: domain_none says the sentence has no domain, but it declares "
+                "domain or domain_excludes"
+            )
         claims.append(
             Claim(
                 id=cid,
@@ -268,6 +296,7 @@ def load_file(path: Path) -> tuple[str, str, list[Claim]]:
                 unfalsifiable=" ".join(unfalsifiable.split()) if unfalsifiable else None,
                 domain=domain,
                 domain_excludes=excludes,
+                domain_none=" ".join(domain_none.split()) if domain_none else None,
             )
         )
     return area, title, claims

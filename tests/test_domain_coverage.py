@@ -202,3 +202,52 @@ def test_a_value_only_not_applicable_examples_drew_is_not_a_gap():
     assert "not applicable on this torch" in cell["reasons"][0]
     doc["tests"][0]["claim_na_coverage"] = {"x.y": {"writeable": {"true": 3}}}
     assert claim_verdicts(doc)["x.y"]["cpu"]["verdict"] == "ERROR"
+
+
+def _pending() -> list[str]:
+    path = CLAIMS_DIR / "domain_review_pending.txt"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [s.strip() for s in lines if s.strip() and not s.lstrip().startswith("#")]
+
+
+def test_every_claim_is_reviewed_for_its_domain_or_listed_as_pending():
+    """Issue 29: a claim declares the domain its sentence quantifies over
+    (``domain``), excludes dimensions in words (``domain_excludes``) or says
+    why it has none (``domain_none``); the claims not yet reviewed are listed
+    in ``domain_review_pending.txt``, a list that only shrinks."""
+    claims = default_registry().claims
+    pending = _pending()
+    assert len(pending) == len(set(pending)), "domain_review_pending.txt lists a claim twice"
+    unknown = sorted(set(pending) - set(claims))
+    assert not unknown, f"domain_review_pending.txt lists unknown claims: {unknown}"
+    reviewed = sorted(c for c in pending if claims[c].domain_reviewed)
+    assert not reviewed, f"reviewed now, remove from domain_review_pending.txt: {reviewed}"
+    unreviewed = sorted(c.id for c in claims.values() if not c.domain_reviewed)
+    missing = sorted(set(unreviewed) - set(pending))
+    assert not missing, (
+        f"claims without domain, domain_excludes or domain_none: {missing} "
+        "(declare what the sentence quantifies over, or say why it has no domain)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        ("domain_none = ''", "domain_none must be a non-empty reason"),
+        (
+            "domain_none = 'one call'\ndomain = { writeable = [true] }",
+            "domain_none says the sentence has no domain",
+        ),
+    ],
+)
+def test_domain_none_needs_a_reason_and_excludes_a_domain(tmp_path, extra, needle):
+    p = tmp_path / "bad.toml"
+    p.write_text(_CLAIM.format(domain=extra))
+    with pytest.raises(RegistryError) as e:
+        load_file(p)
+    assert needle in str(e.value) and "\n" not in str(e.value), str(e.value)
+    ok = tmp_path / "ok.toml"
+    ok.write_text(_CLAIM.format(domain="domain_none = 'one fixed call'"))
+    _, _, [claim] = load_file(ok)
+    assert claim.domain_none == "one fixed call" and claim.domain_reviewed
+    assert claim.to_dict()["domain_none"] == "one fixed call"
