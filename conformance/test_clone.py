@@ -163,6 +163,7 @@ def test_clone_gradient_flows_to_input(device, spec, kind):
 
 @pytest.mark.claim("clone.own-grad-stays-none")
 @pytest.mark.observes("backward", "to")
+@domain_examples(dtypes=DIFFERENTIABLE)  # issue 29: every layout, every differentiable family
 @given(spec=tensor_specs(requires_grad=True))
 def test_clone_own_grad_stays_none(device, spec):
     """Kills: a clone that is a leaf of its own (x.grad not populated) or whose
@@ -184,6 +185,7 @@ def test_clone_own_grad_stays_none(device, spec):
 
 @pytest.mark.claim("clone.requires-grad-on-clone-is-new-leaf")
 @pytest.mark.observes("backward", "to")
+@domain_examples(dtypes=DIFFERENTIABLE)  # issue 29: every layout, every differentiable family
 @given(spec=tensor_specs(dtype=DIFFERENTIABLE))
 def test_clone_requires_grad_on_clone_is_new_leaf(device, spec):
     """Kills: a clone of a non-grad tensor that is not a leaf (requires_grad_
@@ -233,12 +235,16 @@ def test_clone_inplace_leaves_input_version(device, spec):
 
 
 @pytest.mark.claim("clone.preserve-format-dense-keeps-strides")
+# Issue 29: every dense layout family and dtype family, and each calling form, by construction.
+@domain_examples(where=lambda s: is_dense(s.build("cpu")), call="method")
+@value_examples("call", ("method", "function", "explicit"), spec=DOMAIN_SPEC)
 @given(spec=tensor_specs(), call=st.sampled_from(["method", "function", "explicit"]))
 def test_clone_preserve_format_dense_keeps_strides(device, spec, call):
     """Kills: a clone that normalises dense permuted/channels_last inputs to
     row-major, or whose default is not preserve_format."""
     t = spec.build(device)
     assume(is_dense(t))
+    evidence.features(call_form={"explicit": "keyword"}.get(call, call))
     c = {
         "method": lambda: t.clone(),
         "function": lambda: torch.clone(t),
@@ -250,6 +256,8 @@ def test_clone_preserve_format_dense_keeps_strides(device, spec, call):
 
 
 @pytest.mark.claim("clone.preserve-format-non-dense-contiguous")
+@domain_examples(where=lambda s: not is_dense(s.build("cpu")))  # issue 29: every non-dense family
+@domain_examples(dtypes=(torch.bool, torch.bfloat16), where=lambda s: not is_dense(s.build("cpu")))
 @given(spec=NON_DENSE_SPECS)
 def test_clone_preserve_format_non_dense_contiguous(device, spec):
     """The docstring's sentence as stated. Torch keeps the stride permutation
@@ -271,6 +279,8 @@ def test_clone_preserve_format_non_dense_contiguous(device, spec):
 
 
 @pytest.mark.claim("clone.preserve-format-non-dense-keeps-stride-order")
+@domain_examples(where=lambda s: not is_dense(s.build("cpu")))  # issue 29: every non-dense family
+@domain_examples(dtypes=(torch.bool, torch.bfloat16), where=lambda s: not is_dense(s.build("cpu")))
 @given(spec=NON_DENSE_SPECS)
 def test_clone_preserve_format_non_dense_keeps_stride_order(device, spec):
     """Kills: a clone of a non-dense input that is not dense (copies the gaps
@@ -328,6 +338,7 @@ def test_clone_channels_last_of_4d(device, spec):
 
 
 @pytest.mark.claim("clone.channels-last-needs-rank-4")
+@domain_examples(where=lambda s: len(s.shape) < 4)  # issue 29: every layout of rank 0-3
 @given(spec=tensor_specs(shape=shapes(max_dims=3)))
 def test_clone_channels_last_needs_rank_4(device, spec):
     """Kills: a clone that silently accepts channels_last for a non-4-D tensor."""

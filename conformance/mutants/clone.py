@@ -300,6 +300,30 @@ MUTANTS: tuple[Mutant, ...] = (
         """,
     ),
     Mutant(
+        name="clone-explicit-preserve-format-row-major",
+        description="clone(memory_format=torch.preserve_format) spelt out as a keyword returns a row-major clone; the default (no argument) still keeps a dense input's strides",
+        claims=("clone.preserve-format-dense-keeps-strides",),
+        domain={"call_form": "keyword"},
+        region="an explicit memory_format=torch.preserve_format keyword only",
+        family="convention",
+        source="""
+        import torch
+        _orig = torch.Tensor.clone
+        def clone(self, *args, **kwargs):
+            if kwargs.get("memory_format") is torch.preserve_format:
+                kwargs["memory_format"] = torch.contiguous_format
+            return _orig(self, *args, **kwargs)
+        torch.Tensor.clone = clone
+        torch.clone = clone
+        """,
+        witness="""
+        import torch
+        x = torch.zeros(2, 3).t()
+        assert x.clone(memory_format=torch.preserve_format).stride() == x.stride()
+        assert x.clone().stride() == x.stride()
+        """,
+    ),
+    Mutant(
         name="clone-detaches-nonleaf-views",
         description="clone() of a non-leaf view that requires grad returns a detached copy",
         claims=("clone.requires-grad-follows-input",),
