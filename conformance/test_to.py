@@ -35,6 +35,7 @@ from strategies.tensors import (
     DOMAIN_SPEC,
     TENSOR_KINDS,
     build_kind,
+    domain_examples,
     tensor_kind_of,
     value_examples,
 )
@@ -178,13 +179,16 @@ def test_to_conversion_copies(device, case, form):
 
 @pytest.mark.claim("to.dtype-change-in-graph")
 @pytest.mark.observes("backward")
-@given(spec=tensor_specs(requires_grad=True), data=st.data())
-def test_to_dtype_change_in_graph(device, spec, data):
+# Issue 29: every layout, every differentiable family, by construction.
+@domain_examples(
+    dtypes=DIFFERENTIABLE, where=lambda s: s.dtype != torch.complex128, target=torch.complex128
+)
+@given(spec=tensor_specs(requires_grad=True), target=st.sampled_from(DIFFERENTIABLE))
+def test_to_dtype_change_in_graph(device, spec, target):
     """Kills: a dtype conversion that detaches (leaf result, no gradient for
     the source), fills the converted tensor's own .grad, or mis-converts the
     gradient back to the source dtype."""
-    others = [d for d in DIFFERENTIABLE if d != spec.dtype]
-    target = data.draw(st.sampled_from(others), label="target")
+    assume(target != spec.dtype)  # the sentence speaks of another dtype
     x = spec.build(device, requires_grad=True, leaf=True)
     with capture_warnings():  # complex -> real (forward, or the gradient back)
         y = x.to(target)
@@ -204,6 +208,7 @@ def test_to_dtype_change_in_graph(device, spec, data):
 
 @pytest.mark.claim("to.cuda-move-is-non-leaf")
 @pytest.mark.observes("backward")
+@domain_examples(dtypes=DIFFERENTIABLE)  # issue 29: every layout, every differentiable family
 @given(spec=tensor_specs(requires_grad=True))
 def test_to_cuda_is_non_leaf(device, spec):
     """Kills: a device move that returns a leaf (so the CPU tensor never gets
@@ -225,6 +230,8 @@ def test_to_cuda_is_non_leaf(device, spec):
 
 @pytest.mark.claim("to.created-on-cuda-is-leaf")
 @pytest.mark.observes("backward", "tensor")
+# issue 29: every differentiable dtype family (the values' layout does not reach torch.tensor)
+@domain_examples(dtypes=DIFFERENTIABLE, where=lambda s: all(n > 0 for n in s.shape))
 @given(spec=tensor_specs(requires_grad=True, shape=shapes(min_side=1)))
 def test_created_on_cuda_is_leaf(device, spec):
     """Kills: a factory on the accelerator that records a hidden host-to-device
@@ -276,6 +283,9 @@ def test_to_copy_true_always_copies(device, spec, requires_grad, leaf, form):
 
 
 @pytest.mark.claim("to.integer-dtype-drops-requires-grad")
+# Issue 29: every layout and differentiable family, leaves and non-leaves, by construction.
+@domain_examples(dtypes=DIFFERENTIABLE, leaf=True, target=torch.int64)
+@value_examples("leaf", (True, False), spec=DOMAIN_SPEC, target=torch.bool)
 @given(
     spec=tensor_specs(requires_grad=True),
     leaf=st.booleans(),
@@ -284,6 +294,7 @@ def test_to_copy_true_always_copies(device, spec, requires_grad, leaf, form):
 def test_to_integer_dtype_drops_requires_grad(device, spec, leaf, target):
     """Kills: an integral conversion that keeps requires_grad (or a grad_fn),
     or that raises because integers cannot require grad."""
+    evidence.features(tensor_kind="leaf" if leaf else "non_leaf")
     t = spec.build(device, requires_grad=True, leaf=leaf)
     with capture_warnings():  # complex -> integer warns about the imaginary part
         y = t.to(target)
@@ -293,6 +304,13 @@ def test_to_integer_dtype_drops_requires_grad(device, spec, leaf, target):
 
 
 @pytest.mark.claim("to.preserve-format-keeps-strides")
+# Issue 29: every dense layout and dtype family, the positional and keyword spellings.
+@domain_examples(
+    where=lambda s: s.dtype != torch.int16 and is_dense(s.build("cpu")),
+    target=torch.int16,
+    explicit=False,
+)
+@value_examples("explicit", (False, True), spec=DOMAIN_SPEC, target=torch.float64)
 @given(
     spec=tensor_specs(),
     target=st.sampled_from(ALL_DTYPES),
@@ -304,6 +322,7 @@ def test_to_preserve_format_keeps_strides(device, spec, target, explicit):
     assume(target != spec.dtype)
     t = spec.build(device)
     assume(is_dense(t))
+    evidence.features(call_form="keyword" if explicit else "method")
     with capture_warnings():
         if explicit:
             y = t.to(target, memory_format=torch.preserve_format)
@@ -339,6 +358,7 @@ def suggested_memory_format(t: torch.Tensor) -> torch.memory_format:
 
 
 @pytest.mark.claim("to.memory-format-honoured")
+@domain_examples(fmt="contiguous_format", target=None)  # issue 29: every layout and dtype family
 @given(
     spec=tensor_specs(),
     fmt=st.sampled_from(["contiguous_format", "channels_last"]),
@@ -491,10 +511,16 @@ def test_contiguous_copies_otherwise_on_grid(device, spec):
 
 @pytest.mark.claim("to.contiguous-copy-in-graph")
 @pytest.mark.observes("backward")
+# Issue 29: every layout that is not row-major, every differentiable family, leaves and non-leaves.
+@domain_examples(
+    dtypes=DIFFERENTIABLE, where=lambda s: not _is_row_major(s.build("cpu")), leaf=True
+)
+@value_examples("leaf", (True, False), spec=DOMAIN_SPEC)
 @given(spec=not_row_major_specs(requires_grad=True), leaf=st.booleans())
 def test_contiguous_copy_in_graph(device, spec, leaf):
     """Kills: a contiguous() copy cut from the graph, or whose backward drops
     or re-orders the gradient (inputs not row-major by construction)."""
+    evidence.features(tensor_kind="leaf" if leaf else "non_leaf")
     t = spec.build(device, requires_grad=True, leaf=leaf)
     assert not _is_row_major(t), "test bug: a row-major input"
     r = t.contiguous()
