@@ -176,6 +176,7 @@ def test_data_changes_do_not_bump_version(device, spec, requires_grad, parameter
 
 
 @pytest.mark.claim("data.own-version-counter")
+@domain_examples(bumps=1, requires_grad=False)  # issue 29: every layout and dtype family
 @given(spec=tensor_specs(), bumps=st.integers(0, 3), requires_grad=st.booleans())
 def test_data_has_its_own_version_counter(device, spec, bumps, requires_grad):
     """Kills: a .data that shares (or copies) the tensor's version counter."""

@@ -176,6 +176,8 @@ def test_clone_and_data_own_counter(device, spec, kind, requires_grad):
 
 
 @pytest.mark.claim("version.requires-grad-no-bump")
+# issue 29: every layout and differentiable family
+@domain_examples(dtypes=DIFFERENTIABLE, flags=["method-false", "attr-true", "method-true"])
 @given(
     spec=tensor_specs(requires_grad=True),
     flags=st.lists(st.sampled_from(["method-true", "method-false", "attr-true", "attr-false"])),
@@ -321,6 +323,7 @@ def test_saved_tensor_check(device, spec, case):
 
 
 @pytest.mark.claim("version.resize-bumps-on-shape-change")
+@domain_examples(grow=1)  # issue 29: every layout and dtype family
 @given(spec=tensor_specs(), grow=st.integers(1, 3))
 def test_resize_bumps_on_shape_change(device, spec, grow):
     """Kills: a resize_ that skips the bump when the shape changes (a saved
