@@ -344,6 +344,12 @@ def test_state_dict_sees_in_place_updates(device, spec, route, opt_kind):
     Kills: a state_dict whose entries are snapshots for some dtype or for buffers (the
     tutorial's pitfall would silently not happen, and code relying on the reference,
     e.g. EMA via state_dict, would freeze)."""
+    # issue 29: the kinds of tensor the update writes (a training step in train mode
+    # also updates BatchNorm's running statistics, which are buffers)
+    kinds = {"buffer"} if route in ("bn-forward", "buffer-mul") else {"parameter"}
+    if route == "optimizer-step" and spec.kind == "mlp-bn":
+        kinds.add("buffer")
+    evidence.features(dtype_family=dtype_family(spec.torch_dtype), tensor_kind=frozenset(kinds))
     m = spec.build(device)
     if route == "bn-forward":
         assume(spec.kind == "mlp-bn")
@@ -401,7 +407,7 @@ def test_state_dict_entries_share_version_counter(device, spec, direction):
 
 
 @pytest.mark.claim("modules.state-dict-tied-names-alias")
-@example(spec=ModuleSpec("tied", 3, 2, True, "float32", 1), through="a")
+@_spec_examples(kinds=("tied",), through="a")  # issue 29: every dtype of the tied module
 @given(spec=module_specs(kind="tied"), through=st.sampled_from(["a", "b"]))
 def test_state_dict_lists_tied_objects_under_both_names(device, spec, through):
     """A module with a tied weight and a tied buffer lists each under both names; the
@@ -410,6 +416,7 @@ def test_state_dict_lists_tied_objects_under_both_names(device, spec, through):
 
     Kills: a state_dict that deduplicates tied names (drops one) or copies the second
     occurrence (unties them in every checkpoint)."""
+    _module_features(spec)
     m = spec.build(device)
     sd = m.state_dict()
     other = "b" if through == "a" else "a"
@@ -461,6 +468,7 @@ def test_best_state_dict_keeps_getting_updated(device, spec, opt_kind, steps):
 
     Kills: a state_dict that snapshots (the documented reference semantics gone, for one
     optimizer kind, dtype or buffer)."""
+    _module_features(spec)
     m = spec.build(device).train()
     opt = _optimizer(opt_kind, m.parameters())
     x = spec.input(device)
@@ -489,6 +497,7 @@ def test_best_state_deepcopy_is_a_snapshot(device, spec, how, opt_kind):
 
     Kills: a deepcopy of state-dict tensors that aliases (for one dtype), or a
     load_state_dict that does not restore a snapshot bit for bit."""
+    _module_features(spec)
     m = spec.build(device).train()
     opt = _optimizer(opt_kind, m.parameters())
     x = spec.input(device)
@@ -568,6 +577,7 @@ def test_load_state_dict_does_not_alias_its_source(device, spec, same_dtype, oth
 
     Kills: a load_state_dict that adopts sd's tensors when no cast is needed (a later
     change of the checkpoint dict would change the model)."""
+    _module_features(spec)
     sd_dtype = spec.dtype if same_dtype else other
     m = spec.build(device)
     sd = spec.build(device, dtype=sd_dtype, seed=spec.seed + 500).state_dict()
@@ -618,6 +628,7 @@ def test_load_assign_holds_the_state_dict_tensors(device, spec, sd_dtype):
 
     Kills: an assign that copies (for buffers, or for one dtype), or that casts to the
     module's dtype."""
+    _module_features(spec)
     _require_assign()
     m = spec.build(device)
     sd = spec.build(device, dtype=sd_dtype, seed=spec.seed + 500).state_dict()
@@ -686,6 +697,7 @@ def test_load_assign_adopts_parameter_objects(device, spec, entries, frozen):
 
     Kills: an assign that re-wraps Parameters (no longer the donor's objects) or leaves
     the donor's requires_grad on them."""
+    _module_features(spec)
     _require_assign_keeps_requires_grad()
     m = spec.build(device)
     for i, p in enumerate(m.parameters()):
@@ -772,6 +784,7 @@ def test_conversion_keeps_parameter_objects(device, spec, method, target):
 
     Kills: a conversion that makes new Parameter objects by default (an optimizer built
     before ``model.half()`` would train nothing), or casts differently."""
+    _module_features(spec)
     target = _conversion_case(spec, method, target)
     m = spec.build("cpu")
     params, _ = _keys(m)
@@ -809,6 +822,7 @@ def test_conversion_converts_grad_in_place(device, spec, method, target):
 
     Kills: a conversion that drops the gradients, leaves them in the old dtype, or
     replaces the .grad object (references to it go stale)."""
+    _module_features(spec)
     target = _conversion_case(spec, method, target)
     assume(target != spec.dtype)
     m = spec.build(device)
@@ -834,6 +848,7 @@ def test_noop_conversion_keeps_storage(device, spec, method):
 
     Kills: a conversion that always copies (memory doubled, optimizer state and earlier
     references silently detached from the model)."""
+    _module_features(spec)
     m = spec.build(device)
     grads = _give_grads(m, spec.seed)
     params, bufs = _keys(m)
@@ -872,6 +887,7 @@ def test_dtype_change_leaves_old_aliases_behind(device, spec, method, target):
 
     Kills: a conversion that converts buffers in place (keeping the objects) or touches
     integer buffers (copying or casting them)."""
+    _module_features(spec)
     target = _conversion_case(spec, method, target)
     assume(target != spec.dtype)
     m = spec.build(device)
@@ -913,6 +929,7 @@ def test_dtype_change_unties_a_shared_buffer(device, spec, method, target):
 
     Kills: a conversion that keeps shared buffers shared (a change of this pin), or one
     that unties Parameters too."""
+    _module_features(spec)
     target = _conversion_case(spec, method, target)
     assume(target != spec.dtype)
     m = spec.build(device)
@@ -939,6 +956,7 @@ def test_overwrite_flag_makes_new_parameters(device, spec, method, target):
     old objects.
 
     Kills: a conversion that ignores the flag (keeps the objects) for some method."""
+    _module_features(spec)
     target = _conversion_case(spec, method, target)
     assume(target != spec.dtype)
     m = spec.build(device)
@@ -990,6 +1008,7 @@ def test_overwrite_flag_unties_tied_parameters(device, spec, method, target):
     gives each submodule its own new Parameter (separate objects and storages).
 
     Kills: a conversion that keeps ties under the overwrite flag (a change of this pin)."""
+    _module_features(spec)
     target = _conversion_case(spec, method, target)
     assume(target != spec.dtype)
     m = spec.build(device)
@@ -1014,6 +1033,7 @@ def test_swap_flag_conversion_keeps_objects(device, spec, method, target):
     an earlier optimizer holds them; an earlier state_dict keeps the old storage.
 
     Kills: a swap-flag conversion that makes new objects, or leaves grads unconverted."""
+    _module_features(spec)
     _require_swap()
     target = _conversion_case(spec, method, target)
     assume(target != spec.dtype)
@@ -1306,6 +1326,7 @@ def test_optimizer_load_casts_state_to_parameter_dtype(device, spec, kind, targe
 
     Kills: a load that keeps the saved dtype (mixed-dtype state), casts 'step', or keeps
     sd's param_groups dicts."""
+    _module_features(spec)
     assume(target != spec.dtype)
     _, opt1, _ = _optimizer_case(spec, device, kind, 1, 1)
     sd = opt1.state_dict()
@@ -1348,6 +1369,7 @@ def test_optimizer_load_aliases_uncast_state(device, spec, kind, same_dtype, tar
 
     Kills: a change of this pin (a fix of issues #147288/#196083 shows up here), for one
     optimizer kind or state key."""
+    _module_features(spec)
     target = spec.dtype if same_dtype else target
     m1, opt1, _ = _optimizer_case(spec, device, kind, 1, 1)
     sd = opt1.state_dict()
@@ -1424,6 +1446,7 @@ def test_mmap_loaded_writes_do_not_reach_the_file(device, spec, reload_mmap):
 
     Kills: a mapping that writes through to the file (MAP_SHARED by default: a
     fine-tuning run would silently corrupt the pretrained checkpoint)."""
+    _module_features(spec)
     _require_mmap()
     m = spec.build(device)
     want = {k: _bytes(v) for k, v in m.state_dict().items()}
@@ -1457,6 +1480,7 @@ def test_mmap_loaded_tensors_are_backed_by_the_file(device, spec):
 
     Kills: an mmap=True load that reads the storages into memory (no memory saved, the
     checkpoint fully read at load time)."""
+    _module_features(spec)
     _require_mmap()
     m = spec.build(device)
     path = _checkpoint(m)
@@ -1489,6 +1513,7 @@ def test_mmap_load_with_assign_keeps_the_mapping(device, spec, assign):
 
     Kills: an assign that materializes mapped tensors (copying the checkpoint into RAM,
     defeating mmap=True)."""
+    _module_features(spec)
     _require_mmap()
     _require_assign()
     m = spec.build(device)
