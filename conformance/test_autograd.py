@@ -478,6 +478,7 @@ def test_nonscalar_backward_needs_gradient(device, spec):
 
 @pytest.mark.claim("autograd.nonleaf-grad-warns")
 @pytest.mark.observes("clone")
+@domain_examples(dtypes=DIFFERENTIABLE, chain=["mul"])  # issue 29: every layout and family
 @given(spec=tensor_specs(requires_grad=True), chain=chains(DIFF_OPS))
 def test_nonleaf_grad_warns(device, spec, chain):
     """Kills: a non-leaf .grad access that silently returns None (or a
@@ -504,6 +505,7 @@ def test_nonleaf_grad_warns(device, spec, chain):
 
 
 @pytest.mark.claim("autograd.retain-grad-populates")
+@domain_examples(dtypes=DIFFERENTIABLE, k=1, twice=False, form="result")  # issue 29
 @given(
     spec=tensor_specs(requires_grad=True),
     k=st.integers(1, 4),
@@ -650,6 +652,7 @@ def test_grad_accumulates(device, spec, k, retained, leaf_kind):
 
 @pytest.mark.claim("autograd.backward-twice-raises")
 @pytest.mark.observes("clone")
+@domain_examples(dtypes=DIFFERENTIABLE, op="exp", retain=False)  # issue 29
 @given(
     spec=tensor_specs(requires_grad=True),
     op=st.sampled_from(sorted(SAVING_OPS)),
@@ -673,6 +676,7 @@ def test_backward_twice_raises(device, spec, op, retain):
 
 @pytest.mark.claim("autograd.backward-twice-without-saved-tensors")
 @pytest.mark.observes("clone")
+@domain_examples(dtypes=DIFFERENTIABLE, chain=["neg", "add"])  # issue 29
 @given(spec=tensor_specs(requires_grad=True), chain=chains(NO_SAVE_OPS))
 def test_backward_twice_without_saved_tensors(device, spec, chain):
     """Kills: a second backward through a graph with nothing saved that
@@ -720,6 +724,7 @@ def test_requires_grad_method(device, spec, initial, flag, form, leaf_kind):
 
 @pytest.mark.claim("autograd.requires-grad-nonleaf")
 @pytest.mark.observes("clone")
+@domain_examples(dtypes=DIFFERENTIABLE, chain=["mul"], form="method")  # issue 29
 @given(
     spec=tensor_specs(requires_grad=True),
     chain=chains(DIFF_OPS),
@@ -771,6 +776,7 @@ def test_requires_grad_integer_raises(device, spec, form):
 
 @pytest.mark.claim("autograd.requires-grad-on-copy-starts-graph")
 @pytest.mark.observes("clone")
+@domain_examples(dtypes=DIFFERENTIABLE, k=1)  # issue 29
 @given(spec=tensor_specs(requires_grad=True), k=st.integers(1, 4))
 def test_requires_grad_on_copy_starts_graph(device, spec, k):
     """Kills: a clone().requires_grad_() that is not a leaf, does not receive
@@ -784,6 +790,7 @@ def test_requires_grad_on_copy_starts_graph(device, spec, k):
 
 
 @pytest.mark.claim("autograd.grad-setter-validates")
+@domain_examples(dtypes=DIFFERENTIABLE, case="same", other=torch.float32)  # issue 29
 @given(
     spec=tensor_specs(requires_grad=True),
     case=st.sampled_from(["same", "none", "shape", "same-numel", "dtype", "non-tensor"]),

@@ -30,6 +30,7 @@ from strategies.tensors import (
     DOMAIN_SPEC,
     TENSOR_KINDS,
     build_kind,
+    domain_examples,
     tensor_kind_of,
     value_examples,
 )
@@ -115,6 +116,7 @@ def test_tensor_requires_grad_true_is_fresh_leaf(device, spec, requires_grad, le
 
 
 @pytest.mark.claim("construct.copy-construct-warns")
+@domain_examples(requires_grad=False, via="torch.tensor")  # issue 29: every layout and family
 @given(
     spec=tensor_specs(),
     requires_grad=st.booleans(),

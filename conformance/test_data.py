@@ -328,6 +328,7 @@ def test_data_setter_rejects_non_float_for_grad(device, spec, new):
 
 
 @pytest.mark.claim("data.metadata-change-allowed")
+@domain_examples(op="resize_", size=4, requires_grad=False)  # issue 29: every layout and family
 @given(
     spec=tensor_specs(),
     op=st.sampled_from(["resize_", "transpose_", "unsqueeze_", "as_strided_", "set_"]),

@@ -38,6 +38,7 @@ from strategies import (
     shapes,
     tensor_specs,
 )
+from strategies.tensors import domain_examples
 
 THREAD_TIMEOUT_S = 10.0
 
@@ -730,6 +731,7 @@ def test_grad_modes_nest_and_restore(device, spec, modes, start, raise_at):
 
 @pytest.mark.claim("gradmode.inference-results-are-inference")
 @pytest.mark.observes("clone")
+@domain_examples(requires_grad=False, op="clone")  # issue 29: every layout and family
 @given(
     spec=tensor_specs(),
     requires_grad=st.booleans(),
@@ -748,6 +750,7 @@ def test_inference_results_are_inference(device, spec, requires_grad, op):
 
 
 @pytest.mark.claim("gradmode.inference-views-follow-base")
+@domain_examples(base="inference", made="outside", op="index")  # issue 29
 @given(
     spec=tensor_specs(),
     base=st.sampled_from(["normal", "inference"]),
@@ -849,6 +852,7 @@ def test_inference_inplace_outside_writes_then_raises(device, case, where):
 
 
 @pytest.mark.claim("gradmode.inference-requires-grad-outside-raises")
+@domain_examples(dtypes=DIFFERENTIABLE, form="method")  # issue 29
 @given(spec=tensor_specs(requires_grad=True), form=st.sampled_from(["method", "attribute"]))
 def test_inference_requires_grad_outside_raises(device, spec, form):
     """Kills: an inference tensor that can be made to require grad outside

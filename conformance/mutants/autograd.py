@@ -1427,3 +1427,32 @@ MUTANTS += (
         """,
     ),
 )
+
+# Issue 29: autograd.grad-setter-validates speaks of every leaf's layout; this
+# mutant stores a copy of a valid gradient (not the tensor assigned) for
+# expanded leaves only.
+MUTANTS += domain_mutants(
+    prefix="grad-setter-copies",
+    claims=("autograd.grad-setter-validates",),
+    what="assigning a valid .grad stores a copy of it instead of the tensor itself",
+    patch="""
+_orig_grad = torch._C.TensorBase.grad
+def _get_grad(self):
+    return _orig_grad.__get__(self)
+def _set_grad(self, g):
+    if isinstance(g, torch.Tensor) and _in_domain(self, {dim}, {value}):
+        g = g.clone()
+    _orig_grad.__set__(self, g)
+def _del_grad(self):
+    _orig_grad.__delete__(self)
+torch.Tensor.grad = property(_get_grad, _set_grad, _del_grad)
+""",
+    witness="""
+    import torch
+    x = {make}.detach().requires_grad_()
+    g = torch.ones_like(x)
+    x.grad = g
+    assert x.grad is g, "a valid .grad assignment was not stored as is"
+    """,
+    dims={"layout": ("expanded",)},
+)

@@ -843,3 +843,59 @@ MUTANTS: tuple[Mutant, ...] = (
         """,
     ),
 )
+
+from conformance.mutants._tensor_domain import domain_mutants  # noqa: E402
+
+# Issue 29: gradmode.inference-results-are-inference and
+# gradmode.inference-views-follow-base speak of every dtype family; each mutant
+# reports an inference tensor of one family as a normal tensor.
+_NOT_INFERENCE = """
+_orig_is_inference = torch.Tensor.is_inference
+def is_inference(self):
+    out = _orig_is_inference(self)
+    if out and _in_domain(self, {dim}, {value}):
+        return False
+    return out
+torch.Tensor.is_inference = is_inference
+"""
+_NOT_INFERENCE_WITNESS = """
+    import torch
+    with torch.inference_mode():
+        t = {make}.clone()
+    assert t.is_inference(), "a tensor made inside inference_mode is not an inference tensor"
+    """
+MUTANTS += domain_mutants(
+    prefix="inference-tensor-reported-normal",
+    claims=("gradmode.inference-results-are-inference", "gradmode.inference-views-follow-base"),
+    what="t.is_inference() is False for an inference tensor",
+    patch=_NOT_INFERENCE,
+    witness=_NOT_INFERENCE_WITNESS,
+    dims={"dtype_family": ("bool", "signed", "unsigned", "reduced_float", "float", "complex")},
+)
+
+# The layout families: a view keeps its base's layout (t[...], unsqueeze,
+# expand), so only the views claim sees a layout-guarded mutant.
+MUTANTS += domain_mutants(
+    prefix="inference-view-reported-normal",
+    claims=("gradmode.inference-views-follow-base",),
+    what="t.is_inference() is False for an inference tensor",
+    patch=_NOT_INFERENCE,
+    witness="""
+    import torch
+    with torch.inference_mode():
+        t = {make}
+    assert t.is_inference(), "a tensor made inside inference_mode is not an inference tensor"
+    """,
+    dims={
+        "layout": (
+            "contiguous",
+            "offset",
+            "stepped",
+            "permuted",
+            "expanded",
+            "channels_last",
+            "zero-size",
+            "0-d",
+        )
+    },  # fmt: skip
+)
