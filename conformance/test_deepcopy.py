@@ -39,6 +39,7 @@ from strategies import (
     shapes,
     tensor_specs,
 )
+from strategies.tensors import domain_examples
 
 #: uint16/uint32/uint64 (torch >= 2.3): copy.copy of a plain tensor of these raises on
 #: torch 2.13 (deepcopy.copy-copy-wide-unsigned-raises); to_sparse has no kernels for them.
@@ -318,6 +319,7 @@ def test_deepcopy_keeps_requires_grad_unconnected(device, spec, requires_grad, k
 
 
 @pytest.mark.claim("deepcopy.grad-and-attrs-copied-for-tensors")
+@domain_examples(dtypes=DIFFERENTIABLE, attr=None)  # issue 29: every layout and family
 @given(
     spec=tensor_specs(dtype=DIFFERENTIABLE, values="all"),
     attr=st.sampled_from([None, [1, 2], {"k": (3,)}]),
@@ -542,6 +544,7 @@ def test_deepcopy_of_parameter_is_a_clone(device, spec, requires_grad, case):
 
 
 @pytest.mark.claim("deepcopy.parameter-keeps-grad-and-attrs")
+@domain_examples(dtypes=DIFFERENTIABLE, what="grad")  # issue 29: every layout and family
 @given(
     spec=tensor_specs(dtype=DIFFERENTIABLE),
     what=st.sampled_from(["grad", "attr", "both"]),
@@ -568,6 +571,7 @@ def test_deepcopy_of_parameter_keeps_grad_and_attrs(device, spec, what):
 
 
 @pytest.mark.claim("deepcopy.parameter-drops-grad-and-attrs")
+@domain_examples(dtypes=DIFFERENTIABLE, requires_grad=True, what="grad")  # issue 29
 @given(
     spec=tensor_specs(dtype=DIFFERENTIABLE),
     requires_grad=st.booleans(),
@@ -808,6 +812,7 @@ def test_deepcopy_under_no_grad_is_unchanged(device, spec, kind, requires_grad):
 
 @pytest.mark.claim("deepcopy.inference-mode-gives-inference-tensors")
 @grid_examples(where=_plain_2x3, grid_values="all", kind="with-base")
+@domain_examples(kind="tensor")  # issue 29: every layout and dtype family
 @given(
     spec=tensor_specs(values="all"),
     kind=st.sampled_from(["tensor", "requires-grad", "parameter", "with-base"]),

@@ -47,6 +47,7 @@ from strategies import (
     tensor_specs,
 )
 from strategies.dtypes import dtype_name
+from strategies.tensors import DOMAIN_SPEC, domain_examples, value_examples
 
 #: The new default of ``torch.load``: ``weights_only=True`` from torch 2.6.
 _RELEASE = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2])
@@ -240,6 +241,7 @@ def test_save_preserves_storage_sharing(
 
 @pytest.mark.claim("serialization.view-saves-whole-storage")
 @pytest.mark.observes("clone")
+@domain_examples(fmt="zip")  # issue 29: every layout and dtype family
 @given(spec=tensor_specs(), fmt=st.sampled_from(["zip", "legacy"]))
 def test_view_saves_its_whole_storage(device, spec, fmt):
     """``torch.save(v)`` writes ``v``'s whole storage (the loaded storage has the same
@@ -269,6 +271,14 @@ def test_view_saves_its_whole_storage(device, spec, fmt):
 
 
 @pytest.mark.claim("serialization.loaded-views-are-not-autograd-views")
+# Issue 29: every dtype family and view layout, by construction (a float32-only
+# regression survived when random draws missed float32 views).
+@domain_examples(
+    where=lambda s: (
+        bool(s.views) and not any(v[0] == "expand" for v in s.views) and all(n > 0 for n in s.shape)
+    ),
+    fmt="zip",
+)
 @given(
     spec=tensor_specs(views=NON_OVERLAPPING_VIEWS, shape=shapes(min_side=1)),
     fmt=st.sampled_from(["zip", "legacy", "pickle"]),
@@ -353,6 +363,7 @@ def test_load_gives_leaves_with_saved_requires_grad(device, spec, state, how):
 
 
 @pytest.mark.claim("serialization.parameter-type-kept")
+@domain_examples(requires_grad=False, container="bare", weights_only=True, attr=None)  # issue 29
 @given(
     spec=tensor_specs(dtype=ALL_DTYPES, values="all"),
     requires_grad=st.booleans(),
@@ -410,6 +421,7 @@ def test_grad_is_not_saved(device, spec, kind, how):
 
 
 @pytest.mark.claim("serialization.hooks-dropped-with-warning")
+@domain_examples(dtypes=DIFFERENTIABLE, kind="tensor", hooks=1, fmt="zip")  # issue 29
 @given(
     spec=tensor_specs(dtype=DIFFERENTIABLE),
     kind=st.sampled_from(["tensor", "parameter"]),
@@ -851,6 +863,8 @@ def test_grad_mode_does_not_change_save_and_load(device, spec, state, mode, how)
 
 @pytest.mark.claim("serialization.load-in-inference-mode")
 @grid_examples(where=_plain_2x3, grid_values="all", kind="tensor", how="zip")
+@domain_examples(kind="tensor", how="zip")  # issue 29: every layout and dtype family
+@value_examples("kind", ("tensor", "requires-grad", "parameter"), spec=DOMAIN_SPEC, how="zip")
 @given(
     spec=tensor_specs(values="all"),
     kind=st.sampled_from(["tensor", "requires-grad", "parameter", "view-with-base"]),
@@ -873,7 +887,12 @@ def test_load_in_inference_mode_gives_inference_tensors(device, spec, kind, how)
     elif kind == "requires-grad" and grad:
         t = spec.build(device, requires_grad=True, leaf=True)
     objs = [base, t] if kind == "view-with-base" else [t]
-    evidence.features(requires_grad=grad)
+    evidence.features(
+        requires_grad=grad,
+        tensor_kind={"parameter": "parameter", "requires-grad": "leaf" if grad else "plain"}.get(
+            kind, "plain"
+        ),
+    )
     data = _save_bytes(objs, how)
     with torch.inference_mode():
         loaded = _load_bytes(data, how)
