@@ -37,7 +37,7 @@ from strategies import (
     small_int_specs,
     tensor_specs,
 )
-from strategies.tensors import DOMAIN_SPEC, domain_grid, value_examples
+from strategies.tensors import DOMAIN_SPEC, domain_examples, domain_grid, value_examples
 
 # Views a *destination* may have: an expanded dst is refused by copy_ (see
 # copy.internal-overlap-raises), so the other claims exclude it.
@@ -476,10 +476,15 @@ def test_empty_like_copy_no_sharing(device, spec, requires_grad, leaf):
 
 @pytest.mark.claim("copy.empty-like-copy-in-graph")
 @pytest.mark.observes("backward", "to")
+# Issue 29: every layout and differentiable family; plain, leaf and non-leaf z.
+@domain_examples(dtypes=DIFFERENTIABLE, requires_grad=True, leaf=True)
+@value_examples("leaf", (True, False), spec=DOMAIN_SPEC, requires_grad=True)
+@value_examples("requires_grad", (False,), spec=DOMAIN_SPEC, leaf=True)
 @given(spec=tensor_specs(dtype=DIFFERENTIABLE), requires_grad=st.booleans(), leaf=st.booleans())
 def test_empty_like_copy_in_graph(device, spec, requires_grad, leaf):
     """Kills: an empty_like(z).copy_(z) that is detached from z's graph, that
     requires grad when z does not, or whose gradient does not reach z."""
+    evidence.features(tensor_kind="plain" if not requires_grad else "leaf" if leaf else "non_leaf")
     z = spec.build(device, requires_grad=requires_grad, leaf=leaf)
     c = torch.empty_like(z).copy_(z)
     assert c.requires_grad == z.requires_grad, (

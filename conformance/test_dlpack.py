@@ -62,7 +62,7 @@ from strategies import (
     shapes,
     tensor_specs,
 )
-from strategies.tensors import domain_examples
+from strategies.tensors import domain_examples, domain_grid
 
 # --------------------------------------------------------------------------- probes
 
@@ -351,6 +351,18 @@ def _size1_dim_off_row_major(t: torch.Tensor) -> bool:
     return False
 
 
+def _each(decorators):
+    r"""Apply each of ``decorators`` (explicit ``@example``\ s built in a loop)."""
+    decorators = list(decorators)
+
+    def apply(fn):
+        for d in decorators:
+            fn = d(fn)
+        return fn
+
+    return apply
+
+
 @st.composite
 def _odd_unit_strides(draw, spec_strategy):
     """A spec and, for each of its size-1 dims, a stride of 0..9 to give that dim (DLPack
@@ -362,6 +374,8 @@ def _odd_unit_strides(draw, spec_strategy):
 
 
 @pytest.mark.claim("dlpack.preserves-shape-strides-dtype")
+# Issue 29: every layout and dtype family the sentence lists, by construction.
+@_each(example(drawn=(s, {}), consumer="capsule") for s in domain_grid())
 @given(
     drawn=_odd_unit_strides(tensor_specs(shape=shapes(max_dims=4, max_side=3))),
     consumer=st.sampled_from([*TORCH_FORMS, "numpy"]),
@@ -400,6 +414,7 @@ def test_from_dlpack_keeps_shape_strides_dtype(device, drawn, consumer):
 
 
 @pytest.mark.claim("dlpack.storage-offset-folded-on-export")
+@domain_examples(form="capsule")  # issue 29: every layout and dtype family
 @given(
     spec=tensor_specs(),
     form=st.sampled_from(["capsule", "versioned", "to_dlpack"]),
@@ -564,6 +579,7 @@ def test_requires_grad_export_raises(device, spec, state, form):
 
 
 @pytest.mark.claim("dlpack.conj-bit-export-raises")
+@domain_examples(dtypes=COMPLEX, form="__dlpack__")  # issue 29: every layout
 @given(spec=tensor_specs(dtype=COMPLEX), form=st.sampled_from(CHECKED_FORMS))
 def test_conj_bit_export_raises(device, spec, form):
     """A conjugate view (``c.conj()`` of a complex tensor) cannot be exported; its
@@ -692,6 +708,11 @@ def test_neg_bit_export_drops_sign(device, spec, consumer):
 
 @pytest.mark.claim("dlpack.version-counter-not-shared")
 @pytest.mark.observes("backward", "detach", "tensor")
+# Issue 29: every layout that can be written through, every dtype family.
+@domain_examples(
+    where=lambda s: not any(v[0] == "expand" for v in s.views) and all(n > 0 for n in s.shape),
+    consumer="object",
+)
 @given(
     spec=tensor_specs(views=NON_OVERLAPPING_VIEWS, shape=shapes(min_side=1)),
     consumer=st.sampled_from(["object", "capsule", "to_dlpack", "numpy"]),

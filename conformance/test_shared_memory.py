@@ -54,6 +54,7 @@ from strategies import (
     shapes,
     tensor_specs,
 )
+from strategies.tensors import domain_examples
 
 #: Examples per property that forks a child per example (each fork costs
 #: tens of milliseconds): a quarter of the profile's count, at least 20.
@@ -157,6 +158,7 @@ def test_share_memory_returns_self_and_keeps_values(device, spec, state):
 
 
 @pytest.mark.claim("shared_memory.already-shared-noop")
+@domain_examples(via="tensor")  # issue 29: every layout and dtype family
 @given(spec=tensor_specs(values="all"), via=st.sampled_from(["tensor", "storage"]))
 def test_share_memory_of_shared_tensor_is_noop(device, spec, via):
     """Kills: a share_memory_ that moves an already-shared storage again

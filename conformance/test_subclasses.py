@@ -44,6 +44,7 @@ from strategies import (
     shapes,
     tensor_specs,
 )
+from strategies.tensors import domain_examples
 
 # ------------------------------------------------------------------ subjects
 
@@ -337,6 +338,7 @@ def _numpy_ok(dtype: torch.dtype) -> bool:
 @pytest.mark.claim("subclasses.type-dropped-at-boundaries")
 @pytest.mark.observes("backward", "numpy", "tensor")
 @_examples(dict(spec=_grid_spec(dt), boundary="from_dlpack") for dt in ALL_DTYPES)
+@domain_examples(boundary="torch.tensor")  # issue 29: every layout and dtype family
 @given(
     spec=tensor_specs(values="all"),
     boundary=st.sampled_from(["torch.tensor", "from_dlpack", "from_numpy", "grad"]),
@@ -383,6 +385,7 @@ _UNPICKLABLE = tuple(getattr(torch, n) for n in ("uint16", "uint32", "uint64") i
 @_examples(dict(spec=_grid_spec(dt), kind="SubTensor") for dt in ALL_DTYPES)
 # Tensor.__deepcopy__ builds its copy with detach() (torch/_tensor.py).
 @pytest.mark.observes("detach")
+@domain_examples(kind="SubTensor")  # issue 29: every layout and dtype family
 @given(
     spec=tensor_specs(values="all"),
     kind=st.sampled_from(["SubTensor", "SubTensorChild", "Parameter", "SubWithNewEmpty"]),
@@ -419,6 +422,7 @@ def test_deepcopy_of_subclass_needs_new_empty(device, spec, kind):
 
 @pytest.mark.claim("subclasses.parameter-of-subclass")
 @pytest.mark.observes("clone", "detach")
+@domain_examples(kind="SubTensor", requires_grad=False)  # issue 29: every layout and family
 @given(
     spec=tensor_specs(),
     kind=st.sampled_from(["SubTensor", "corrected", "plain"]),

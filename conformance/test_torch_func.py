@@ -52,6 +52,7 @@ from strategies.tensors import (
     DOMAIN_SPEC,
     TENSOR_KINDS,
     build_kind,
+    domain_examples,
     tensor_kind_of,
     value_examples,
 )
@@ -436,6 +437,12 @@ def test_grad_and_vjp_refuse_mutating_the_input(device, spec, transform, op):
 @pytest.mark.claim("torch_func.jvp-mutating-input-writes-primal")
 @pytest.mark.observes("copy_")
 @_examples(dict(spec=_grid_spec(dt), op=op) for dt in DIFFERENTIABLE for op in ("mul_", "add_"))
+# Issue 29: every layout forward mode accepts, every floating and complex family.
+@domain_examples(
+    dtypes=FLOATING + COMPLEX,
+    where=lambda s: not any(v[0] == "expand" for v in s.views),
+    op="mul_",
+)
 @given(
     spec=tensor_specs(dtype=FLOATING + COMPLEX, views=NON_OVERLAPPING_VIEWS, values="bounded"),
     op=st.sampled_from(["mul_", "add_"]),

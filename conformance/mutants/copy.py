@@ -496,3 +496,37 @@ MUTANTS += (
         witness=_RAISES_WITNESS.replace("{leaf}", "torch.nn.Parameter(torch.zeros(3))"),
     ),
 )
+
+from conformance.mutants._tensor_domain import domain_mutants as _kind_mutants  # noqa: E402
+
+# Issue 29: copy.empty-like-copy-in-graph speaks of a z that requires grad
+# (a leaf or a result) or not; each mutant gives the copy the wrong autograd
+# state for one kind of z only (no history from a z that requires grad, or
+# requires_grad from a z that does not).
+MUTANTS += _kind_mutants(
+    prefix="copy-graph-state-wrong",
+    claims=("copy.empty-like-copy-in-graph",),
+    what="dst.copy_(src) into a tensor that does not require grad gets the wrong requires_grad",
+    patch="""
+_orig_copy_ = torch.Tensor.copy_
+def copy_(self, src, *args, **kwargs):
+    if (isinstance(src, torch.Tensor) and not self.requires_grad
+            and _in_domain(src, {dim}, {value})):
+        if src.requires_grad:
+            with torch.no_grad():
+                return _orig_copy_(self, src, *args, **kwargs)
+        out = _orig_copy_(self, src, *args, **kwargs)
+        if self.is_floating_point() or self.is_complex():
+            self.requires_grad_()
+        return out
+    return _orig_copy_(self, src, *args, **kwargs)
+torch.Tensor.copy_ = copy_
+""",
+    witness="""
+    import torch
+    z = {make}
+    c = torch.empty_like(z).copy_(z)
+    assert c.requires_grad == z.requires_grad, "empty_like(z).copy_(z) has the wrong requires_grad"
+    """,
+    dims={"tensor_kind": ("plain", "leaf", "non_leaf")},
+)

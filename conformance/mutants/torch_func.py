@@ -1276,3 +1276,35 @@ def _functional_call_kind_mutants(kind: str) -> tuple[Mutant, ...]:
 
 
 MUTANTS += _functional_call_kind_mutants("parameter") + _functional_call_kind_mutants("buffer")
+
+# Issue 29: torch_func.jvp-mutating-input-writes-primal speaks of every layout
+# forward mode accepts; this mutant restores a channels_last primal after the
+# call (the write never reaches the caller) for that layout only.
+MUTANTS += domain_mutants(
+    prefix="jvp-primal-write-lost",
+    claims=("torch_func.jvp-mutating-input-writes-primal",),
+    what="jvp of a function that writes its primal in place leaves the caller's primal unchanged",
+    patch="""
+import torch.func
+_orig_jvp = torch.func.jvp
+def jvp(func, primals, tangents, *args, **kwargs):
+    saved = [p.clone() if isinstance(p, torch.Tensor) and _in_domain(p, {dim}, {value}) else None
+             for p in primals]
+    out = _orig_jvp(func, primals, tangents, *args, **kwargs)
+    with torch.no_grad():
+        for p, s in zip(primals, saved):
+            if s is not None:
+                p.copy_(s)
+    return out
+torch.func.jvp = jvp
+""",
+    witness="""
+    import torch
+    import torch.func
+    x = {make}
+    want = x * 2
+    torch.func.jvp(lambda a: a.mul_(2), (x,), (torch.ones_like(x),))
+    assert torch.equal(x, want), "jvp of an in-place function did not write the caller's primal"
+    """,
+    dims={"layout": ("channels_last",)},
+)
