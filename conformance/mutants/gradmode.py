@@ -857,6 +857,7 @@ def is_inference(self):
         return False
     return out
 torch.Tensor.is_inference = is_inference
+torch.is_inference = is_inference
 """
 _NOT_INFERENCE_WITNESS = """
     import torch
