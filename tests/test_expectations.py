@@ -110,6 +110,23 @@ def test_two_entries_differing_only_in_torch_are_refused(tmp_path):
         _load(tmp_path, ENTRY + twin)
 
 
+def test_two_entries_that_could_explain_one_failure_are_refused(tmp_path):
+    """A second entry on overlapping releases whose signature contains the
+    first's (or is contained in it) and whose region meets it would leave the
+    verdict ambiguous; disjoint ranges, regions or scopes are accepted."""
+    looser = (
+        ENTRY.replace('match = "DID NOT RAISE"', 'match = "DID NOT"')
+        .replace('torch = ">=1.13,<2.16"', 'torch = ">=2.10,<2.14"')
+        .replace('measured = ["2.13.0"]', "measured = []")
+    )
+    with pytest.raises(ExpectationsError, match="can both explain one failure on torch 2.10"):
+        _load(tmp_path, ENTRY + looser)
+    disjoint = looser.replace('torch = ">=2.10,<2.14"', 'torch = ">=1.0,<1.13"')
+    assert len(_load(tmp_path, ENTRY + disjoint)) == 2
+    other_text = looser.replace('match = "DID NOT"', 'match = "raised instead"')
+    assert len(_load(tmp_path, ENTRY + other_text)) == 2
+
+
 @pytest.mark.parametrize(
     ("text", "needle"),
     [

@@ -36,7 +36,9 @@ gate and is listed for review (:meth:`Deviation.unmeasured_on`).
 ``match`` must name the behaviour: a bare ``assert``, ``None`` or a compile
 aspect alone (``backend X differs from eager (outputs)``) could absorb a
 different failure and is refused. Two entries that differ only in ``torch``
-are refused: one behaviour is one entry with one range.
+are refused: one behaviour is one entry with one range. So are two entries
+that could both explain one failure (one signature inside the other, on
+releases, scopes and regions that meet): each failure has one entry.
 
 **Regions.** ``region`` names the part of the input space where torch
 deviates, as a predicate over the *features* of a generated example (see
@@ -461,8 +463,10 @@ def load_expectations(
     specifier must parse, ``measured`` releases must lie in ``torch``, a
     range must be closed above unless the entry says ``design``, a
     whole-test entry's ``match`` must name the behaviour, ``probe`` paths
-    must exist, and no two entries may differ only in ``torch``. A missing
-    path means no known deviations.
+    must exist, no two entries may differ only in ``torch``, and no two may
+    both explain one failure (same claim, test and exception, one signature
+    inside the other, meeting ranges, scopes and regions). A missing path
+    means no known deviations.
 
     Raises :class:`ExpectationsError` with a one-line message.
     """
@@ -505,12 +509,74 @@ def _load_files(files: list[Path], registry: Registry | None) -> list[Deviation]
                 "range: one behaviour is one entry (list both ranges in `torch`)"
             )
         seen[d.identity()] = d
+    _refuse_overlaps(out)
     counts: dict[str, int] = {}
     for j, d in enumerate(out):
         counts[d.key] = counts.get(d.key, 0) + 1
         if counts[d.key] > 1:
             out[j] = replace(d, ordinal=counts[d.key])
     return out
+
+
+#: Releases against which two entries' ranges are compared: every minor of
+#: the 2.x line with its first and a late patch release.
+_RANGE_PROBES = tuple(Version(f"2.{m}.{p}") for m in range(40) for p in (0, 9))
+
+
+def _releases(d: Deviation) -> set[Version]:
+    return {v for v in _RANGE_PROBES if any(v in SpecifierSet(s) for s in d.torch)}
+
+
+def _scopes_meet(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    """Device or backend scopes share a member (empty means all)."""
+    return not a or not b or bool(set(a) & set(b))
+
+
+def _regions_meet(a: tuple[dict, ...] | None, b: tuple[dict, ...] | None) -> bool:
+    """True when one example can lie in both regions: a whole-test entry
+    meets every region; two conjunctions over the same features meet when
+    each feature's allowed values intersect. Conjunctions over different
+    features are not compared (their overlap depends on the draws)."""
+    if a is None or b is None:
+        return True
+    for x in a:
+        for y in b:
+            if set(x) != set(y):
+                continue
+            if all(
+                {repr(v) for v in (x[k] if isinstance(x[k], list) else [x[k]])}
+                & {repr(v) for v in (y[k] if isinstance(y[k], list) else [y[k]])}
+                for k in x
+            ):
+                return True
+    return False
+
+
+def _refuse_overlaps(entries: list[Deviation]) -> None:
+    """Refuse two entries that could both explain one failure: same claim,
+    test and exception, meeting device and backend scopes, ranges and
+    regions, and one signature contained in the other (issue 28: one
+    failure, one entry, so the verdict says which behaviour it was)."""
+    groups: dict[tuple, list[Deviation]] = {}
+    for d in entries:
+        groups.setdefault((d.claim, d.test, d.exception), []).append(d)
+    for group in groups.values():
+        for i, a in enumerate(group):
+            for b in group[i + 1 :]:
+                if not (a.match in b.match or b.match in a.match):
+                    continue
+                if not (
+                    _scopes_meet(a.devices, b.devices) and _scopes_meet(a.backends, b.backends)
+                ):
+                    continue
+                if not _regions_meet(a.region, b.region):
+                    continue
+                both = _releases(a) & _releases(b)
+                if both:
+                    raise ExpectationsError(
+                        f"{b.file}: {b.key} and {a.key} ({a.file}) can both explain one failure "
+                        f"on torch {min(both)}: narrow a region or a range, or merge them"
+                    )
 
 
 def _load_file(path: Path, registry: Registry | None, start: int) -> list[Deviation]:
