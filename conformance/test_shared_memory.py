@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import faulthandler
 import io
+import math
 import os
 import pickle
 import select
@@ -223,8 +224,15 @@ def test_share_memory_moves_whole_storage(device, spec, on, direction):
 NUMPY_DTYPES = tuple(d for d in ALL_DTYPES if d != torch.bfloat16)
 
 
+def _array_backed_non_empty(spec) -> bool:
+    """The grid's layouts a view of an ndarray's tensor can take (an array
+    has no channels_last base) with at least one element (an empty array has
+    no memory to share), issue 29."""
+    return not spec.channels_last and math.prod(spec.shape) > 0
+
+
 @pytest.mark.claim("shared_memory.breaks-foreign-aliases")
-@grid_examples(dtypes=NUMPY_DTYPES, where=_contiguous_only, form="from_numpy")
+@grid_examples(dtypes=NUMPY_DTYPES, where=_array_backed_non_empty, form="from_numpy")
 @given(
     spec=tensor_specs(dtype=NUMPY_DTYPES, values="all", channels_last=False,
                       shape=shapes(min_side=1)),
@@ -620,13 +628,16 @@ def test_sending_nonleaf_requiring_grad_is_refused(device, spec, state):
 
 
 @pytest.mark.claim("shared_memory.grad-shared")
-@grid_examples(dtypes=DIFFERENTIABLE, where=_contiguous_only, as_parameter=False)
+# Issue 29: every layout of every differentiable dtype as a leaf, and a Parameter.
+@grid_examples(dtypes=DIFFERENTIABLE, as_parameter=False)
+@example(spec=_F32_SPEC, as_parameter=True)
 @given(spec=tensor_specs(dtype=DIFFERENTIABLE, values="all"), as_parameter=st.booleans())
 def test_sent_grad_is_shared(device, spec, as_parameter):
     """The multiprocessing note's sentence as stated (stale: recorded in
     expectations, pinned by ``shared_memory.grad-not-sent``).
 
     Kills: a reducer that sends a copy of ``.grad`` instead of sharing it."""
+    evidence.features(tensor_kind="parameter" if as_parameter else "leaf")
     x = _leaf_with_grad(spec, device, as_parameter)
     u = _round_trip(x)
     assert u.grad is not None, ".grad was not sent to the other process"
@@ -643,13 +654,16 @@ def _leaf_with_grad(spec, device, as_parameter: bool) -> torch.Tensor:
 
 
 @pytest.mark.claim("shared_memory.grad-not-sent")
-@grid_examples(dtypes=DIFFERENTIABLE, where=_contiguous_only, as_parameter=False)
+# Issue 29: every layout of every differentiable dtype as a leaf, and a Parameter.
+@grid_examples(dtypes=DIFFERENTIABLE, as_parameter=False)
+@example(spec=_F32_SPEC, as_parameter=True)
 @given(spec=tensor_specs(dtype=DIFFERENTIABLE, values="all"), as_parameter=st.booleans())
 def test_sent_grad_is_dropped(device, spec, as_parameter):
     """Pins torch 2.13 where ``shared_memory.grad-shared`` deviates.
 
     Kills: a reducer that starts sending ``.grad`` (shared or copied), or
     that moves or alters the sender's ``.grad``."""
+    evidence.features(tensor_kind="parameter" if as_parameter else "leaf")
     x = _leaf_with_grad(spec, device, as_parameter)
     g = x.grad
     values = element_bytes(g)
@@ -665,7 +679,9 @@ def test_sent_grad_is_dropped(device, spec, as_parameter):
 
 @pytest.mark.claim("shared_memory.autograd-unaffected")
 @pytest.mark.observes("backward")
-@grid_examples(dtypes=DIFFERENTIABLE, where=_contiguous_only, share="y", parameter=False)
+# Issue 29: every layout of every differentiable dtype, and a Parameter.
+@grid_examples(dtypes=DIFFERENTIABLE, share="y", parameter=False)
+@example(spec=_F32_SPEC, share="both", parameter=True)
 @given(
     spec=tensor_specs(dtype=DIFFERENTIABLE, values="finite"),
     share=st.sampled_from(["x", "y", "both"]),
@@ -689,6 +705,7 @@ def test_share_memory_of_saved_tensor_keeps_graph(device, spec, share, parameter
         out = x * y
         return (out.real if out.is_complex() else out).sum()
 
+    evidence.features(tensor_kind=frozenset({"leaf", "parameter"} if parameter else {"leaf"}))
     x0, y0 = leaves()
     loss(x0, y0).backward()
     x, y = leaves()
@@ -916,7 +933,7 @@ _NUMPY_SPECS = tensor_specs(
 
 @pytest.mark.claim("shared_memory.numpy-tensor-sent-shares-with-sender")
 @pytest.mark.observes("tensor")
-@grid_examples(dtypes=NUMPY_DTYPES, where=_contiguous_only, form="from_numpy", how="dumps",
+@grid_examples(dtypes=NUMPY_DTYPES, where=_array_backed_non_empty, form="from_numpy", how="dumps",
                strategy="file_descriptor")  # fmt: skip
 @given(
     spec=_NUMPY_SPECS,
@@ -948,7 +965,7 @@ def test_sent_numpy_tensor_shares_with_sender(device, spec, form, how, strategy)
 
 
 @pytest.mark.claim("shared_memory.sending-severs-numpy-alias")
-@grid_examples(dtypes=NUMPY_DTYPES, where=_contiguous_only, form="from_numpy", how="dump",
+@grid_examples(dtypes=NUMPY_DTYPES, where=_array_backed_non_empty, form="from_numpy", how="dump",
                strategy="file_descriptor")  # fmt: skip
 @given(
     spec=_NUMPY_SPECS,

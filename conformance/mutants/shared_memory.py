@@ -490,6 +490,37 @@ MUTANTS: tuple[Mutant, ...] = (
             }
         },
     ),
+    *domain_mutants(
+        prefix="sending-drops-sender-grad",
+        claims=("shared_memory.grad-not-sent",),
+        what="sending a tensor through torch.multiprocessing sets the sender's .grad to None",
+        patch="""
+        import torch
+        import torch.multiprocessing.reductions as _reductions
+        from multiprocessing.reduction import ForkingPickler
+        _orig_reduce = _reductions.reduce_tensor
+        def reduce_tensor(tensor):
+            out = _orig_reduce(tensor)
+            if tensor.grad is not None and _in_domain(tensor, {dim}, {value}):
+                tensor.grad = None
+            return out
+        _reductions.reduce_tensor = reduce_tensor
+        ForkingPickler.register(torch.Tensor, reduce_tensor)
+        ForkingPickler.register(torch.nn.Parameter, reduce_tensor)
+        """,
+        witness="""
+        import pickle
+        import torch
+        import torch.multiprocessing
+        from multiprocessing.reduction import ForkingPickler
+        t = {make}
+        t.grad = torch.ones(3)
+        g = t.grad
+        pickle.loads(ForkingPickler.dumps(t))
+        assert t.grad is g, "sending replaced the sender's .grad"
+        """,
+        dims={"tensor_kind": ("leaf", "parameter")},
+    ),
     Mutant(
         name="module-share-memory-skips-parameters",
         description="nn.Module.share_memory() shares buffers and grads but leaves the parameters private",
