@@ -124,6 +124,28 @@ def _pair_grid(fn):
     return fn
 
 
+def _domain_pairs(dtypes=ALL_DTYPES):
+    """Issue 29: a decorator adding one ``@example(pair=...)`` per
+    :func:`domain_grid` spec of ``dtypes`` (every layout family and dtype
+    family): the spec as dst with a contiguous src of its shape, or as src
+    (the expanded one, which copy_ refuses to write)."""
+    from hypothesis import example
+
+    def decorate(fn):
+        for spec in domain_grid(dtypes):
+            n = math.prod(spec.shape)
+            values = tuple(spec.storage[i % len(spec.storage)] for i in range(n))
+            plain = TensorSpec(dtype=spec.dtype, base_shape=spec.shape, storage=values)
+            expanded = any(v[0] == "expand" for v in spec.views)
+            fn = example(pair=(plain, spec) if expanded else (spec, plain))(fn)
+        return fn
+
+    return decorate
+
+
+_domain_pair_grid = _domain_pairs()
+
+
 @pytest.mark.claim("copy.returns-self", "copy.copies-values")
 @_pair_grid
 @given(pair=same_shape_pairs())
@@ -153,12 +175,14 @@ def test_copy_returns_self_and_copies_values(device, pair):
 
 
 @pytest.mark.claim("copy.broadcasts-src")
+@_domain_pair_grid
 @given(pair=broadcast_pairs(values="all"))
 def test_copy_broadcasts_src(device, pair):
     """Kills: a copy_ that refuses broadcastable src, or broadcasts along the
     wrong dimensions (leading dims, size-1 dims, zero-size dims)."""
     dst_spec, src_spec = pair
     dst, src = dst_spec.build(device), src_spec.build(device)
+    evidence.features(layout=layout_kinds(dst) | layout_kinds(src))
     dst.copy_(src)
     expected = src_spec.build(device).expand(dst.shape)
     assert_same_bits(dst, expected, "copy_() did not broadcast src to dst's shape")
@@ -263,6 +287,7 @@ def test_copy_across_devices(device, pair, direction, non_blocking):
 
 
 @pytest.mark.claim("copy.non-blocking-no-effect-same-device")
+@_domain_pair_grid
 @given(pair=same_shape_pairs())
 def test_copy_non_blocking_same_device(device, pair):
     """Kills: a non_blocking same-device copy_ that returns early (stale
@@ -270,25 +295,11 @@ def test_copy_non_blocking_same_device(device, pair):
     dst_spec, src_spec = pair
     src = src_spec.build(device)
     blocking, nb = dst_spec.build(device), dst_spec.build(device)
+    evidence.features(layout=layout_kinds(nb) | layout_kinds(src))
     blocking.copy_(src)
     assert nb.copy_(src, non_blocking=True) is nb, "copy_(non_blocking=True) did not return self"
     assert_same_bits(nb, blocking, "copy_(non_blocking=True) differs from a blocking copy")
     assert_same_bits(nb, src_spec.build(device), "copy_(non_blocking=True) lost values")
-
-
-def _domain_pair_grid(fn):
-    """Issue 29: one ``@example(pair=...)`` per :func:`domain_grid` spec (every
-    layout family and dtype family): the spec as dst with a contiguous src
-    of its shape, or as src (the expanded one, which copy_ refuses to write)."""
-    from hypothesis import example
-
-    for spec in domain_grid():
-        n = math.prod(spec.shape)
-        values = tuple(spec.storage[i % len(spec.storage)] for i in range(n))
-        plain = TensorSpec(dtype=spec.dtype, base_shape=spec.shape, storage=values)
-        expanded = any(v[0] == "expand" for v in spec.views)
-        fn = example(pair=(plain, spec) if expanded else (spec, plain))(fn)
-    return fn
 
 
 @pytest.mark.claim("copy.bumps-version")
@@ -387,6 +398,7 @@ def test_copy_allowed_under_no_grad(device, pair, leaf_kind):
 
 @pytest.mark.claim("copy.differentiable-wrt-src")
 @pytest.mark.observes("backward", "to")
+@_domain_pairs(DIFFERENTIABLE)
 @given(pair=broadcast_pairs(dtype=DIFFERENTIABLE))
 def test_copy_differentiable_wrt_src(device, pair):
     """Kills: a copy_ that cuts the graph (dst stays a leaf), or whose backward
@@ -394,6 +406,7 @@ def test_copy_differentiable_wrt_src(device, pair):
     dst_spec, src_spec = pair
     dst = dst_spec.build(device)
     src = src_spec.build(device, requires_grad=True, leaf=True)
+    evidence.features(layout=layout_kinds(dst) | layout_kinds(src))
     dst.copy_(src)
     assert dst.requires_grad and not dst.is_leaf and dst.grad_fn is not None, (
         "copy_() from a src requiring grad did not put dst in the graph"
@@ -418,7 +431,13 @@ def expanded_specs(draw):
     return dataclasses.replace(spec, views=(*spec.views, ("expand", tuple(target))))
 
 
+def _expanded_non_empty(spec) -> bool:
+    return any(v[0] == "expand" for v in spec.views) and math.prod(spec.shape) > 0
+
+
 @pytest.mark.claim("copy.internal-overlap-raises")
+# Issue 29: the grid's expanded layout in every dtype.
+@grid_examples(param="dst_spec", where=_expanded_non_empty)
 @given(dst_spec=expanded_specs())
 def test_copy_into_expanded_raises(device, dst_spec):
     """Kills: a copy_ into an expanded dst that silently writes one location
