@@ -38,7 +38,8 @@ from strategies import (
     shapes,
     tensor_specs,
 )
-from strategies.tensors import domain_examples
+from strategies.dtypes import dtype_family
+from strategies.tensors import DOMAIN_SPEC, domain_examples, domain_grid, layout_kinds
 
 THREAD_TIMEOUT_S = 10.0
 
@@ -500,8 +501,47 @@ def test_grad_modes_are_thread_local(device, spec, entry, disabled_in, op):
 # --------------------------------------------------------------------------- in-place under no_grad
 
 
+def _not_expanded(spec) -> bool:
+    return not any(v[0] == "expand" for v in spec.views)
+
+
+def _inplace_domain(**fixed):
+    """Issue 29: one ``@example(case=("fill_", spec), **fixed)`` per
+    :func:`domain_grid` spec of a differentiable dtype that an in-place op can
+    write (every layout family but the expanded one, every differentiable
+    dtype family)."""
+    from hypothesis import example
+
+    def decorate(fn):
+        for spec in domain_grid(DIFFERENTIABLE, where=_not_expanded):
+            fn = example(case=("fill_", spec), **fixed)(fn)
+        return fn
+
+    return decorate
+
+
+def _spec_domain(**fixed):
+    """Issue 29: one ``@example(spec=spec, **fixed)`` per :func:`domain_grid`
+    spec (every layout family and dtype family); unlike ``domain_examples``
+    it takes a fixed ``where`` argument of the test."""
+    from hypothesis import example
+
+    def decorate(fn):
+        for spec in domain_grid():
+            fn = example(spec=spec, **fixed)(fn)
+        return fn
+
+    return decorate
+
+
+def _case_features(x: torch.Tensor) -> None:
+    """The layout and dtype family of the tensor an in-place case writes."""
+    evidence.features(layout=layout_kinds(x), dtype_family=dtype_family(x.dtype))
+
+
 @pytest.mark.claim("gradmode.no-grad-inplace-bumps-version")
 @pytest.mark.observes("backward", "copy_")
+@_inplace_domain(through="view")
 @given(
     case=inplace_cases(dtypes=DIFFERENTIABLE, requires_grad=True),
     through=st.sampled_from(["self", "view"]),
@@ -511,6 +551,7 @@ def test_no_grad_inplace_bumps_version(device, case, through):
     tensor be overwritten with no error and a silently wrong gradient."""
     op, spec = case
     x = spec.build(device, requires_grad=True, leaf=True)
+    _case_features(x)
     loss = real_scalar(x * x)  # mul saves x
     before = x._version
     with torch.no_grad():
@@ -522,6 +563,7 @@ def test_no_grad_inplace_bumps_version(device, case, through):
 
 @pytest.mark.claim("gradmode.no-grad-inplace-on-leaf-allowed")
 @pytest.mark.observes("backward", "copy_")
+@_inplace_domain(k=2)
 @given(
     case=inplace_cases(dtypes=DIFFERENTIABLE, requires_grad=True, values="all"),
     k=st.integers(1, 3),
@@ -535,6 +577,7 @@ def test_no_grad_inplace_on_leaf_allowed(device, case, k):
     non-leaf / stops it requiring grad."""
     op, spec = case
     x = spec.build(device, requires_grad=True, leaf=True)
+    _case_features(x)
     expected = spec.build(device)
     INPLACE[op](expected)
     with torch.no_grad():
@@ -772,11 +815,14 @@ def test_inference_views_follow_base(device, spec, base, made, op):
 
 
 @pytest.mark.claim("gradmode.inference-no-version-counter")
+@_spec_domain(where="outside")  # issue 29: every layout and family, both places
+@example(spec=DOMAIN_SPEC, where="inside")
 @given(spec=tensor_specs(), where=st.sampled_from(["inside", "outside"]))
 def test_inference_no_version_counter(device, spec, where):
     """Kills: inference tensors that carry a version counter (the overhead
     the mode removes), or normal tensors whose counter becomes unreadable
     inside the mode."""
+    evidence.features(grad_mode="inference_mode" if where == "inside" else "enabled")
     t = build_inference(spec, device)
     normal = spec.build(device)
     ctx = torch.inference_mode() if where == "inside" else contextlib.nullcontext()
@@ -932,10 +978,13 @@ def test_inference_cannot_be_saved(device, pair, op, inference_first):
 
 @pytest.mark.claim("gradmode.inference-clone-outside-is-normal")
 @pytest.mark.observes("clone")
+@_spec_domain(where="outside")  # issue 29: every layout and family, both places
+@example(spec=DOMAIN_SPEC, where="inside")
 @given(spec=tensor_specs(values="all"), where=st.sampled_from(["outside", "inside"]))
 def test_inference_clone_outside_is_normal(device, spec, where):
     """Kills: a clone outside the mode that stays an inference tensor (the
     documented escape hatch would not work), or a clone inside that does not."""
+    evidence.features(grad_mode="inference_mode" if where == "inside" else "enabled")
     t = build_inference(spec, device)
     if where == "inside":
         with torch.inference_mode():
