@@ -189,8 +189,14 @@ def test_data_has_its_own_version_counter(device, spec, bumps, requires_grad):
     assert not shares_version_counter(x, d), "the tensor shares .data's version counter"
 
 
+def _writable_non_empty(spec) -> bool:
+    """Non-empty and not expanded (an in-place write there is refused for overlap)."""
+    return math.prod(spec.shape) > 0 and not any(v[0] == "expand" for v in spec.views)
+
+
 @pytest.mark.claim("data.silent-wrong-gradient")
 @pytest.mark.observes("backward", "clone", "detach")
+@domain_examples(dtypes=FLOATING, where=_writable_non_empty, how="mul_")  # issue 29
 @given(
     # Expanded leaves excluded: in-place arithmetic on them is refused (overlap).
     spec=tensor_specs(dtype=FLOATING, views=NON_OVERLAPPING_VIEWS, shape=shapes(min_side=1)),
@@ -217,6 +223,7 @@ def test_data_mutation_gives_silent_wrong_gradient(device, spec, how):
 
 @pytest.mark.claim("data.detach-reports-changes")
 @pytest.mark.observes("backward", "detach")
+@domain_examples(dtypes=FLOATING, where=_writable_non_empty, how="mul_")  # issue 29
 @given(
     spec=tensor_specs(dtype=FLOATING, views=NON_OVERLAPPING_VIEWS, shape=shapes(min_side=1)),
     how=st.sampled_from(["zero_", "mul_", "add_"]),
@@ -276,6 +283,7 @@ def test_data_setter_rebinds(device, spec, new, requires_grad, non_leaf):
 
 
 @pytest.mark.claim("data.setter-keeps-version-counter")
+@domain_examples(new=DOMAIN_SPEC, bumps=1)  # issue 29: every layout and dtype family of x
 @given(spec=tensor_specs(), new=tensor_specs(), bumps=st.integers(0, 3))
 def test_data_setter_keeps_version_counter(device, spec, new, bumps):
     """Kills: a setter that adopts t's version counter or resets x's."""

@@ -6,6 +6,7 @@ What each property kills (the broken torch it would catch) is in its docstring.
 from __future__ import annotations
 
 import copy
+import math
 
 import pytest
 import torch
@@ -87,8 +88,22 @@ def test_parameter_requires_grad_default(device, spec, mode, explicit):
     assert p.is_leaf, "Parameter is not a leaf"
 
 
+def _non_empty(spec) -> bool:
+    return math.prod(spec.shape) > 0
+
+
+def _writable(spec) -> bool:
+    """Not expanded: an in-place write there is refused for overlap."""
+    return not any(v[0] == "expand" for v in spec.views)
+
+
+def _writable_non_empty(spec) -> bool:
+    return _non_empty(spec) and _writable(spec)
+
+
 @pytest.mark.claim("parameter.is-leaf")
 @pytest.mark.observes("backward")
+@domain_examples(dtypes=DIFFERENTIABLE, where=_non_empty)  # issue 29
 @given(spec=tensor_specs(dtype=DIFFERENTIABLE, shape=shapes(min_side=1)))
 def test_parameter_of_non_leaf_is_leaf(device, spec):
     """Kills: a Parameter that keeps the source's history (grad_fn), so
@@ -123,6 +138,7 @@ def test_parameter_derived_tensors_are_plain(device, spec):
 
 @pytest.mark.claim("parameter.inplace-leaf-error")
 @pytest.mark.observes("copy_")
+@domain_examples(dtypes=DIFFERENTIABLE, where=_writable, op="add_")  # issue 29
 @given(
     spec=tensor_specs(dtype=DIFFERENTIABLE, views=NON_OVERLAPPING_VIEWS),
     op=st.sampled_from(["add_", "mul_", "zero_", "copy_"]),
@@ -131,6 +147,7 @@ def test_parameter_inplace_needs_no_grad(device, spec, op):
     """Kills: in-place ops on a Parameter that silently run in grad mode
     (corrupting the leaf), or that are refused under no_grad."""
     # Expanded inputs excluded: in-place arithmetic there is refused for overlap.
+    evidence.features(grad_mode=frozenset({"enabled", "no_grad"}))  # both, in every example
     p = Parameter(spec.build(device))
     calls = {
         "add_": lambda: p.add_(1),
@@ -150,6 +167,7 @@ def test_parameter_inplace_needs_no_grad(device, spec, op):
 
 @pytest.mark.claim("parameter.data-mutation-silent-wrong-grad")
 @pytest.mark.observes("backward", "clone", "detach")
+@domain_examples(dtypes=FLOATING, where=_writable_non_empty, k=2.0)  # issue 29
 @given(
     spec=tensor_specs(dtype=FLOATING, views=NON_OVERLAPPING_VIEWS, shape=shapes(min_side=1)),
     k=st.sampled_from([0.0, 2.0, 3.0, -1.0]),
@@ -172,6 +190,7 @@ def test_parameter_data_mutation_silent_wrong_grad(device, spec, k):
 
 @pytest.mark.claim("parameter.detach-mutation-raises")
 @pytest.mark.observes("backward", "copy_", "detach")
+@domain_examples(dtypes=DIFFERENTIABLE, where=_writable_non_empty, op="mul_")  # issue 29
 @given(
     spec=tensor_specs(dtype=DIFFERENTIABLE, views=NON_OVERLAPPING_VIEWS, shape=shapes(min_side=1)),
     op=st.sampled_from(["mul_", "zero_", "copy_"]),
