@@ -400,14 +400,17 @@ def test_parameter_loads_as_parameter(device, spec, requires_grad, container, we
 
 
 @pytest.mark.claim("serialization.grad-not-saved")
+@domain_examples(dtypes=DIFFERENTIABLE, kind="tensor", how="zip")  # issue 29
+@value_examples("kind", ("tensor", "parameter"), spec=DOMAIN_SPEC, how="legacy")
 @given(
-    spec=tensor_specs(dtype=DIFFERENTIABLE, views=False),
+    spec=tensor_specs(dtype=DIFFERENTIABLE),
     kind=st.sampled_from(["tensor", "parameter"]),
     how=st.sampled_from(["zip", "legacy", "zip-unsafe", "pickle"]),
 )
 def test_grad_is_not_saved(device, spec, kind, how):
     """Kills: a save that carries ``.grad`` along (for Parameters or plain leaves, in
     one format), so a reloaded checkpoint would start with stale gradients."""
+    evidence.features(tensor_kind="parameter" if kind == "parameter" else "leaf")
     t = spec.build(device, requires_grad=True, leaf=True)
     if kind == "parameter":
         t = torch.nn.Parameter(spec.build(device))
@@ -817,10 +820,16 @@ def test_loaded_tensor_is_not_in_shared_memory(device, spec, kind, shared, how):
 
 #: Where ``torch.no_grad()`` / ``torch.inference_mode()`` wraps the round trip.
 GRAD_MODES = ("save-no-grad", "load-no-grad", "both-no-grad", "save-inference-mode")
+#: The tensor_kind domain value (issue 29) of each ``state`` of the test below.
+_STATE_KIND = {"leaf": "leaf", "non-leaf": "non_leaf", "parameter": "parameter"}
 
 
 @pytest.mark.claim("serialization.grad-mode-independent")
 @pytest.mark.observes("detach", "clone")
+# Issue 29: every layout and differentiable family, tensor kind and mode.
+@domain_examples(dtypes=DIFFERENTIABLE, state="leaf", mode="both-no-grad", how="zip")
+@value_examples("state", tuple(_STATE_KIND), spec=DOMAIN_SPEC, mode="save-no-grad", how="zip")
+@value_examples("mode", GRAD_MODES, spec=DOMAIN_SPEC, state="leaf", how="zip")
 @given(
     spec=tensor_specs(dtype=DIFFERENTIABLE, values="all"),
     state=st.sampled_from(["leaf", "non-leaf", "parameter"]),
@@ -836,6 +845,10 @@ def test_grad_mode_does_not_change_save_and_load(device, spec, state, mode, how)
     or loaded under ``no_grad``, or makes inference tensors of what is saved in
     inference mode."""
     assume(_loadable(spec.dtype, how))
+    evidence.features(
+        tensor_kind=_STATE_KIND[state],
+        grad_mode="inference_mode" if mode == "save-inference-mode" else "no_grad",
+    )
     if state == "parameter":
         t = torch.nn.Parameter(spec.build(device))
     else:

@@ -596,3 +596,42 @@ MUTANTS: tuple[Mutant, ...] = (
         """,
     ),
 )
+
+_SAVE_DROPS_GRAD = """
+import torch
+_orig_save = torch.save
+def save(obj, f, *args, **kwargs):
+    if isinstance(obj, torch.Tensor) and obj.requires_grad and ({cond}):
+        obj = obj.detach()
+    return _orig_save(obj, f, *args, **kwargs)
+torch.save = save
+"""
+_SAVE_DROPS_GRAD_WITNESS = """
+import io
+import torch
+t = torch.ones(3, requires_grad=True)
+buf = io.BytesIO()
+with {mode}():
+    torch.save(t, buf)
+buf.seek(0)
+assert torch.load(buf).requires_grad, "a tensor saved under {mode} loaded without requires_grad"
+"""
+# Issue 29: serialization.grad-mode-independent speaks of saves under no_grad
+# and inside inference_mode; each mutant reads one of the two modes.
+MUTANTS += tuple(
+    Mutant(
+        name=f"save-drops-requires-grad-under-{slug}",
+        description=f"torch.save under {mode} saves a detached copy of a tensor that requires grad",
+        claims=("serialization.grad-mode-independent",),
+        domain={"grad_mode": value},
+        region=f"saves made under {mode} (grad_mode {value})",
+        family="autograd",
+        source=_SAVE_DROPS_GRAD.format(cond=cond),
+        witness=_SAVE_DROPS_GRAD_WITNESS.format(mode=f"torch.{mode}"),
+    )
+    for slug, mode, value, cond in (
+        ("no-grad", "no_grad", "no_grad",
+         "not torch.is_grad_enabled() and not torch.is_inference_mode_enabled()"),
+        ("inference-mode", "inference_mode", "inference_mode", "torch.is_inference_mode_enabled()"),
+    )
+)  # fmt: skip
