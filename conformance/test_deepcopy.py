@@ -13,6 +13,7 @@ What each property kills (the broken torch it would catch) is in its docstring.
 from __future__ import annotations
 
 import copy
+import math
 
 import pytest
 import torch
@@ -39,7 +40,7 @@ from strategies import (
     shapes,
     tensor_specs,
 )
-from strategies.tensors import domain_examples
+from strategies.tensors import DOMAIN_SPEC, domain_examples
 
 #: uint16/uint32/uint64 (torch >= 2.3): copy.copy of a plain tensor of these raises on
 #: torch 2.13 (deepcopy.copy-copy-wide-unsigned-raises); to_sparse has no kernels for them.
@@ -346,7 +347,17 @@ def test_deepcopy_copies_grad_and_attributes_of_tensors(device, spec, attr):
         assert c.tag is not t.tag, "deepcopy shares a tensor's attribute object (shallow)"
 
 
+def _writable_non_empty(spec) -> bool:
+    """Non-empty and not expanded (an in-place write there is refused for overlap)."""
+    return math.prod(spec.shape) > 0 and not any(v[0] == "expand" for v in spec.views)
+
+
+def _non_empty(spec) -> bool:
+    return math.prod(spec.shape) > 0
+
+
 @pytest.mark.claim("deepcopy.fresh-version-counter")
+@domain_examples(where=_writable_non_empty, bumps=1, side="copy", with_view=False)  # issue 29
 @given(
     spec=tensor_specs(shape=shapes(min_side=1), views=NON_OVERLAPPING_VIEWS),
     bumps=st.integers(0, 3),
@@ -475,6 +486,7 @@ def _parameter_family(spec, device, case):
 
 @pytest.mark.claim("deepcopy.parameter-keeps-sharing")
 @pytest.mark.observes("detach")
+@domain_examples(dtypes=DIFFERENTIABLE, where=_non_empty, case="two-parameters")  # issue 29
 @given(
     spec=tensor_specs(dtype=DIFFERENTIABLE, shape=shapes(min_side=1)),
     case=st.sampled_from(
@@ -604,6 +616,7 @@ def test_deepcopy_of_parameter_drops_grad_and_attrs(device, spec, requires_grad,
 
 
 @pytest.mark.claim("deepcopy.module-tied-parameters")
+@domain_examples(dtypes=DIFFERENTIABLE, buf_spec=DOMAIN_SPEC, depth=2)  # issue 29
 @given(
     spec=tensor_specs(dtype=DIFFERENTIABLE, values="all"),
     buf_spec=tensor_specs(),
@@ -617,6 +630,7 @@ def test_deepcopy_of_module_keeps_tied_parameters(device, spec, buf_spec, depth)
 
     Kills: a deepcopy that unties weights (two copies), or that keeps the original
     object (a teacher/EMA copy silently tied to the student)."""
+    evidence.features(tensor_kind=frozenset({"parameter", "buffer"}))  # both, every example
     w = torch.nn.Parameter(spec.build(device))
     b = buf_spec.build(device)
     root = torch.nn.Module()
