@@ -62,7 +62,12 @@ from strategies import (
     shapes,
     tensor_specs,
 )
-from strategies.tensors import domain_examples, domain_grid
+from strategies.tensors import (
+    DOMAIN_SPEC_COMPLEX,
+    domain_examples,
+    domain_grid,
+    value_examples,
+)
 
 # --------------------------------------------------------------------------- probes
 
@@ -450,6 +455,8 @@ def test_export_folds_storage_offset_into_data(device, spec, form):
 
 
 @pytest.mark.claim("dlpack.import-honours-byte-offset")
+# Issue 29: every non-empty layout and dtype family (k > 0 where the layout has an offset).
+@domain_examples(where=lambda s: math.prod(s.shape) > 0, form="capsule", back=8)
 @given(
     spec=tensor_specs(shape=shapes(min_side=1)),
     form=st.sampled_from(["capsule", "versioned", "to_dlpack"]),
@@ -597,6 +604,8 @@ def test_conj_bit_export_raises(device, spec, form):
 
 
 @pytest.mark.claim("dlpack.to-dlpack-skips-checks")
+@domain_examples(dtypes=DIFFERENTIABLE, case="leaf")  # issue 29
+@value_examples("case", ("leaf", "non-leaf", "conj"), spec=DOMAIN_SPEC_COMPLEX)
 @given(
     spec=tensor_specs(dtype=DIFFERENTIABLE),
     case=st.sampled_from(["leaf", "non-leaf", "conj"]),
@@ -611,8 +620,10 @@ def test_legacy_to_dlpack_skips_the_checks(device, spec, case):
     autograd state or dtype (the change an upgrade gate should see)."""
     if case == "conj":
         assume(spec.dtype in COMPLEX)
+        evidence.features(math_bit="conj")
         t = spec.build(device).conj()
     else:
+        evidence.features(math_bit="none", tensor_kind="leaf" if case == "leaf" else "non_leaf")
         t = spec.build(device, requires_grad=True, leaf=case == "leaf")
         if case == "non-leaf":
             t = t.expand(t.shape)  # a non-leaf view (ExpandBackward0), same values
