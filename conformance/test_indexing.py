@@ -19,6 +19,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from conformance import capabilities as cap
+from conformance import evidence
 from conformance.checks import (
     assert_same_bits,
     capture_warnings,
@@ -38,8 +39,18 @@ from strategies import (
     shapes,
     tensor_specs,
 )
+from strategies.dtypes import dtype_family
+from strategies.tensors import layout_kinds
 
 # ------------------------------------------------------------ helpers
+
+
+def _stack_features(ts: list[torch.Tensor]) -> None:
+    """Issue 29: the layout families of the stacked inputs and their dtype family."""
+    evidence.features(
+        layout=frozenset().union(*(layout_kinds(t) for t in ts)),
+        dtype_family=dtype_family(ts[0].dtype),
+    )
 
 
 def _root(t: torch.Tensor) -> torch.Tensor:
@@ -457,16 +468,21 @@ def _assignable(spec: TensorSpec) -> bool:
     return len(spec.shape) >= 1 and not _overlaps(spec)
 
 
+#: The dtypes index assignment has kernels for (issue 29: every dtype family).
+_ASSIGNABLE_DTYPES = (torch.bool, *ARITHMETIC)
+
+
 @pytest.mark.claim("indexing.assignment-is-in-place")
 @pytest.mark.observes("tensor", "to")
-# ARITHMETIC: uint16/32/64 have no masked_fill/index_put kernels (a kernel gap, not
-# a semantic question).
-@index_grid(dtypes=ARITHMETIC, where=_assignable, make=_canonical_basic)
-@index_grid(dtypes=ARITHMETIC, where=_assignable, make=_canonical_advanced)
+# ARITHMETIC and bool: uint16/32/64 have no masked_fill/index_put kernels (a
+# kernel gap, not a semantic question).
+@index_grid(dtypes=_ASSIGNABLE_DTYPES, where=_assignable, make=_canonical_basic)
+@index_grid(dtypes=_ASSIGNABLE_DTYPES, where=_assignable, make=_canonical_advanced)
 @given(
     case=st.one_of(
         _indexed(
-            tensor_specs(dtype=ARITHMETIC, shape=shapes(min_dims=1), views=NON_OVERLAPPING_VIEWS,
+            tensor_specs(dtype=_ASSIGNABLE_DTYPES, shape=shapes(min_dims=1),
+                         views=NON_OVERLAPPING_VIEWS,
                          values="all"),
             index_of,
         )
@@ -578,6 +594,7 @@ def test_stack_new_memory_and_values(device, specs, dim):
     Kills: a stack that aliases an input (e.g. for a single input), misplaces
     inputs along the new dimension, or alters values."""
     ts = [s.build(device) for s in specs]
+    _stack_features(ts)
     d = ts[0].dim()
     dim = max(-(d + 1), min(d, dim))
     r = torch.stack(ts, dim)
@@ -598,6 +615,7 @@ def test_stack_gradients_are_slices(device, specs, data):
     """Kills: a stack without grad_fn, or a backward that routes gradient slices to the
     wrong inputs."""
     ts = [s.build(device, requires_grad=True, leaf=True) for s in specs]
+    _stack_features(ts)
     d = ts[0].dim()
     dim = data.draw(st.integers(-(d + 1), d), label="dim")
     r = torch.stack(ts, dim)
@@ -616,6 +634,13 @@ def test_stack_gradients_are_slices(device, specs, data):
 
 
 @pytest.mark.claim("indexing.stack-size-mismatch-raises")
+# Issue 29: one dtype of each family, explicitly.
+@example(first=(2,), second=(3,), position=0, dtype=torch.bool)
+@example(first=(2,), second=(3,), position=1, dtype=torch.int32)
+@example(first=(2,), second=(3,), position=2, dtype=torch.uint8)
+@example(first=(2,), second=(3,), position=0, dtype=torch.bfloat16)
+@example(first=(2,), second=(3,), position=1, dtype=torch.float64)
+@example(first=(2,), second=(3,), position=2, dtype=torch.complex64)
 @given(
     first=shapes(max_dims=3),
     second=shapes(max_dims=3),
