@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 import torch
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -377,13 +377,17 @@ def test_asarray_copy_false_aliases_or_raises(device, spec, target, case):
 
 
 @pytest.mark.claim("construct.asarray-requires-grad-default-inherits")
+# Issue 29: every layout and dtype family (plain), and each tensor kind.
+@domain_examples(requires_grad=False, leaf=True)
+@example(spec=DOMAIN_SPEC, requires_grad=True, leaf=True)
+@example(spec=DOMAIN_SPEC, requires_grad=True, leaf=False)
 @given(spec=tensor_specs(), requires_grad=st.booleans(), leaf=st.booleans())
 def test_asarray_default_requires_grad_inherits(device, spec, requires_grad, leaf):
     """Kills: the pre-#170897 default (requires_grad=False), which also cleared the
     caller's flag on a leaf; or a default that drops a non-leaf's history."""
     t = _build(spec, device, requires_grad, leaf)
     rg, fn = t.requires_grad, t.grad_fn
-    evidence.features(input_requires_grad=rg)
+    evidence.features(input_requires_grad=rg, tensor_kind=tensor_kind_of(t))
     with capture_warnings():
         b = torch.asarray(t)
     assert b.requires_grad == rg, "asarray() result does not inherit requires_grad"
