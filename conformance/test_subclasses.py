@@ -46,6 +46,20 @@ from strategies import (
 )
 from strategies.tensors import domain_examples
 
+
+def _two_per_side(spec) -> bool:
+    """At least one dimension, every side >= 2 (the inner-view tests' shapes)."""
+    return len(spec.shape) >= 1 and min(spec.shape) >= 2
+
+
+def _not_expanded(spec) -> bool:
+    return not any(v[0] == "expand" for v in spec.views)
+
+
+def _has_dims(spec) -> bool:
+    return len(spec.shape) >= 1
+
+
 # ------------------------------------------------------------------ subjects
 
 
@@ -241,6 +255,9 @@ _BINARY = {
 
 
 @pytest.mark.claim("subclasses.lowest-subclass-wins")
+# Issue 29: every layout with a dimension, every dtype family (bool beside the
+# arithmetic dtypes: a + b of bool tensors is a logical or).
+@domain_examples(dtypes=(torch.bool, *ARITHMETIC), where=_has_dims, op="add", order="child-first")
 @given(
     spec=tensor_specs(dtype=ARITHMETIC, shape=shapes(min_dims=1)),
     op=st.sampled_from(sorted(_BINARY)),
@@ -274,6 +291,7 @@ _NON_VIEW = {
 
 @pytest.mark.claim("subclasses.results-are-alias-views")
 @pytest.mark.observes("clone")
+@domain_examples(dtypes=DIFFERENTIABLE, op="clone", requires_grad=False)  # issue 29
 @given(
     spec=tensor_specs(dtype=DIFFERENTIABLE),
     op=st.sampled_from(sorted(_NON_VIEW)),
@@ -518,6 +536,7 @@ def test_wrapper_ops_type_and_inner_aliasing(device, spec, kind, op):
 
 
 @pytest.mark.claim("subclasses.wrapper-outer-views-share-version")
+@domain_examples(where=_not_expanded, kind="plain", op="view", through="view")  # issue 29
 @given(
     spec=tensor_specs(views=NON_OVERLAPPING_VIEWS),
     kind=st.sampled_from(sorted(WRAPPERS)),
@@ -551,6 +570,7 @@ def _inner_view_case(spec, device, kind, op):
 
 @pytest.mark.claim("subclasses.dispatch-inner-views-share-version")
 @_examples(dict(spec=_grid_spec(dt), kind="plain", op="slice") for dt in ALL_DTYPES)
+@domain_examples(where=_two_per_side, kind="plain", op="slice")  # issue 29
 @given(
     spec=tensor_specs(shape=shapes(min_dims=1, min_side=2)),
     kind=st.sampled_from(sorted(WRAPPERS)),
@@ -572,6 +592,7 @@ def test_dispatch_inner_views_share_version(device, spec, kind, op):
 
 @pytest.mark.claim("subclasses.dispatch-inner-views-unlinked")
 @_examples(dict(spec=_grid_spec(dt), kind="plain", op="slice") for dt in ALL_DTYPES)
+@domain_examples(where=_two_per_side, kind="plain", op="slice")  # issue 29
 @given(
     spec=tensor_specs(shape=shapes(min_dims=1, min_side=2)),
     kind=st.sampled_from(sorted(WRAPPERS)),
@@ -591,6 +612,7 @@ def test_dispatch_inner_views_are_unlinked(device, spec, kind, op):
 @pytest.mark.claim("subclasses.wrapper-autograd-at-outer-level")
 @pytest.mark.observes("backward", "detach")
 @_examples(dict(spec=_grid_spec(dt), kind="plain", op="mul") for dt in FLOATING)
+@domain_examples(dtypes=FLOATING, where=_not_expanded, kind="plain", op="mul")  # issue 29
 @given(
     spec=tensor_specs(dtype=FLOATING, views=NON_OVERLAPPING_VIEWS),
     kind=st.sampled_from(sorted(WRAPPERS)),
