@@ -206,13 +206,40 @@ def mismatched_pairs(draw):
     return dst, src
 
 
+def _shape_pairs(src_shape, where):
+    """Issue 29: a decorator adding one ``@example(pair=(dst, src))`` per
+    :func:`domain_grid` spec ``where`` admits (every writable layout family
+    and every dtype family): the spec as dst, and a contiguous src of its
+    dtype with shape ``src_shape(dst_shape)``."""
+    from hypothesis import example
+
+    def decorate(fn):
+        for spec in domain_grid(where=where):
+            shape = src_shape(spec.shape)
+            pool = spec.storage or (0,)  # a zero-size spec holds no values
+            values = tuple(pool[i % len(pool)] for i in range(math.prod(shape)))
+            src = TensorSpec(dtype=spec.dtype, base_shape=shape, storage=values)
+            fn = example(pair=(spec, src))(fn)
+        return fn
+
+    return decorate
+
+
+def _writable_with_last_side(spec) -> bool:
+    """Not expanded, with a last side that a size-5 src mismatches (not 1 or 5)."""
+    expanded = any(v[0] == "expand" for v in spec.views)
+    return not expanded and len(spec.shape) >= 1 and spec.shape[-1] not in (1, 5)
+
+
 @pytest.mark.claim("copy.not-broadcastable-raises")
+@_shape_pairs(lambda shape: (5,), where=_writable_with_last_side)
 @given(pair=mismatched_pairs())
 def test_copy_not_broadcastable_raises(device, pair):
     """Kills: a copy_ that accepts incompatible shapes (e.g. copying flat
     elements when numel matches, or truncating)."""
     dst_spec, src_spec = pair
     dst, src = dst_spec.build(device), src_spec.build(device)
+    evidence.features(layout=layout_kinds(dst))
     with raises_with(RuntimeError, "must match the size of tensor"):
         dst.copy_(src)
 
@@ -234,12 +261,14 @@ def growing_pairs(draw):
 
 
 @pytest.mark.claim("copy.src-cannot-grow-self")
+@_shape_pairs(lambda shape: (2, *shape), where=lambda s: not any(v[0] == "expand" for v in s.views))
 @given(pair=growing_pairs())
 def test_copy_src_cannot_grow_self(device, pair):
     """Kills: a copy_ that resizes dst to the broadcast shape, or that silently
     copies a slice of a larger src."""
     dst_spec, src_spec = pair
     dst, src = dst_spec.build(device), src_spec.build(device)
+    evidence.features(layout=layout_kinds(dst))
     shape = dst.shape
     with raises_with(RuntimeError, "doesn't match the broadcast shape"):
         dst.copy_(src)
