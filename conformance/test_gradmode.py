@@ -505,15 +505,15 @@ def _not_expanded(spec) -> bool:
     return not any(v[0] == "expand" for v in spec.views)
 
 
-def _inplace_domain(**fixed):
+def _inplace_domain(dtypes=DIFFERENTIABLE, **fixed):
     """Issue 29: one ``@example(case=("fill_", spec), **fixed)`` per
-    :func:`domain_grid` spec of a differentiable dtype that an in-place op can
-    write (every layout family but the expanded one, every differentiable
-    dtype family)."""
+    :func:`domain_grid` spec of ``dtypes`` that an in-place op can write
+    (every layout family but the expanded one, every dtype family of
+    ``dtypes``)."""
     from hypothesis import example
 
     def decorate(fn):
-        for spec in domain_grid(DIFFERENTIABLE, where=_not_expanded):
+        for spec in domain_grid(dtypes, where=_not_expanded):
             fn = example(case=("fill_", spec), **fixed)(fn)
         return fn
 
@@ -1019,6 +1019,7 @@ def test_inference_factory_requires_grad(device, case):
 
 @pytest.mark.claim("gradmode.inference-disables-version-bumps")
 @pytest.mark.observes("copy_")
+@_inplace_domain(ALL_DTYPES)  # issue 29: every writable layout and dtype family
 @given(case=inplace_cases())
 def test_inference_disables_version_bumps(device, case):
     """The docstring's 'disabling ... version counter bumps' read for every
@@ -1028,6 +1029,7 @@ def test_inference_disables_version_bumps(device, case):
     """
     op, spec = case
     x = spec.build(device)
+    _case_features(x)
     before = x._version
     with torch.inference_mode():
         INPLACE[op](x)
@@ -1036,6 +1038,7 @@ def test_inference_disables_version_bumps(device, case):
 
 @pytest.mark.claim("gradmode.inference-normal-inplace-bumps")
 @pytest.mark.observes("backward", "copy_")
+@_inplace_domain(ALL_DTYPES, requires_grad=True)  # issue 29 (grad where the dtype allows)
 @given(case=inplace_cases(), requires_grad=st.booleans())
 def test_inference_normal_inplace_bumps(device, case, requires_grad):
     """Kills: an inference_mode that skips version bumps of normal tensors,
@@ -1044,6 +1047,7 @@ def test_inference_normal_inplace_bumps(device, case, requires_grad):
     op, spec = case
     rg = maybe_rg(spec, requires_grad)
     x = spec.build(device, requires_grad=rg, leaf=True)
+    _case_features(x)
     loss = real_scalar(x * x) if rg else None  # mul saves x
     before = x._version
     with torch.inference_mode():
