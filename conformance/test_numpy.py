@@ -39,6 +39,15 @@ from strategies import (
     numpy_dtype,
     tensor_specs,
 )
+from strategies.dtypes import dtype_family
+from strategies.tensors import (
+    DOMAIN_SPEC,
+    DOMAIN_SPEC_COMPLEX,
+    domain_examples,
+    domain_grid,
+    layout_kinds,
+    tensor_kind_of,
+)
 
 #: NumPy dtype -> torch dtype, for every torch dtype NumPy can hold (not bfloat16).
 NP_TO_TORCH: dict[np.dtype, torch.dtype] = {
@@ -853,7 +862,20 @@ def _refused(draw) -> tuple[str, TensorSpec, bool]:
     return why, spec, draw(st.booleans(), label="leaf")
 
 
+def _refused_examples(fn):
+    """Issue 29: every layout and differentiable family as a leaf requiring
+    grad, a non-leaf view, a conjugate view and a bfloat16 tensor, explicitly."""
+    from hypothesis import example
+
+    for spec in domain_grid(DIFFERENTIABLE):
+        fn = example(case=("requires_grad", spec, True))(fn)
+    fn = example(case=("requires_grad", DOMAIN_SPEC, False))(fn)
+    fn = example(case=("conj", DOMAIN_SPEC_COMPLEX, False))(fn)
+    return example(case=("bf16", dataclasses.replace(DOMAIN_SPEC, dtype=torch.bfloat16), False))(fn)
+
+
 @pytest.mark.claim("numpy.numpy-refuses-grad-conj-dtype")
+@_refused_examples
 @given(case=_refused())
 def test_numpy_refuses_grad_conj_and_bfloat16(device, case):
     """Every dtype and layout each condition covers: a tensor that requires
@@ -878,6 +900,12 @@ def test_numpy_refuses_grad_conj_and_bfloat16(device, case):
     else:
         t = spec.build("cpu")
         refusals = [(TypeError, "BFloat16")]
+    evidence.features(
+        layout=layout_kinds(t),
+        dtype_family=dtype_family(t.dtype),
+        math_bit="conj" if t.is_conj() else "none",
+        tensor_kind=tensor_kind_of(t),
+    )
     with torch.enable_grad():
         try:
             t.numpy()
@@ -900,12 +928,17 @@ def test_numpy_refuses_neg_bit(device, spec):
 
 
 @pytest.mark.claim("numpy.numpy-refuses-grad-under-no-grad")
+# Issue 29: every layout and differentiable family NumPy holds (a spec without
+# views builds a leaf), and a non-leaf view.
+@domain_examples(dtypes=NP_DIFFERENTIABLE)
+@example(spec=DOMAIN_SPEC)
 @given(spec=tensor_specs(dtype=NP_DIFFERENTIABLE))
 def test_numpy_refuses_grad_even_under_no_grad(device, spec):
     """The docstring's condition as stated (no grad-mode exception). Deviates: the check
     is skipped under no_grad (recorded in expectations). Kills, once fixed: a regression
     back to the grad-mode-dependent check."""
     t = spec.build("cpu", requires_grad=True)
+    evidence.features(tensor_kind=tensor_kind_of(t))
     with torch.no_grad():
         with raises_with(RuntimeError, "requires grad"):
             t.numpy()
