@@ -548,6 +548,18 @@ _EVERY_OP_CLASS = Graph(
 )  # fmt: skip
 
 
+def _every_op_class_with(*, requires_grad: bool = True, mode: str = "grad") -> Graph:
+    """:data:`_EVERY_OP_CLASS` with its leaves' ``requires_grad`` and every
+    op's grad mode set (issue 29: every op class without a leaf requiring
+    grad, or computed inside a no_grad or inference_mode region)."""
+    g = _EVERY_OP_CLASS
+    return dataclasses.replace(
+        g,
+        leaves=tuple(dataclasses.replace(leaf, requires_grad=requires_grad) for leaf in g.leaves),
+        ops=tuple(dataclasses.replace(op, mode=mode) for op in g.ops),
+    )
+
+
 @pytest.mark.claim(
     "graphs.requires-grad-propagation",
     "graphs.leaf-rules",
@@ -595,6 +607,8 @@ def _as_made(graph: Graph, node: int) -> Graph:
 @pytest.mark.claim("graphs.disabled-mode-results-not-require-grad")
 @pytest.mark.observes("clone", "copy_", "detach", "to")
 @example(graph=_NO_GRAD_VIEW)
+@example(graph=_every_op_class_with(mode="no_grad"))  # issue 29: every op class
+@example(graph=_every_op_class_with(mode="inference"))
 @given(graph=graphs())
 def test_results_computed_with_grad_disabled_do_not_require_grad(device, graph):
     """The docstring's rule as stated, views included. Non-view results are
@@ -696,6 +710,7 @@ def test_grad_populated_exactly_on_reached_leaves_and_retained(device, graph):
 
 
 @pytest.mark.claim("graphs.backward-needs-grad")
+@example(graph=_every_op_class_with(requires_grad=False))  # issue 29: every op class
 @given(graph=graphs(requires_grad=False, inplace=True))
 def test_backward_of_a_loss_that_does_not_require_grad_raises(device, graph):
     """Kills: a backward() that silently returns (or invents a graph) when
@@ -1218,6 +1233,7 @@ def test_detach_of_inference_tensor_outside_is_a_mutable_inference_tensor(
 
 
 @pytest.mark.claim("graphs.second-backward-raises-iff-saved")
+@example(graph=_EVERY_OP_CLASS)  # issue 29: every op class
 @given(graph=graphs(need=lambda m: m.out_rg))
 def test_second_backward_raises_iff_saved_tensors_were_read(device, graph):
     """Kills: a backward that keeps saved tensors alive without retain_graph,
@@ -1239,6 +1255,7 @@ def test_second_backward_raises_iff_saved_tensors_were_read(device, graph):
 
 @pytest.mark.claim("graphs.retain-graph-accumulates")
 @pytest.mark.observes("clone")
+@example(graph=_EVERY_OP_CLASS)  # issue 29: every op class
 @given(graph=graphs(need=lambda m: m.out_rg))
 def test_backward_twice_with_retain_graph_doubles_grad(device, graph):
     """Kills: a backward that overwrites .grad instead of accumulating, or
