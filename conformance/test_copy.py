@@ -275,7 +275,25 @@ def test_copy_src_cannot_grow_self(device, pair):
     assert dst.shape == shape, "a refused copy_() changed dst's shape"
 
 
+def _conversion_examples(fn):
+    """Issue 29: one ``@example(pair=(dst, src))`` per :func:`domain_grid` spec
+    that copy_ can write (every layout family but the expanded one, every
+    dtype family) as dst, with a contiguous src of another dtype holding 0 and
+    1 (exact in every dtype): int32, or float32 for an int32 dst."""
+    from hypothesis import example
+
+    for spec in domain_grid(where=lambda s: not any(v[0] == "expand" for v in s.views)):
+        n = math.prod(spec.shape)
+        src_dtype = torch.float32 if spec.dtype == torch.int32 else torch.int32
+        src = TensorSpec(
+            dtype=src_dtype, base_shape=spec.shape, storage=tuple(i % 2 for i in range(n))
+        )
+        fn = example(pair=(spec, src))(fn)
+    return fn
+
+
 @pytest.mark.claim("copy.converts-dtype")
+@_conversion_examples
 @given(pair=conversion_pairs())
 def test_copy_converts_dtype(device, pair):
     """Kills: a copy_ that refuses mixed dtypes, reinterprets bits instead of
