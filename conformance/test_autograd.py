@@ -882,6 +882,14 @@ def test_inplace_shared_storage_raises(device, spec):
 
 @pytest.mark.claim("autograd.multi-output-view-inplace-raises")
 @pytest.mark.observes("copy_")
+# Issue 29: every layout with a dimension of non-empty sides, every differentiable family.
+@domain_examples(
+    dtypes=DIFFERENTIABLE,
+    where=lambda s: len(s.shape) >= 1 and min(s.shape) >= 1,
+    fn="unbind",
+    dim=0,
+    op="fill_",
+)
 @given(
     spec=tensor_specs(requires_grad=True, shape=shapes(min_dims=1, min_side=1)),
     fn=st.sampled_from(["unbind", "split", "chunk"]),
