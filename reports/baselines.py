@@ -197,17 +197,67 @@ def shown_deviations(doc: dict) -> list[tuple[dict, str | None, str]]:
     return out
 
 
-def same_entry(recorded: dict, deviation) -> bool:
+def same_entry(recorded: dict, deviation, entries=None) -> bool:
     """Does an entry as a result document recorded it (``to_dict``) name the
-    same behaviour as ``deviation`` (claim, test, devices, backends, region)?
-    The range and the prose may differ: the document may predate them."""
+    behaviour of ``deviation``? The same claim, test, devices, backends and
+    region; the range and the prose may differ (the document may predate them).
+
+    With ``entries`` (every current entry), a recorded entry that none of them
+    names any more - merged into a broader one, since the loader refuses two
+    entries that could explain one failure - is ``deviation``'s when its scope
+    lies inside ``deviation``'s: its devices and backends among
+    ``deviation``'s (empty means all), each alternative of its region inside
+    one of ``deviation``'s (a whole-test entry covers every region)."""
+    if _recorded_as(recorded, deviation, strict=True):
+        return True
+    if entries is None or any(_recorded_as(recorded, d, strict=True) for d in entries):
+        return False
+    return _recorded_as(recorded, deviation, strict=False)
+
+
+def _recorded_as(recorded: dict, deviation, *, strict: bool) -> bool:
     region = recorded.get("region")
     if isinstance(region, dict):
         region = [region]
+    if recorded["claim"] != deviation.claim or recorded.get("test") != deviation.test:
+        return False
+    devices, backends = recorded.get("devices") or [], recorded.get("backends") or []
+    if strict:
+        return (
+            sorted(devices) == sorted(deviation.devices)
+            and sorted(backends) == sorted(deviation.backends)
+            and (region or None)
+            == ([dict(a) for a in deviation.region] if deviation.region else None)
+        )
     return (
-        recorded["claim"] == deviation.claim
-        and recorded.get("test") == deviation.test
-        and sorted(recorded.get("devices") or []) == sorted(deviation.devices)
-        and sorted(recorded.get("backends") or []) == sorted(deviation.backends)
-        and (region or None) == ([dict(a) for a in deviation.region] if deviation.region else None)
+        _scope_within(devices, deviation.devices)
+        and _scope_within(backends, deviation.backends)
+        and _region_within(region or None, deviation.region)
+    )
+
+
+def _scope_within(recorded, scope) -> bool:
+    """A recorded device or backend scope inside ``scope`` (empty: all)."""
+    if not scope:
+        return True
+    return bool(recorded) and set(recorded) <= set(scope)
+
+
+def _values(v) -> set[str]:
+    return {repr(x) for x in (v if isinstance(v, list | tuple) else [v])}
+
+
+def _region_within(recorded, region) -> bool:
+    """Every alternative of a recorded region inside some alternative of
+    ``region`` (``None``: the whole test)."""
+    if region is None:
+        return True
+    if recorded is None:
+        return False
+    return all(
+        any(
+            set(alt) == set(other) and all(_values(alt[k]) <= _values(other[k]) for k in alt)
+            for other in region
+        )
+        for alt in recorded
     )

@@ -69,10 +69,11 @@ def signature_matches(deviation, signature: str | None) -> bool:
     return exc == deviation.exception and deviation.match in msg
 
 
-def shows(deviation, recorded: dict, signature: str | None) -> bool:
+def shows(deviation, recorded: dict, signature: str | None, entries=None) -> bool:
     """Does a baseline's deviation (entry as recorded, observed signature)
-    show ``deviation``?"""
-    return same_entry(recorded, deviation) and signature_matches(deviation, signature)
+    show ``deviation``? ``entries``: every current entry (see
+    :func:`reports.baselines.same_entry`)."""
+    return same_entry(recorded, deviation, entries) and signature_matches(deviation, signature)
 
 
 def _in(spec: str, release: str) -> bool:
@@ -92,13 +93,16 @@ def refresh(data: Path = EXPECTATIONS_DIR, baselines: Path = BASELINES_DIR) -> d
     """New text of each data file whose ``measured`` lists change."""
     registry = default_registry()
     seen = {v: shown_deviations(load_baseline(v, baselines)) for v in available(baselines)}
+    every = load_expectations(data, registry)
     changed = {}
     for f in sorted(Path(data).glob("*.toml")):
         raw = tomllib.loads(f.read_text(encoding="utf-8")).get("deviation", [])
         devs = load_expectations(f, registry)
         out = []
         for e, d in zip(raw, devs, strict=True):
-            measured = [v for v, rows in seen.items() if any(shows(d, r, s) for r, s, _ in rows)]
+            measured = [
+                v for v, rows in seen.items() if any(shows(d, r, s, every) for r, s, _ in rows)
+            ]
             specs = [e["torch"]] if isinstance(e["torch"], str) else list(e["torch"])
             newest = max((Version(x) for x in d.measured), default=None)
             for m in measured:

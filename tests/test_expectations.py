@@ -226,3 +226,28 @@ def test_whole_test_deviation_on_a_test_with_its_own_settings_collects(tmp_path)
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "InternalError" not in proc.stdout + proc.stderr
+
+
+def test_a_recorded_entry_merged_into_a_broader_one_is_still_recognised(tmp_path):
+    """A baseline's recorded entry that no current entry names any more (it
+    was merged into a broader one) belongs to the current entry whose scope
+    holds its own; while some current entry still names it, only that one."""
+    from reports.baselines import same_entry
+
+    narrow = ENTRY.replace(
+        'match = "DID NOT RAISE"', 'match = "DID NOT RAISE"\nregion = { op = "set_" }'
+    )
+    (broad,) = _load(
+        tmp_path,
+        ENTRY.replace(
+            'exception = "Failed"', 'exception = "Failed"\nregion = { op = ["set_", "resize_"] }'
+        ),
+    )
+    (still,) = _load(tmp_path, narrow)
+    recorded = {"claim": still.claim, "test": None, "region": {"op": "set_"}}
+    assert not same_entry(recorded, broad)
+    assert same_entry(recorded, broad, [broad])
+    assert not same_entry(recorded, broad, [broad, still])
+    assert same_entry(recorded, still, [broad, still])
+    outside = {"claim": still.claim, "test": None, "region": {"op": "transpose_"}}
+    assert not same_entry(outside, broad, [broad])

@@ -39,7 +39,7 @@ def test_every_measured_release_shows_the_entry_with_its_signature(observed):
     """``measured`` is what the baselines show, signature included."""
     for d in DEVIATIONS:
         for m in d.measured:
-            rows = [(e, sig) for e, sig, _ in observed[m] if same_entry(e, d)]
+            rows = [(e, sig) for e, sig, _ in observed[m] if same_entry(e, d, DEVIATIONS)]
             assert rows, f"{d.key} ({d.file}): the {m} baseline shows no deviation of this entry"
             assert any(signature_matches(d, sig) for _, sig in rows), (
                 f"{d.key} ({d.file}): on {m} the baseline recorded "
@@ -54,7 +54,9 @@ def test_no_baseline_shows_a_deviation_no_entry_explains(observed):
             ok = [
                 d
                 for d in DEVIATIONS
-                if same_entry(e, d) and version in d.measured and signature_matches(d, sig)
+                if same_entry(e, d, DEVIATIONS)
+                and version in d.measured
+                and signature_matches(d, sig)
             ]
             assert ok, (
                 f"{version} baseline: {nodeid} deviated with {e.get('key')} ({sig}), which no "
@@ -69,7 +71,11 @@ def test_measured_lists_every_baseline_that_shows_the_entry(observed):
         for version, rows in observed.items():
             if version in d.measured or not d.in_range(version):
                 continue
-            shown = [sig for e, sig, _ in rows if same_entry(e, d) and signature_matches(d, sig)]
+            shown = [
+                sig
+                for e, sig, _ in rows
+                if same_entry(e, d, DEVIATIONS) and signature_matches(d, sig)
+            ]
             assert not shown, f"{d.key}: the {version} baseline shows it, measured omits it"
 
 
