@@ -289,6 +289,13 @@ def saved_cases(draw):
 
 @pytest.mark.claim("version.saved-tensor-check")
 @pytest.mark.observes("backward", "detach")
+# Issue 29: every writable layout and differentiable family, mul's saved input
+# written through a view.
+@domain_examples(
+    dtypes=DIFFERENTIABLE,
+    where=lambda s: not any(v[0] == "expand" for v in s.views),
+    case=("mul", "input", "view"),
+)
 @given(spec=tensor_specs(dtype=DIFFERENTIABLE, views=NON_OVERLAPPING_VIEWS), case=saved_cases())
 def test_saved_tensor_check(device, spec, case):
     """Predicts the error from the documented rule: backward raises iff the
