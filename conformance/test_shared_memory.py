@@ -385,6 +385,7 @@ def _signal_name(status: int) -> str:
 
 @pytest.mark.claim("shared_memory.resize-raises")
 @_every_resize_op
+@domain_examples(op="storage-zero", extra=2)  # issue 29: every layout and dtype family of t
 @settings(max_examples=_FORK_EXAMPLES)
 @given(spec=tensor_specs(), op=st.sampled_from(RESIZE_OPS), extra=st.integers(1, 64))
 def test_resize_of_shared_tensor_raises(device, spec, op, extra):
@@ -415,6 +416,7 @@ def test_resize_of_shared_tensor_raises(device, spec, op, extra):
 
 @pytest.mark.claim("shared_memory.resize-crashes")
 @_every_resize_op
+@domain_examples(op="storage-zero", extra=2)  # issue 29: every layout and dtype family of t
 @settings(max_examples=_FORK_EXAMPLES)
 @given(spec=tensor_specs(), op=st.sampled_from(RESIZE_OPS), extra=st.integers(1, 64))
 def test_resize_of_shared_tensor_crashes(device, spec, op, extra):
