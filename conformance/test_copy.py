@@ -37,7 +37,13 @@ from strategies import (
     small_int_specs,
     tensor_specs,
 )
-from strategies.tensors import DOMAIN_SPEC, domain_examples, domain_grid, value_examples
+from strategies.tensors import (
+    DOMAIN_SPEC,
+    domain_examples,
+    non_empty,
+    not_expanded,
+    value_examples,
+)
 
 # Views a *destination* may have: an expanded dst is refused by copy_ (see
 # copy.internal-overlap-raises), so the other claims exclude it.
@@ -124,26 +130,23 @@ def _pair_grid(fn):
     return fn
 
 
-def _domain_pairs(dtypes=ALL_DTYPES):
-    """Issue 29: a decorator adding one ``@example(pair=...)`` per
-    :func:`domain_grid` spec of ``dtypes`` (every layout family and dtype
-    family): the spec as dst with a contiguous src of its shape, or as src
-    (the expanded one, which copy_ refuses to write)."""
-    from hypothesis import example
-
-    def decorate(fn):
-        for spec in domain_grid(dtypes):
-            n = math.prod(spec.shape)
-            values = tuple(spec.storage[i % len(spec.storage)] for i in range(n))
-            plain = TensorSpec(dtype=spec.dtype, base_shape=spec.shape, storage=values)
-            expanded = any(v[0] == "expand" for v in spec.views)
-            fn = example(pair=(plain, spec) if expanded else (spec, plain))(fn)
-        return fn
-
-    return decorate
+def _contiguous_like(spec: TensorSpec, shape: tuple[int, ...], dtype=None) -> TensorSpec:
+    """A contiguous spec of ``shape`` (``dtype``: the spec's) holding the
+    spec's values, repeated as far as the shape needs (0 for an empty spec)."""
+    pool = spec.storage or (0,)
+    values = tuple(pool[i % len(pool)] for i in range(math.prod(shape)))
+    return TensorSpec(dtype=dtype or spec.dtype, base_shape=shape, storage=values)
 
 
-_domain_pair_grid = _domain_pairs()
+def _pair_with_contiguous(spec: TensorSpec) -> tuple[TensorSpec, TensorSpec]:
+    """Issue 29: ``(dst, src)`` with the spec as dst and a contiguous src of
+    its shape, or as src when expanded (copy_ refuses to write that)."""
+    plain = _contiguous_like(spec, spec.shape)
+    return (spec, plain) if not_expanded(spec) else (plain, spec)
+
+
+#: One ``@example(pair=...)`` per :func:`domain_grid` spec (every layout and dtype family).
+_domain_pair_grid = domain_examples("pair", make=_pair_with_contiguous)
 
 
 @pytest.mark.claim("copy.returns-self", "copy.copies-values")
@@ -206,33 +209,19 @@ def mismatched_pairs(draw):
     return dst, src
 
 
-def _shape_pairs(src_shape, where):
-    """Issue 29: a decorator adding one ``@example(pair=(dst, src))`` per
-    :func:`domain_grid` spec ``where`` admits (every writable layout family
-    and every dtype family): the spec as dst, and a contiguous src of its
-    dtype with shape ``src_shape(dst_shape)``."""
-    from hypothesis import example
-
-    def decorate(fn):
-        for spec in domain_grid(where=where):
-            shape = src_shape(spec.shape)
-            pool = spec.storage or (0,)  # a zero-size spec holds no values
-            values = tuple(pool[i % len(pool)] for i in range(math.prod(shape)))
-            src = TensorSpec(dtype=spec.dtype, base_shape=shape, storage=values)
-            fn = example(pair=(spec, src))(fn)
-        return fn
-
-    return decorate
+def _with_src_of_shape(src_shape):
+    """Issue 29: ``make`` for :func:`domain_examples`: ``(spec, src)``, src a
+    contiguous spec of the spec's dtype with shape ``src_shape(spec.shape)``."""
+    return lambda spec: (spec, _contiguous_like(spec, src_shape(spec.shape)))
 
 
 def _writable_with_last_side(spec) -> bool:
     """Not expanded, with a last side that a size-5 src mismatches (not 1 or 5)."""
-    expanded = any(v[0] == "expand" for v in spec.views)
-    return not expanded and len(spec.shape) >= 1 and spec.shape[-1] not in (1, 5)
+    return not_expanded(spec) and len(spec.shape) >= 1 and spec.shape[-1] not in (1, 5)
 
 
 @pytest.mark.claim("copy.not-broadcastable-raises")
-@_shape_pairs(lambda shape: (5,), where=_writable_with_last_side)
+@domain_examples("pair", where=_writable_with_last_side, make=_with_src_of_shape(lambda s: (5,)))
 @given(pair=mismatched_pairs())
 def test_copy_not_broadcastable_raises(device, pair):
     """Kills: a copy_ that accepts incompatible shapes (e.g. copying flat
@@ -261,7 +250,7 @@ def growing_pairs(draw):
 
 
 @pytest.mark.claim("copy.src-cannot-grow-self")
-@_shape_pairs(lambda shape: (2, *shape), where=lambda s: not any(v[0] == "expand" for v in s.views))
+@domain_examples("pair", where=not_expanded, make=_with_src_of_shape(lambda s: (2, *s)))
 @given(pair=growing_pairs())
 def test_copy_src_cannot_grow_self(device, pair):
     """Kills: a copy_ that resizes dst to the broadcast shape, or that silently
@@ -275,25 +264,17 @@ def test_copy_src_cannot_grow_self(device, pair):
     assert dst.shape == shape, "a refused copy_() changed dst's shape"
 
 
-def _conversion_examples(fn):
-    """Issue 29: one ``@example(pair=(dst, src))`` per :func:`domain_grid` spec
-    that copy_ can write (every layout family but the expanded one, every
-    dtype family) as dst, with a contiguous src of another dtype holding 0 and
-    1 (exact in every dtype): int32, or float32 for an int32 dst."""
-    from hypothesis import example
-
-    for spec in domain_grid(where=lambda s: not any(v[0] == "expand" for v in s.views)):
-        n = math.prod(spec.shape)
-        src_dtype = torch.float32 if spec.dtype == torch.int32 else torch.int32
-        src = TensorSpec(
-            dtype=src_dtype, base_shape=spec.shape, storage=tuple(i % 2 for i in range(n))
-        )
-        fn = example(pair=(spec, src))(fn)
-    return fn
+def _with_src_of_another_dtype(spec: TensorSpec) -> tuple[TensorSpec, TensorSpec]:
+    """Issue 29: ``(spec, src)``, src a contiguous spec of its shape holding 0
+    and 1 (exact in every dtype) in another dtype: int32, or float32 for an
+    int32 spec."""
+    src_dtype = torch.float32 if spec.dtype == torch.int32 else torch.int32
+    storage = tuple(i % 2 for i in range(math.prod(spec.shape)))
+    return spec, TensorSpec(dtype=src_dtype, base_shape=spec.shape, storage=storage)
 
 
 @pytest.mark.claim("copy.converts-dtype")
-@_conversion_examples
+@domain_examples("pair", where=not_expanded, make=_with_src_of_another_dtype)
 @given(pair=conversion_pairs())
 def test_copy_converts_dtype(device, pair):
     """Kills: a copy_ that refuses mixed dtypes, reinterprets bits instead of
@@ -445,7 +426,7 @@ def test_copy_allowed_under_no_grad(device, pair, leaf_kind):
 
 @pytest.mark.claim("copy.differentiable-wrt-src")
 @pytest.mark.observes("backward", "to")
-@_domain_pairs(DIFFERENTIABLE)
+@domain_examples("pair", DIFFERENTIABLE, make=_pair_with_contiguous)
 @given(pair=broadcast_pairs(dtype=DIFFERENTIABLE))
 def test_copy_differentiable_wrt_src(device, pair):
     """Kills: a copy_ that cuts the graph (dst stays a leaf), or whose backward
@@ -479,7 +460,7 @@ def expanded_specs(draw):
 
 
 def _expanded_non_empty(spec) -> bool:
-    return any(v[0] == "expand" for v in spec.views) and math.prod(spec.shape) > 0
+    return not not_expanded(spec) and non_empty(spec)
 
 
 @pytest.mark.claim("copy.internal-overlap-raises")

@@ -40,6 +40,7 @@ from strategies.tensors import (
     domain_examples,
     tensor_kind_of,
     value_examples,
+    writable_non_empty,
 )
 
 #: Real floating dtypes: the gradient of x*x is 2*x there (complex inputs
@@ -189,14 +190,9 @@ def test_data_has_its_own_version_counter(device, spec, bumps, requires_grad):
     assert not shares_version_counter(x, d), "the tensor shares .data's version counter"
 
 
-def _writable_non_empty(spec) -> bool:
-    """Non-empty and not expanded (an in-place write there is refused for overlap)."""
-    return math.prod(spec.shape) > 0 and not any(v[0] == "expand" for v in spec.views)
-
-
 @pytest.mark.claim("data.silent-wrong-gradient")
 @pytest.mark.observes("backward", "clone", "detach")
-@domain_examples(dtypes=FLOATING, where=_writable_non_empty, how="mul_")  # issue 29
+@domain_examples(dtypes=FLOATING, where=writable_non_empty, how="mul_")  # issue 29
 @given(
     # Expanded leaves excluded: in-place arithmetic on them is refused (overlap).
     spec=tensor_specs(dtype=FLOATING, views=NON_OVERLAPPING_VIEWS, shape=shapes(min_side=1)),
@@ -223,7 +219,7 @@ def test_data_mutation_gives_silent_wrong_gradient(device, spec, how):
 
 @pytest.mark.claim("data.detach-reports-changes")
 @pytest.mark.observes("backward", "detach")
-@domain_examples(dtypes=FLOATING, where=_writable_non_empty, how="mul_")  # issue 29
+@domain_examples(dtypes=FLOATING, where=writable_non_empty, how="mul_")  # issue 29
 @given(
     spec=tensor_specs(dtype=FLOATING, views=NON_OVERLAPPING_VIEWS, shape=shapes(min_side=1)),
     how=st.sampled_from(["zero_", "mul_", "add_"]),

@@ -13,7 +13,6 @@ What each property kills (the broken torch it would catch) is in its docstring.
 from __future__ import annotations
 
 import copy
-import math
 
 import pytest
 import torch
@@ -40,7 +39,7 @@ from strategies import (
     shapes,
     tensor_specs,
 )
-from strategies.tensors import DOMAIN_SPEC, domain_examples
+from strategies.tensors import DOMAIN_SPEC, domain_examples, non_empty, writable_non_empty
 
 #: uint16/uint32/uint64 (torch >= 2.3): copy.copy of a plain tensor of these raises on
 #: torch 2.13 (deepcopy.copy-copy-wide-unsigned-raises); to_sparse has no kernels for them.
@@ -347,17 +346,8 @@ def test_deepcopy_copies_grad_and_attributes_of_tensors(device, spec, attr):
         assert c.tag is not t.tag, "deepcopy shares a tensor's attribute object (shallow)"
 
 
-def _writable_non_empty(spec) -> bool:
-    """Non-empty and not expanded (an in-place write there is refused for overlap)."""
-    return math.prod(spec.shape) > 0 and not any(v[0] == "expand" for v in spec.views)
-
-
-def _non_empty(spec) -> bool:
-    return math.prod(spec.shape) > 0
-
-
 @pytest.mark.claim("deepcopy.fresh-version-counter")
-@domain_examples(where=_writable_non_empty, bumps=1, side="copy", with_view=False)  # issue 29
+@domain_examples(where=writable_non_empty, bumps=1, side="copy", with_view=False)  # issue 29
 @given(
     spec=tensor_specs(shape=shapes(min_side=1), views=NON_OVERLAPPING_VIEWS),
     bumps=st.integers(0, 3),
@@ -486,7 +476,7 @@ def _parameter_family(spec, device, case):
 
 @pytest.mark.claim("deepcopy.parameter-keeps-sharing")
 @pytest.mark.observes("detach")
-@domain_examples(dtypes=DIFFERENTIABLE, where=_non_empty, case="two-parameters")  # issue 29
+@domain_examples(dtypes=DIFFERENTIABLE, where=non_empty, case="two-parameters")  # issue 29
 @given(
     spec=tensor_specs(dtype=DIFFERENTIABLE, shape=shapes(min_side=1)),
     case=st.sampled_from(

@@ -39,7 +39,7 @@ from strategies import (
     tensor_specs,
 )
 from strategies.dtypes import dtype_family
-from strategies.tensors import DOMAIN_SPEC, domain_examples, domain_grid, layout_kinds
+from strategies.tensors import DOMAIN_SPEC, domain_examples, domain_grid, layout_kinds, not_expanded
 
 THREAD_TIMEOUT_S = 10.0
 
@@ -501,23 +501,14 @@ def test_grad_modes_are_thread_local(device, spec, entry, disabled_in, op):
 # --------------------------------------------------------------------------- in-place under no_grad
 
 
-def _not_expanded(spec) -> bool:
-    return not any(v[0] == "expand" for v in spec.views)
-
-
 def _inplace_domain(dtypes=DIFFERENTIABLE, **fixed):
     """Issue 29: one ``@example(case=("fill_", spec), **fixed)`` per
     :func:`domain_grid` spec of ``dtypes`` that an in-place op can write
     (every layout family but the expanded one, every dtype family of
     ``dtypes``)."""
-    from hypothesis import example
-
-    def decorate(fn):
-        for spec in domain_grid(dtypes, where=_not_expanded):
-            fn = example(case=("fill_", spec), **fixed)(fn)
-        return fn
-
-    return decorate
+    return domain_examples(
+        "case", dtypes, where=not_expanded, make=lambda spec: ("fill_", spec), **fixed
+    )
 
 
 def _spec_domain(**fixed):

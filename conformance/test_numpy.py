@@ -44,7 +44,6 @@ from strategies.tensors import (
     DOMAIN_SPEC,
     DOMAIN_SPEC_COMPLEX,
     domain_examples,
-    domain_grid,
     layout_kinds,
     tensor_kind_of,
 )
@@ -862,20 +861,13 @@ def _refused(draw) -> tuple[str, TensorSpec, bool]:
     return why, spec, draw(st.booleans(), label="leaf")
 
 
-def _refused_examples(fn):
-    """Issue 29: every layout and differentiable family as a leaf requiring
-    grad, a non-leaf view, a conjugate view and a bfloat16 tensor, explicitly."""
-    from hypothesis import example
-
-    for spec in domain_grid(DIFFERENTIABLE):
-        fn = example(case=("requires_grad", spec, True))(fn)
-    fn = example(case=("requires_grad", DOMAIN_SPEC, False))(fn)
-    fn = example(case=("conj", DOMAIN_SPEC_COMPLEX, False))(fn)
-    return example(case=("bf16", dataclasses.replace(DOMAIN_SPEC, dtype=torch.bfloat16), False))(fn)
-
-
 @pytest.mark.claim("numpy.numpy-refuses-grad-conj-dtype")
-@_refused_examples
+# Issue 29: every layout and differentiable family as a leaf requiring grad, a
+# non-leaf view, a conjugate view and a bfloat16 tensor, explicitly.
+@domain_examples("case", DIFFERENTIABLE, make=lambda spec: ("requires_grad", spec, True))
+@example(case=("requires_grad", DOMAIN_SPEC, False))
+@example(case=("conj", DOMAIN_SPEC_COMPLEX, False))
+@example(case=("bf16", dataclasses.replace(DOMAIN_SPEC, dtype=torch.bfloat16), False))
 @given(case=_refused())
 def test_numpy_refuses_grad_conj_and_bfloat16(device, case):
     """Every dtype and layout each condition covers: a tensor that requires

@@ -6,7 +6,6 @@ What each property kills (the broken torch it would catch) is in its docstring.
 from __future__ import annotations
 
 import copy
-import math
 
 import pytest
 import torch
@@ -29,7 +28,14 @@ from strategies import (
     shapes,
     tensor_specs,
 )
-from strategies.tensors import DOMAIN_SPEC, domain_examples, value_examples
+from strategies.tensors import (
+    DOMAIN_SPEC,
+    domain_examples,
+    non_empty,
+    not_expanded,
+    value_examples,
+    writable_non_empty,
+)
 
 Parameter = torch.nn.Parameter
 #: Real floating dtypes: the gradient of sum(p*p) is 2*p there, exactly.
@@ -88,22 +94,9 @@ def test_parameter_requires_grad_default(device, spec, mode, explicit):
     assert p.is_leaf, "Parameter is not a leaf"
 
 
-def _non_empty(spec) -> bool:
-    return math.prod(spec.shape) > 0
-
-
-def _writable(spec) -> bool:
-    """Not expanded: an in-place write there is refused for overlap."""
-    return not any(v[0] == "expand" for v in spec.views)
-
-
-def _writable_non_empty(spec) -> bool:
-    return _non_empty(spec) and _writable(spec)
-
-
 @pytest.mark.claim("parameter.is-leaf")
 @pytest.mark.observes("backward")
-@domain_examples(dtypes=DIFFERENTIABLE, where=_non_empty)  # issue 29
+@domain_examples(dtypes=DIFFERENTIABLE, where=non_empty)  # issue 29
 @given(spec=tensor_specs(dtype=DIFFERENTIABLE, shape=shapes(min_side=1)))
 def test_parameter_of_non_leaf_is_leaf(device, spec):
     """Kills: a Parameter that keeps the source's history (grad_fn), so
@@ -138,7 +131,7 @@ def test_parameter_derived_tensors_are_plain(device, spec):
 
 @pytest.mark.claim("parameter.inplace-leaf-error")
 @pytest.mark.observes("copy_")
-@domain_examples(dtypes=DIFFERENTIABLE, where=_writable, op="add_")  # issue 29
+@domain_examples(dtypes=DIFFERENTIABLE, where=not_expanded, op="add_")  # issue 29
 @given(
     spec=tensor_specs(dtype=DIFFERENTIABLE, views=NON_OVERLAPPING_VIEWS),
     op=st.sampled_from(["add_", "mul_", "zero_", "copy_"]),
@@ -167,7 +160,7 @@ def test_parameter_inplace_needs_no_grad(device, spec, op):
 
 @pytest.mark.claim("parameter.data-mutation-silent-wrong-grad")
 @pytest.mark.observes("backward", "clone", "detach")
-@domain_examples(dtypes=FLOATING, where=_writable_non_empty, k=2.0)  # issue 29
+@domain_examples(dtypes=FLOATING, where=writable_non_empty, k=2.0)  # issue 29
 @given(
     spec=tensor_specs(dtype=FLOATING, views=NON_OVERLAPPING_VIEWS, shape=shapes(min_side=1)),
     k=st.sampled_from([0.0, 2.0, 3.0, -1.0]),
@@ -190,7 +183,7 @@ def test_parameter_data_mutation_silent_wrong_grad(device, spec, k):
 
 @pytest.mark.claim("parameter.detach-mutation-raises")
 @pytest.mark.observes("backward", "copy_", "detach")
-@domain_examples(dtypes=DIFFERENTIABLE, where=_writable_non_empty, op="mul_")  # issue 29
+@domain_examples(dtypes=DIFFERENTIABLE, where=writable_non_empty, op="mul_")  # issue 29
 @given(
     spec=tensor_specs(dtype=DIFFERENTIABLE, views=NON_OVERLAPPING_VIEWS, shape=shapes(min_side=1)),
     op=st.sampled_from(["mul_", "zero_", "copy_"]),

@@ -15,7 +15,6 @@ from __future__ import annotations
 import collections
 import contextlib
 import io
-import math
 import os
 import pickle
 import tempfile
@@ -48,7 +47,7 @@ from strategies import (
     tensor_specs,
 )
 from strategies.dtypes import dtype_name
-from strategies.tensors import DOMAIN_SPEC, domain_examples, value_examples
+from strategies.tensors import DOMAIN_SPEC, domain_examples, non_empty, value_examples
 
 #: The new default of ``torch.load``: ``weights_only=True`` from torch 2.6.
 _RELEASE = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2])
@@ -503,12 +502,8 @@ def _same_size_dtypes(dtype: torch.dtype) -> list[torch.dtype]:
     return [d for d in ALL_DTYPES if d != dtype and torch.empty((), dtype=d).element_size() == size]
 
 
-def _non_empty(spec) -> bool:
-    return math.prod(spec.shape) > 0
-
-
 @pytest.mark.claim("serialization.mixed-dtype-views-raise")
-@domain_examples(where=_non_empty, pick=0, fmt="zip", view_first=False)  # issue 29
+@domain_examples(where=non_empty, pick=0, fmt="zip", view_first=False)  # issue 29
 @given(
     spec=tensor_specs(shape=shapes(min_side=1)),
     pick=st.integers(0, 10),
@@ -656,7 +651,7 @@ def test_weights_only_refuses_other_globals(device, spec, kind_mode):
 
 @pytest.mark.claim("serialization.pickle-duplicates-storage")
 # Issue 29: every non-empty layout and every dtype family the sentence keeps.
-@domain_examples(dtypes=LEGACY_DTYPES, where=_non_empty, companions=("base",), protocol=2)
+@domain_examples(dtypes=LEGACY_DTYPES, where=non_empty, companions=("base",), protocol=2)
 @given(
     spec=tensor_specs(dtype=LEGACY_DTYPES, shape=shapes(min_side=1), values="all"),
     companions=st.lists(

@@ -44,16 +44,12 @@ from strategies import (
     shapes,
     tensor_specs,
 )
-from strategies.tensors import domain_examples
+from strategies.tensors import domain_examples, not_expanded
 
 
 def _two_per_side(spec) -> bool:
     """At least one dimension, every side >= 2 (the inner-view tests' shapes)."""
     return len(spec.shape) >= 1 and min(spec.shape) >= 2
-
-
-def _not_expanded(spec) -> bool:
-    return not any(v[0] == "expand" for v in spec.views)
 
 
 def _has_dims(spec) -> bool:
@@ -536,7 +532,7 @@ def test_wrapper_ops_type_and_inner_aliasing(device, spec, kind, op):
 
 
 @pytest.mark.claim("subclasses.wrapper-outer-views-share-version")
-@domain_examples(where=_not_expanded, kind="plain", op="view", through="view")  # issue 29
+@domain_examples(where=not_expanded, kind="plain", op="view", through="view")  # issue 29
 @given(
     spec=tensor_specs(views=NON_OVERLAPPING_VIEWS),
     kind=st.sampled_from(sorted(WRAPPERS)),
@@ -612,7 +608,7 @@ def test_dispatch_inner_views_are_unlinked(device, spec, kind, op):
 @pytest.mark.claim("subclasses.wrapper-autograd-at-outer-level")
 @pytest.mark.observes("backward", "detach")
 @_examples(dict(spec=_grid_spec(dt), kind="plain", op="mul") for dt in FLOATING)
-@domain_examples(dtypes=FLOATING, where=_not_expanded, kind="plain", op="mul")  # issue 29
+@domain_examples(dtypes=FLOATING, where=not_expanded, kind="plain", op="mul")  # issue 29
 @given(
     spec=tensor_specs(dtype=FLOATING, views=NON_OVERLAPPING_VIEWS),
     kind=st.sampled_from(sorted(WRAPPERS)),

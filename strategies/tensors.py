@@ -1046,25 +1046,46 @@ def domain_grid(
     return out
 
 
+def non_empty(spec: TensorSpec) -> bool:
+    """The spec's tensor has at least one element (a ``where`` of the grids)."""
+    return math.prod(spec.shape) > 0
+
+
+def not_expanded(spec: TensorSpec) -> bool:
+    """No ``expand`` among the spec's views: an in-place write into its tensor
+    is not refused for internal overlap (a ``where`` of the grids)."""
+    return not any(v[0] == "expand" for v in spec.views)
+
+
+def writable_non_empty(spec: TensorSpec) -> bool:
+    """:func:`non_empty` and :func:`not_expanded`."""
+    return non_empty(spec) and not_expanded(spec)
+
+
 def domain_examples(
     param: str = "spec",
     dtypes: Sequence[torch.dtype] = ALL_DTYPES,
     where=None,
     *,
     grid_values: str = "bounded",
+    make=None,
     **fixed,
 ):
     """Decorator adding one Hypothesis ``@example`` per :func:`domain_grid`
     spec (every layout family and every dtype family, by construction, in
-    every profile). Arguments as in :func:`grid_examples`; place it above
-    ``@given``."""
+    every profile). Arguments as in :func:`grid_examples`; ``make(spec)``,
+    when given, builds the value of ``param`` from the spec (a ``(dst, src)``
+    pair, an ``(op, spec)`` case). Place it above ``@given``.
+
+    Example: ``@domain_examples("case", where=not_expanded, make=lambda s: ("fill_", s))``.
+    """
     from hypothesis import example
 
     specs = domain_grid(dtypes, values=grid_values, where=where)
 
     def decorate(fn):
         for spec in specs:
-            fn = example(**{param: spec}, **fixed)(fn)
+            fn = example(**{param: make(spec) if make else spec}, **fixed)(fn)
         return fn
 
     return decorate

@@ -780,3 +780,31 @@ def test_lazy_view_graphs_arguments(max_views, max_tail):
         assert len(g.ops) <= 1 + max_views + 1 + max_tail
     models = [analyze(g) for g in drawn]
     assert any(any(m.lazy(i) for i in range(g.n_nodes)) for g, m in zip(drawn, models, strict=True))
+
+
+def test_domain_examples_make_builds_each_example_from_its_spec():
+    """``domain_examples(..., make=...)`` adds one explicit example per
+    :func:`domain_grid` spec its ``where`` keeps, with ``make(spec)`` as the
+    parameter's value; the grid predicates say what they keep."""
+    from strategies.tensors import (
+        domain_examples,
+        domain_grid,
+        non_empty,
+        not_expanded,
+        writable_non_empty,
+    )
+
+    seen = []
+
+    @settings(phases=[Phase.explicit], database=None)
+    @domain_examples("case", where=writable_non_empty, make=lambda s: ("fill_", s), k=2)
+    @given(case=st.none(), k=st.integers())
+    def record(case, k):
+        seen.append((case, k))
+
+    record()
+    want = domain_grid(where=writable_non_empty)
+    assert sorted(map(repr, seen)) == sorted(repr((("fill_", s), 2)) for s in want)
+    assert all(non_empty(s) and not_expanded(s) for s in want)
+    assert any(not not_expanded(s) for s in domain_grid())
+    assert any(not non_empty(s) for s in domain_grid())
