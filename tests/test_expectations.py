@@ -148,6 +148,11 @@ def test_two_entries_that_could_explain_one_failure_are_refused(tmp_path):
             ENTRY.replace('"DID NOT RAISE"', '"backend inductor differs from eager (outputs)"'),
             "any failure of the test could match",
         ),
+        (
+            ENTRY.replace('"DID NOT RAISE"', '"backend eager: "'),
+            "any failure of the test could match",
+        ),
+        (ENTRY.replace('"DID NOT RAISE"', '"[detach.shares-storage] "'), "any failure of the test"),
         (ENTRY + 'probe = "conformance/probes/no_such_probe.py"\n', "does not exist"),
         (ENTRY + 'devices = ["CUDA:0"]\n', "devices must be"),
         (ENTRY + "colour = 1\n", "unknown key"),

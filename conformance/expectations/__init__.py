@@ -95,7 +95,7 @@ UPSTREAM_NONE = ("none found", "not triaged")
 #: assertion has no message, or any difference in one compile aspect.
 GENERIC_MATCH = re.compile(
     r"^\s*(assert|None|assert \(None is not None\)|out0|argument holds|"
-    r"backend='?[\w.:]+'? raised:?|"
+    r"backend='?[\w.:]+'? raised:?|backend [\w.:]+:|\[[\w.-]+\]|"
     r"(\[[\w.-]+\] )?backend [\w.:]+ differs from eager( \(|( \([a-z-]+\))?:?)?)\s*$"
 )
 
