@@ -481,7 +481,9 @@ def _run_and_write(args, out: Path, tmp: Path, state: dict) -> int:
 
         doc["baseline"] = compare_docs(base, doc)
     try:
-        page = render_report(doc)  # render first: a failure leaves no half-written output
+        page = render_report(
+            doc, snippet_dir="snippets"
+        )  # render first: a failure leaves no half-written output
     except Exception as e:  # a defect of the suite: keep what pytest found
         write_json_atomic(out / "results.partial.json", doc)
         return _err(
@@ -550,29 +552,27 @@ def _write_snippets(out: Path, snippets: dict[str, str]) -> None:
         write_text_atomic(out / "snippets" / name, text)
 
 
-def _snippet_name(t: dict) -> str:
-    base = t.get("name") or t["nodeid"].rsplit("::", 1)[-1]
-    col = t.get("device", "any") + (f"-{t['backend']}" if t.get("backend") else "")
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in f"{base}-{col}") + ".py"
-
-
 def _snippet_files(doc: dict) -> dict[str, str]:
     """``{file name: torch-only snippet}`` for every failing test that has one."""
+    from reports.html import snippet_name
+
     out = {}
     for t in doc["tests"]:
         snippet = (t.get("failure") or {}).get("snippet")
         if snippet and t["verdict"] in ("regression", "unexpected-pass"):
-            out[_snippet_name(t)] = snippet
+            out[snippet_name(t)] = snippet
     return out
 
 
 def _print_snippets(doc: dict, out: Path, snippets: dict[str, str]) -> None:
     """Name each failing test's torch-only reproducer (printed whole when
     there are at most three), or why it has none."""
+    from reports.html import snippet_name
+
     failing = [t for t in doc["tests"] if t["verdict"] in ("regression", "unexpected-pass")
                and t.get("failure")]  # fmt: skip
     for t in failing:
-        name = _snippet_name(t)
+        name = snippet_name(t)
         if name in snippets:
             print(f"torch-only reproducer of {t['nodeid']}: {out / 'snippets' / name} "
                   "(needs only torch; paste it into a bug report)")  # fmt: skip
@@ -608,7 +608,7 @@ def cmd_merge(args) -> int:
     except (ResultsError, OutputError, BadInput) as e:
         return _err(str(e))
     out = Path(args.out)
-    page = render_report(doc)
+    page = render_report(doc, snippet_dir="snippets")
     snippets = _snippet_files(doc)
     write_json_atomic(out / "results.json", doc)
     write_text_atomic(out / "report.html", page)

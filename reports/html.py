@@ -46,6 +46,33 @@ def _template_text(name: str) -> str:
     return resources.files("reports.templates").joinpath(name).read_text(encoding="utf-8")
 
 
+#: A torch-only snippet longer than this many lines is linked from the report
+#: (``snippets/<name>``, written beside it by ``run`` and ``merge``) instead of
+#: inlined: with 70+ failing claims the inlined snippets alone took a quarter MB.
+SNIPPET_INLINE_LINES = 40
+
+
+def snippet_name(t: dict) -> str:
+    """The file name of test ``t``'s torch-only snippet under ``OUT/snippets/``."""
+    base = t.get("name") or t["nodeid"].rsplit("::", 1)[-1]
+    col = t.get("device", "any") + (f"-{t['backend']}" if t.get("backend") else "")
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in f"{base}-{col}") + ".py"
+
+
+def _strip_runs(history: dict[str, str], releases: list[str]) -> list[dict]:
+    """A claim's verdicts on the shipped releases as runs of equal verdicts
+    (``{"verdict", "first", "last", "n"}``, oldest first): one box per run
+    keeps the strip of 477 claims x 11 releases small."""
+    runs: list[dict] = []
+    for r in releases:
+        v = history.get(r, "not run")
+        if runs and runs[-1]["verdict"] == v:
+            runs[-1].update(last=r, n=runs[-1]["n"] + 1)
+        else:
+            runs.append({"verdict": v, "first": r, "last": r, "n": 1})
+    return runs
+
+
 def reproducer(test: dict) -> str:
     """A copy-paste command that re-runs one test, plus Hypothesis' decorator line."""
     lines = [f"python -m pytest {test['nodeid']!r} -p reports.plugin --hypothesis-profile=ci"]
@@ -133,7 +160,25 @@ def _unavailable_devices(doc: dict, devices: list[str]) -> dict[str, str]:
     return out
 
 
-def _decision(doc: dict, cid: str, claim: dict, per_col: dict, cols: list[str]) -> dict:
+def _test_view(t: dict, snippet_dir: str | None) -> dict:
+    """Test record ``t`` as the template shows it: its reproducer, and the
+    link to its snippet file when that replaces the inlined snippet."""
+    snippet = (t.get("failure") or {}).get("snippet") or ""
+    linked = (
+        snippet_dir is not None
+        and t["verdict"] in ("regression", "unexpected-pass")
+        and snippet.count("\n") > SNIPPET_INLINE_LINES
+    )
+    return {
+        **t,
+        "reproducer": reproducer(t),
+        "snippet_link": f"{snippet_dir}/{snippet_name(t)}" if linked else None,
+    }
+
+
+def _decision(
+    doc: dict, cid: str, claim: dict, per_col: dict, cols: list[str], snippet_dir: str | None
+) -> dict:
     """One claim that needs a decision, with its failing tests expanded."""
     tests, seen = [], set()
     for col in cols:
@@ -143,7 +188,7 @@ def _decision(doc: dict, cid: str, claim: dict, per_col: dict, cols: list[str]) 
                 and t["nodeid"] not in seen
             ):
                 seen.add(t["nodeid"])
-                tests.append({**t, "reproducer": reproducer(t)})
+                tests.append(_test_view(t, snippet_dir))
     verdicts = {col: per_col[col]["verdict"] for col in cols if col in per_col}
     return {**claim, "id": cid, "verdicts": verdicts, "tests": tests,
             "changed": any(t.get("changed_failure") for t in tests)}  # fmt: skip
@@ -170,7 +215,7 @@ def _domain_rows(claim: dict, per_dev: dict[str, dict]) -> list[dict]:
     ]
 
 
-def render_report(doc: dict, title: str | None = None) -> str:
+def render_report(doc: dict, title: str | None = None, *, snippet_dir: str | None = None) -> str:
     """The HTML text of the report for ``doc`` (a loaded ``results.json``).
 
     Layout: what needs a decision first (regressions, unexpected passes,
@@ -179,6 +224,13 @@ def render_report(doc: dict, title: str | None = None) -> str:
     claim table by area (collapsed test details, filters); devices that were
     never available are one note, not a column. Every claim has the anchor
     ``#claim-<id>``.
+
+    ``snippet_dir``: where the run wrote each failing test's torch-only
+    snippet (``snippets``, relative to the report); a snippet longer than
+    :data:`SNIPPET_INLINE_LINES` lines is then linked, not inlined. Without
+    it every snippet is inlined (a report rendered away from its run's files).
+    A failing test's message, example and reproducer are shown once, under
+    "Needs a decision"; its claim's row links there.
     """
     from reports.causes import BAD, cause_groups
     from reports.results import columns
@@ -202,7 +254,7 @@ def render_report(doc: dict, title: str | None = None) -> str:
             for t in per_dev.get(d, {}).get("tests", []):
                 if t["nodeid"] not in seen:
                     seen.add(t["nodeid"])
-                    tests.append({**t, "reproducer": reproducer(t)})
+                    tests.append(_test_view(t, snippet_dir))
         empty = {"verdict": "measured" if measured else "not run", "examples": 0, "reasons": []}
         my_cols = [c for c in cols if c in per_dev] or [c for c in cols if "/" not in c]
         ac = area_cols.setdefault(claim["area"], [])
@@ -212,13 +264,14 @@ def render_report(doc: dict, title: str | None = None) -> str:
                 **claim,
                 "overall": overall,
                 "cells": {d: per_dev.get(d, empty) for d in cols},
-                "domain_rows": _domain_rows(claim, per_dev),
+                # a failed claim's coverage is no verdict: its examples failed
+                "domain_rows": [] if overall == "FAILED" else _domain_rows(claim, per_dev),
                 "tests": tests,
                 "measurements": [m for m in doc.get("measurements", []) if m.get("claim") == cid],
             }
         )
         if overall in BAD:
-            decisions.append(_decision(doc, cid, claim, per_dev, cols))
+            decisions.append(_decision(doc, cid, claim, per_dev, cols, snippet_dir))
     deviations = [  # one row per region of a test with several
         {**t, **extra} if extra else t
         for t in doc["tests"]
@@ -238,6 +291,7 @@ def render_report(doc: dict, title: str | None = None) -> str:
     # the ones that may follow from a broken instrument.
     decisions.sort(key=lambda d: (0 if d["id"] in own else 2 if d["id"] in explained else 1,
                                   d["id"]))  # fmt: skip
+    releases = sorted({v for h in strips.values() for v in h}, key=_release_key)
     tpl = _env().from_string(_template_text("report.html.j2"))
     return tpl.render(
         title=title or f"torch {doc['environment'].get('torch')} conformance",
@@ -254,10 +308,11 @@ def render_report(doc: dict, title: str | None = None) -> str:
         verdicts=[*CLAIM_VERDICTS, MEASURED],
         decisions=decisions,
         causes=causes,
-        strips=strips,
-        releases=sorted({v for h in strips.values() for v in h}, key=_release_key),
+        strips={c: _strip_runs(h, releases) for c, h in strips.items()},
+        releases=releases,
         explained=explained,
         own_failed=own,
+        bad_verdicts=BAD,
         deviations=deviations,
         stale=doc.get("expectations", {}).get("stale", []),
         measurements=doc.get("measurements", []),
