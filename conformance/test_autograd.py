@@ -28,11 +28,12 @@ from strategies import (
     shapes,
     tensor_specs,
 )
-from strategies.dtypes import BOOL
+from strategies.dtypes import BOOL, dtype_family
 from strategies.tensors import (
     DOMAIN_SPEC,
     build_kind,
     domain_examples,
+    layout_kinds,
     tensor_kind_of,
     value_examples,
 )
@@ -214,6 +215,14 @@ BINARY = {
 @value_examples(
     "leaf_kind", ("tensor", "parameter"), spec=_LEAF_SPEC, requires_grad=True, chain=["mul", "sum"]
 )
+# Issue 29: every layout and differentiable family of the user-created
+# tensor, requiring grad or not.
+@domain_examples(
+    dtypes=DIFFERENTIABLE, requires_grad=True, chain=["mul", "sum"], leaf_kind="tensor"
+)
+@domain_examples(
+    dtypes=DIFFERENTIABLE, requires_grad=False, chain=["mul", "sum"], leaf_kind="parameter"
+)
 @given(
     spec=tensor_specs(requires_grad=True),
     requires_grad=st.booleans(),
@@ -302,7 +311,18 @@ def test_requires_grad_false_always_leaf(device, spec, chain):
     assert y.is_leaf, "a tensor with requires_grad=False is not a leaf"
 
 
+#: A 0-d operand, broadcast against any first operand (issue 29 examples).
+_SCALAR_B = TensorSpec(dtype=torch.float32, base_shape=(), storage=(1.5,))
+_INT_B = TensorSpec(dtype=torch.int64, base_shape=(), storage=(3,))
+
+
 @pytest.mark.claim("autograd.requires-grad-contagious")
+# Issue 29: every layout and differentiable family of the first operand, with
+# a 0-d second operand: a requires grad, b does (a float32 one), or neither
+# (an int64 one: mixed dtypes).
+@domain_examples("case", dtypes=DIFFERENTIABLE, make=lambda s: ("mul", s, _SCALAR_B, True, False))
+@domain_examples("case", dtypes=DIFFERENTIABLE, make=lambda s: ("add", s, _SCALAR_B, False, True))
+@domain_examples("case", dtypes=DIFFERENTIABLE, make=lambda s: ("sub", s, _INT_B, False, False))
 @given(case=binary_cases())
 def test_requires_grad_contagious(device, case):
     """Kills: a binary op (broadcasting, type promotion, matmul) that drops
@@ -311,6 +331,7 @@ def test_requires_grad_contagious(device, case):
     op, spec_a, spec_b, rg_a, rg_b = case
     a = spec_a.build(device, requires_grad=rg_a, leaf=True)
     b = spec_b.build(device, requires_grad=rg_b, leaf=True)
+    evidence.features(layout=layout_kinds(a), dtype_family=dtype_family(a.dtype))
     r = BINARY[op](a, b)
     expected = rg_a or rg_b
     assert r.requires_grad is expected, (

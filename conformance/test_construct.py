@@ -208,8 +208,21 @@ def _small_int_lists(draw):
     return arr.tolist()
 
 
+def _plain_2x3(spec) -> bool:
+    """The grid's plain contiguous layout: with ``grid_examples``, one example per dtype."""
+    return spec.base_shape == (2, 3) and not spec.views
+
+
 @pytest.mark.claim("construct.new-tensor-default-dtype-device")
 @pytest.mark.observes("to")
+# Issue 29: self of every dtype (so every family), by construction, with
+# tensor data and with list data.
+@grid_examples(
+    "self_spec", where=_plain_2x3, data_spec=DOMAIN_SPEC, as_list=False, lst=[1], explicit=None
+)
+@grid_examples(
+    "self_spec", where=_plain_2x3, data_spec=DOMAIN_SPEC, as_list=True, lst=[1, 0], explicit=None
+)
 @given(
     self_spec=tensor_specs(views=False),
     data_spec=tensor_specs(),

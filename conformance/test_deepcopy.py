@@ -39,7 +39,14 @@ from strategies import (
     shapes,
     tensor_specs,
 )
-from strategies.tensors import DOMAIN_SPEC, domain_examples, non_empty, writable_non_empty
+from strategies.tensors import (
+    DOMAIN_SPEC,
+    DOMAIN_SPEC_COMPLEX,
+    domain_examples,
+    non_empty,
+    tensor_kind_of,
+    writable_non_empty,
+)
 
 #: uint16/uint32/uint64 (torch >= 2.3): copy.copy of a plain tensor of these raises on
 #: torch 2.13 (deepcopy.copy-copy-wide-unsigned-raises); to_sparse has no kernels for them.
@@ -386,6 +393,13 @@ def test_deepcopy_has_its_own_version_counter(device, spec, bumps, side, with_vi
 
 
 @pytest.mark.claim("deepcopy.conj-neg-resolved-unshared")
+# Issue 29: every layout family of the base and every family with negation
+# (a negative view; complex128's is conj().imag), alone and with its base; a
+# conjugate view of complex64.
+@domain_examples(dtypes=ARITHMETIC, with_base=True)
+@domain_examples(dtypes=ARITHMETIC, with_base=False)
+@example(spec=DOMAIN_SPEC_COMPLEX, with_base=True)
+@example(spec=DOMAIN_SPEC_COMPLEX, with_base=False)
 @given(
     spec=tensor_specs(dtype=ARITHMETIC, values="all"),
     with_base=st.booleans(),
@@ -403,6 +417,7 @@ def test_deepcopy_resolves_conj_and_neg_bits(device, spec, with_base):
         v = base.conj() if spec.dtype == torch.complex64 else base.conj().imag
     else:
         v = torch._neg_view(base)
+    evidence.features(math_bit="conj" if v.is_conj() else "neg")
     if with_base:
         cb, cv = copy.deepcopy([base, v])
     else:
@@ -648,6 +663,10 @@ def test_deepcopy_of_module_keeps_tied_parameters(device, spec, buf_spec, depth)
 
 
 @pytest.mark.claim("deepcopy.inference-and-sparse")
+# Issue 29: every layout and dtype family of the inference tensor, and of the
+# dense source of the sparse tensor (at least 1-d, no wide unsigned dtype).
+@domain_examples(kind="inference")
+@domain_examples(dtypes=NO_WIDE_UNSIGNED, where=lambda s: len(s.shape) >= 1, kind="sparse_coo")
 @given(
     spec=tensor_specs(dtype=NO_WIDE_UNSIGNED, values="all", shape=shapes(min_dims=1, max_dims=3)),
     kind=st.sampled_from(["inference", "sparse_coo"]),
@@ -680,6 +699,10 @@ def test_deepcopy_of_inference_and_sparse_tensors(device, spec, kind):
 
 
 @pytest.mark.claim("deepcopy.copy-copy-wide-unsigned-raises")
+# Issue 29: every layout family, each kind of call, by construction.
+@domain_examples(dtypes=WIDE_UNSIGNED or (torch.uint8,), kind="tensor")
+@domain_examples(dtypes=WIDE_UNSIGNED or (torch.uint8,), kind="parameter")
+@domain_examples(dtypes=WIDE_UNSIGNED or (torch.uint8,), kind="deepcopy")
 @given(
     spec=tensor_specs(dtype=WIDE_UNSIGNED or (torch.uint8,)),
     kind=st.sampled_from(["tensor", "parameter", "deepcopy"]),
@@ -698,6 +721,7 @@ def test_copy_copy_of_wide_unsigned_tensor_raises(device, spec, kind):
 
         not_applicable("torch < 2.3 has no uint16/uint32/uint64")
     t = spec.build(device)
+    evidence.features(tensor_kind="parameter" if kind == "parameter" else tensor_kind_of(t))
     if kind == "tensor":
         with raises_with(AttributeError, "has no attribute '_untyped_storage'"):
             copy.copy(t)

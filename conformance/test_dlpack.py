@@ -26,6 +26,7 @@ docstring.
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import faulthandler
 import math
 import os
@@ -63,6 +64,7 @@ from strategies import (
     tensor_specs,
 )
 from strategies.tensors import (
+    DOMAIN_SPEC,
     DOMAIN_SPEC_COMPLEX,
     domain_examples,
     domain_grid,
@@ -785,6 +787,10 @@ def test_capsule_can_be_consumed_once(device, spec, form):
         torch.from_dlpack(cap)
 
 
+#: A float64 offset, transposed 2 x 3 tensor (its ``numpy()`` is non-contiguous;
+#: items wider than a byte, so a copy one byte into a buffer is misaligned).
+DOMAIN_SPEC_F64 = dataclasses.replace(DOMAIN_SPEC, dtype=torch.float64)
+
 SPARSE_LAYOUTS = ("sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc")
 
 
@@ -821,11 +827,19 @@ def test_unsupported_inputs_raise_buffer_error(device, spec, kind, form):
 
 @pytest.mark.claim("dlpack.readonly-ndarray-import")
 @pytest.mark.observes("numpy", "tensor")
+# Issue 29: every non-empty layout and dtype family of the array (t.numpy() of
+# the grid's tensors: C-contiguous, non-contiguous, 0-d), for each copy=, and
+# a misaligned read-only array (a copy one byte into a buffer).
+@domain_examples(dtypes=NUMPY_DTYPES, where=non_empty, copy=None, misaligned=False)
+@domain_examples(dtypes=NUMPY_DTYPES, where=non_empty, copy=False, misaligned=False)
+@domain_examples(dtypes=NUMPY_DTYPES, where=non_empty, copy=True, misaligned=False)
+@value_examples("copy", [None, False, True], spec=DOMAIN_SPEC_F64, misaligned=True)
 @given(
     spec=tensor_specs(dtype=NUMPY_DTYPES, shape=shapes(min_side=1), values="all"),
     copy=st.sampled_from([None, False, True]),
+    misaligned=st.just(False),
 )
-def test_readonly_ndarray_imports_writable(device, spec, copy):
+def test_readonly_ndarray_imports_writable(device, spec, copy, misaligned):
     """Pins torch 2.13: a read-only ndarray (its versioned capsule carries
     ``DLPACK_FLAG_BITMASK_READ_ONLY``) imports without a warning as a writable alias - a
     write through it changes the array - unless ``copy=True``.
@@ -836,7 +850,12 @@ def test_readonly_ndarray_imports_writable(device, spec, copy):
     _needs(NUMPY_VERSIONED, "NumPy < 2.1 refuses to export read-only arrays")
     _needs_dtype(spec.dtype)
     a = spec.build(device).numpy()
+    if misaligned:  # a C-contiguous copy one byte into a buffer
+        m = np.zeros(a.nbytes + 1, dtype=np.uint8)[1:].view(a.dtype).reshape(a.shape)
+        m[...] = a
+        a = m
     a.flags.writeable = False
+    evidence.features(ndarray_kind=evidence.ndarray_kinds(a))
     want = spec.build(device)
     with capture_warnings() as caught:
         d = torch.from_dlpack(a) if copy is None else torch.from_dlpack(a, copy=copy)
@@ -944,10 +963,13 @@ _FORM_COPY = st.sampled_from(FORM_COPIES)
 
 def _negative_stride_grid(fn):
     """One explicit example per (reversed layout, call form): distinct values, so an
-    import that reads a reversed axis forwards is seen whatever the draws."""
+    import that reads a reversed axis forwards is seen whatever the draws. The first
+    array reverses a size-1 axis: its stride is negative, yet NumPy calls it
+    C-contiguous (``ndarray_kind`` plain; issue 29)."""
     from hypothesis import example
 
     arrays = (
+        np.arange(1.0, 7.0).reshape(1, 6)[::-1],  # a size-1 axis reversed: C-contiguous
         np.arange(1.0, 7.0)[::-1],  # 1-d reversed
         np.arange(1, 7, dtype=np.int32).reshape(2, 3)[:, ::-1],  # inner axis reversed
         np.arange(1, 7, dtype=np.int16).reshape(2, 3)[::-1].T,  # reversed, transposed
@@ -976,6 +998,7 @@ def test_negative_stride_import_never_crashes(device, a, form_copy):
     form, copy = form_copy
     _needs(copy is None or HAS_VERSIONED, "torch < 2.9 has no copy= in from_dlpack")
     _negative_stride_features(a, form, copy)
+    evidence.features(ndarray_kind=evidence.ndarray_kinds(a))
     status, out, err = _import_in_child(a, form, copy)
     assert status == 0, (
         f"from_dlpack of a negative-stride array terminated the interpreter "
@@ -1015,6 +1038,7 @@ def test_negative_stride_import_aborts(device, a, form_copy):
     form, copy = form_copy
     _needs(copy is None or HAS_VERSIONED, "torch < 2.9 has no copy= in from_dlpack")
     f = _negative_stride_features(a, form, copy)
+    evidence.features(ndarray_kind=evidence.ndarray_kinds(a))
     status, out, err = _import_in_child(a, form, copy)
     if f["reversed_axis"] and not f["producer_copies"]:
         assert status == -signal.SIGABRT, (

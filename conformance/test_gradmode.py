@@ -39,7 +39,14 @@ from strategies import (
     tensor_specs,
 )
 from strategies.dtypes import dtype_family
-from strategies.tensors import DOMAIN_SPEC, domain_examples, domain_grid, layout_kinds, not_expanded
+from strategies.tensors import (
+    DOMAIN_SPEC,
+    domain_examples,
+    domain_grid,
+    layout_kinds,
+    not_expanded,
+    tensor_kind_of,
+)
 
 THREAD_TIMEOUT_S = 10.0
 
@@ -581,6 +588,10 @@ def test_no_grad_inplace_on_leaf_allowed(device, case, k):
 
 
 @pytest.mark.claim("gradmode.no-grad-view-inplace-raises")
+# Issue 29: a leaf (a plain one, or a leaf view of a base not requiring grad)
+# and a non-leaf, over every non-overlapping layout and differentiable family.
+@domain_examples(dtypes=DIFFERENTIABLE, where=not_expanded, leaf=True, view="index", op="fill_")
+@domain_examples(dtypes=DIFFERENTIABLE, where=not_expanded, leaf=False, view="view", op="mul_")
 @given(
     spec=tensor_specs(requires_grad=True, views=NON_OVERLAPPING_VIEWS),
     leaf=st.booleans(),
@@ -599,6 +610,7 @@ def test_no_grad_view_inplace_in_grad_mode_raises(device, spec, leaf, view, op):
     x = spec.build(device, requires_grad=True, leaf=leaf)
     if not leaf:
         x = x * 1  # a non-leaf even when the spec has no views
+    evidence.features(tensor_kind=tensor_kind_of(x))
     root_requires_grad = not (leaf and spec.views)
     with torch.no_grad():
         v = WRITABLE_VIEW_OPS[view](x)
@@ -927,7 +939,23 @@ def mixed_pairs(draw):
     )
 
 
+def _inference_pair_examples(**fixed):
+    """Issue 29: one explicit ``pair`` per :func:`domain_grid` spec of the
+    differentiable dtypes (every layout family of the inference operand, every
+    differentiable family); the operand requiring grad is built from the same
+    spec."""
+    return domain_examples("pair", dtypes=DIFFERENTIABLE, make=lambda s: (s, s), **fixed)
+
+
+def _inference_operand_features(t: torch.Tensor) -> None:
+    """Report the inference operand's layout and dtype family (the pair's
+    first spec is the other operand's)."""
+    evidence.features(layout=layout_kinds(t), dtype_family=dtype_family(t.dtype))
+
+
 @pytest.mark.claim("gradmode.inference-not-usable-in-autograd")
+@_inference_pair_examples(op="mul", inference_first=True)
+@_inference_pair_examples(op="div", inference_first=False)
 @given(
     pair=mixed_pairs(),
     op=st.sampled_from(sorted(BINARY)),
@@ -942,11 +970,14 @@ def test_inference_not_usable_in_autograd(device, pair, op, inference_first):
     spec_n, spec_t = pair
     n = spec_n.build(device, requires_grad=True, leaf=True)
     t = build_inference(spec_t, device)
+    _inference_operand_features(t)
     with pytest.raises(RuntimeError):
         BINARY[op](t, n) if inference_first else BINARY[op](n, t)
 
 
 @pytest.mark.claim("gradmode.inference-cannot-be-saved")
+@_inference_pair_examples(op="mul", inference_first=True)
+@_inference_pair_examples(op="add", inference_first=False)
 @given(
     pair=mixed_pairs(),
     op=st.sampled_from(sorted(BINARY)),
@@ -959,6 +990,7 @@ def test_inference_cannot_be_saved(device, pair, op, inference_first):
     spec_n, spec_t = pair
     n = spec_n.build(device, requires_grad=True, leaf=True)
     t = build_inference(spec_t, device)
+    _inference_operand_features(t)
     if op in SAVES_OPERAND:
         with raises_with(RuntimeError, "Inference tensors cannot be saved for backward"):
             BINARY[op](t, n) if inference_first else BINARY[op](n, t)

@@ -40,7 +40,7 @@ from strategies import (
     tensor_specs,
 )
 from strategies.dtypes import dtype_family
-from strategies.tensors import layout_kinds
+from strategies.tensors import domain_examples, layout_kinds, non_empty
 
 # ------------------------------------------------------------ helpers
 
@@ -376,6 +376,12 @@ def test_tensor_of_element_list_cuts_the_graph(device, spec, rows):
 
 @pytest.mark.claim("indexing.stack-of-element-list-keeps-graph")
 @pytest.mark.observes("backward", "tensor", "to")
+# Issue 29: every non-empty layout (at least 1-d) and differentiable family of
+# a; explicit examples (no data to draw from) stack a[0], a[-1], a[0] with
+# upstream gradients 1, -2, 3, ... (a repeat accumulates).
+@domain_examples(
+    dtypes=DIFFERENTIABLE, where=lambda s: non_empty(s) and len(s.shape) >= 1, data=None
+)
 @given(
     spec=tensor_specs(requires_grad=True, shape=shapes(min_dims=1, max_dims=3, min_side=1)),
     data=st.data(),
@@ -385,15 +391,24 @@ def test_stack_of_element_list_gradients_reach_a(device, spec, data):
     accumulate gradients for repeated elements."""
     a = spec.build(device, requires_grad=True, leaf=True)
     n = a.shape[0]
-    idx = data.draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=6), label="idx")
+    if data is None:
+        idx = [0, n - 1, 0]
+    else:
+        idx = data.draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=6), label="idx")
     c = torch.stack([a[i] for i in idx])
     assert c.grad_fn is not None, "torch.stack(list of a[i]) has no grad_fn"
     # Small integer upstream gradients: every sum below is exact, even in float16.
     m = c.numel()
-    re = data.draw(st.lists(st.integers(-3, 3), min_size=m, max_size=m), label="g")
+    if data is None:
+        re = [(k % 7) - 3 for k in range(m)]
+    else:
+        re = data.draw(st.lists(st.integers(-3, 3), min_size=m, max_size=m), label="g")
     g64 = torch.tensor(re, dtype=torch.float64).reshape(c.shape)
     if a.dtype.is_complex:
-        im = data.draw(st.lists(st.integers(-3, 3), min_size=m, max_size=m), label="g_imag")
+        if data is None:
+            im = [((k * 3) % 7) - 3 for k in range(m)]
+        else:
+            im = data.draw(st.lists(st.integers(-3, 3), min_size=m, max_size=m), label="g_imag")
         g64 = torch.complex(g64, torch.tensor(im, dtype=torch.float64).reshape(c.shape))
     c.backward(g64.to(device=device, dtype=a.dtype))
     expected = [torch.zeros_like(g64[0]) for _ in range(n)]  # oracle: per-row sums

@@ -477,7 +477,29 @@ def _negative_stride_cases(draw):
     return case, tuple(index)
 
 
+def _negative_stride_examples(fn):
+    """Issue 29: one explicit reversed array per ``ndarray_kind`` the claim
+    declares, for each constructor: a C-contiguous (1, 6) array reversed along
+    its size-1 axis (NumPy calls it contiguous, yet its stride is negative), a
+    (2, 3) array reversed along its last axis (non-contiguous), and that array
+    read-only and misaligned (float64 one byte into a buffer)."""
+    reverse_first = (slice(None, None, -1), slice(None))
+    reverse_last = (slice(None), slice(None, None, -1))
+    dt = np.dtype("float64")
+    drawn = (
+        (NdCase(base=_grid_array(dt, (1, 6))), reverse_first),
+        (NdCase(base=_grid_array(dt, (2, 3))), reverse_last),
+        (NdCase(base=_grid_array(dt, (2, 3)), read_only=True), reverse_last),
+        (NdCase(base=_grid_array(dt, (2, 3)), misaligned=True), reverse_last),
+    )
+    for d in drawn:
+        for via in ("from_numpy", "as_tensor", "asarray", "tensor"):
+            fn = example(drawn=d, via=via)(fn)
+    return fn
+
+
 @pytest.mark.claim("numpy.negative-strides-rejected")
+@_negative_stride_examples
 @given(
     drawn=_negative_stride_cases(),
     via=st.sampled_from(["from_numpy", "as_tensor", "asarray", "tensor"]),
@@ -488,6 +510,7 @@ def test_negative_strides_are_rejected(device, drawn, via):
     case, index = drawn
     a = case.build()[index]
     assert any(s < 0 for s in a.strides)
+    _ndarray_features(a)
     fn = {
         "from_numpy": torch.from_numpy,
         "as_tensor": torch.as_tensor,
@@ -539,6 +562,8 @@ def test_read_only_array_warns_once_per_process(device):
 
 
 @pytest.mark.claim("numpy.from-numpy-documented-dtypes")
+@example(dt=np.dtype("float32"), size=2)
+@example(dt=np.dtype("int16"), size=0)
 @given(
     dt=st.sampled_from(
         DOCUMENTED_NP_DTYPES
@@ -551,6 +576,7 @@ def test_from_numpy_accepts_exactly_the_documented_dtypes(device, dt, size):
     """The docstring's list as stated (stale since uint16/32/64 arrived in torch 2.3:
     recorded in expectations). Kills: a from_numpy dropping a documented dtype."""
     a = np.zeros(size, dtype=dt)
+    _ndarray_features(a)
     try:
         torch.from_numpy(a)
         accepted = True
@@ -691,6 +717,22 @@ def _own(dt: np.dtype) -> dict:
     return {"target": NP_TO_TORCH[dt]}
 
 
+def _zero_dim_kind_examples(param: str = "case", **fixed):
+    """Issue 29: 0-d arrays that are also read-only or misaligned (items wider
+    than a byte, one byte into a buffer), one explicit ``@example`` each for
+    the dtypes of :func:`nd_kind_examples`; ``fixed`` gives the test's other
+    arguments."""
+
+    def decorate(fn):
+        for dt in _KIND_DTYPES:
+            for flag in ("read_only", "misaligned"):
+                case = NdCase(base=_grid_array(dt, ()), **{flag: True})
+                fn = example(**{param: case}, **fixed)(fn)
+        return fn
+
+    return decorate
+
+
 def _zero_dim_cases():
     return nd_cases(min_side=1, views=False).map(
         lambda c: NdCase(base=c.base.reshape(-1)[:1].reshape(()))
@@ -699,11 +741,14 @@ def _zero_dim_cases():
 
 @pytest.mark.claim("numpy.asarray-zero-dim-ndarray")
 @_dtype_examples("case", _zero_dim_case)
+@_zero_dim_kind_examples()
 @given(case=_zero_dim_cases())
 def test_asarray_of_zero_dim_ndarray_shares(device, case):
-    """The ndarray rules applied to 0-d arrays. Deviates: they are handled like NumPy
-    scalars and copied, even under copy=False (recorded in expectations)."""
+    """The ndarray rules applied to 0-d arrays (every NumPy dtype torch has; read-only
+    and misaligned ones too). Deviates: they are handled like NumPy scalars and copied,
+    even under copy=False (recorded in expectations)."""
     a = case.build()
+    _ndarray_features(a)
     t = torch.asarray(a, copy=False)
     assert t.dim() == 0 and t.dtype == NP_TO_TORCH[a.dtype], "asarray(0-d array) shape/dtype"
     assert t.data_ptr() == _np_addr(a), "asarray(0-d array, copy=False) does not share memory"
@@ -715,6 +760,8 @@ def test_asarray_of_zero_dim_ndarray_shares(device, case):
 @_dtype_examples("case", _zero_dim_case, copy=True, target=None)
 @_dtype_examples("case", _zero_dim_case, _own, copy=False)
 @_dtype_examples("case", _zero_dim_case, copy=True, target=torch.float64)
+@_zero_dim_kind_examples(copy=False, target=None)
+@_zero_dim_kind_examples(copy=True, target=torch.int32)
 @given(
     case=_zero_dim_cases(),
     copy=st.sampled_from([None, False, True]),
@@ -723,8 +770,10 @@ def test_asarray_of_zero_dim_ndarray_shares(device, case):
 def test_asarray_of_zero_dim_ndarray_pinned(device, case, copy, target):
     """Pins what asarray does with a 0-d ndarray: a copy whatever copy= says, and a
     "can't alias" ValueError when copy is not None and the dtype changes. Kills: any
-    change to that (a fix included, which should then update the claims)."""
+    change to that (a fix included, which should then update the claims). Read-only and
+    misaligned 0-d arrays too."""
     a = case.build()
+    _ndarray_features(a)
     converts = target is not None and target != NP_TO_TORCH[a.dtype]
     if copy is not None and converts:
         with raises_with(ValueError, "can't alias"):
@@ -734,6 +783,13 @@ def test_asarray_of_zero_dim_ndarray_pinned(device, case, copy, target):
         t = torch.asarray(a, dtype=target, copy=copy)
     assert t.dim() == 0 and t.dtype == (target or NP_TO_TORCH[a.dtype]), "0-d asarray dtype"
     assert t.data_ptr() != _np_addr(a), f"asarray(0-d array, copy={copy}) shares memory"
+
+
+def _scalar_features(s: np.generic) -> None:
+    """Report the dtype family of the NumPy scalar ``s`` (issue 29: the claims
+    speak of NumPy scalars of every dtype torch has); a ``dtype=`` argument
+    would otherwise give its own family."""
+    evidence.features(dtype_family=dtype_family(NP_TO_TORCH[np.dtype(type(s))]))
 
 
 def _numpy_scalars():
@@ -754,6 +810,7 @@ def test_asarray_of_numpy_scalar(device, s, copy, target):
     """Kills: asarray(np scalar) that is not 0-d/CPU, ignores dtype=, or pretends to
     alias under copy=False."""
     assert isinstance(s, np.generic)
+    _scalar_features(s)
     if copy is False:
         with pytest.raises((ValueError, RuntimeError), match="can't alias NumPy scalars"):
             torch.asarray(s, copy=False)
@@ -774,6 +831,7 @@ def test_asarray_of_numpy_scalar(device, s, copy, target):
 def test_asarray_of_numpy_scalar_copy_true(device, s, target):
     """copy=True is what a NumPy scalar gets anyway, so it must also accept dtype=.
     Deviates: a dtype change raises "can't alias" (recorded in expectations)."""
+    _scalar_features(s)
     evidence.features(converts=target not in (None, NP_TO_TORCH[np.dtype(type(s))]))
     with capture_warnings():
         t = torch.asarray(s, dtype=target, copy=True)
@@ -789,6 +847,7 @@ def test_asarray_of_numpy_scalar_copy_true(device, s, target):
 def test_asarray_of_numpy_scalar_copy_true_pinned(device, s, target):
     """Pins asarray(np scalar, dtype=, copy=True): "can't alias" exactly when the
     dtype changes, a 0-d CPU copy otherwise. Kills: any change either way."""
+    _scalar_features(s)
     own = NP_TO_TORCH[np.dtype(type(s))]
     if target is not None and target != own:
         with raises_with(ValueError, "can't alias"):
@@ -910,9 +969,14 @@ def test_numpy_refuses_grad_conj_and_bfloat16(device, case):
 
 
 @pytest.mark.claim("numpy.numpy-refuses-neg-bit")
+# Issue 29: every layout of the complex tensor whose conj().imag is converted.
+@domain_examples(dtypes=COMPLEX)
 @given(spec=tensor_specs(dtype=COMPLEX))
 def test_numpy_refuses_neg_bit(device, spec):
-    """Kills: numpy() that ignores the negative bit (an array with the wrong sign)."""
+    """Every layout of the complex tensor whose ``conj().imag`` (a real view with
+    the negative bit set) is converted.
+
+    Kills: numpy() that ignores the negative bit (an array with the wrong sign)."""
     t = _flagged(spec, "neg")
     assert t.is_neg()
     with raises_with(RuntimeError, "negative bit set"):

@@ -53,6 +53,7 @@ from strategies.tensors import (
     TENSOR_KINDS,
     build_kind,
     domain_examples,
+    non_empty,
     tensor_kind_of,
     value_examples,
     writable_non_empty,
@@ -249,6 +250,15 @@ def _factory_write(factory: str, write: str, b: torch.Tensor) -> torch.Tensor:
         for w in ("copy_", "diagonal-copy_")
     ]
 )
+# Issue 29: every layout family of the vmapped input with a dimension to map
+# over and an element (dtype families: one example per dtype above).
+@domain_examples(
+    "case",
+    where=lambda spec: non_empty(spec) and len(spec.shape) >= 1,
+    make=lambda spec: (spec, 0),
+    factory="new_zeros",
+    write="copy_",
+)
 @given(
     case=_batched_specs(views=True, min_dims=1),
     factory=st.sampled_from(sorted(_FACTORIES)),
@@ -288,20 +298,43 @@ _VIEW_FNS = {
 }
 
 
+def _view_fn_mappable(spec) -> bool:
+    """Non-empty, with a batch dimension and at least one example dimension."""
+    return non_empty(spec) and len(spec.shape) >= 2
+
+
 @pytest.mark.claim("torch_func.vmap-view-outputs-alias-inputs")
 @pytest.mark.observes("tensor")
+# Issue 29: every layout family with a batch and an example dimension and
+# every dtype family of the input, mapped over dimension 0, a view returned
+# along dimension -1 and the input itself along 0.
+@domain_examples(
+    "case", where=_view_fn_mappable, make=lambda spec: (spec, 0), fn="transpose", out_dim=-1
+)
+@domain_examples(
+    "case", where=_view_fn_mappable, make=lambda spec: (spec, 0), fn="identity", out_dim=0
+)
+@_examples(
+    dict(case=(_grid_spec(dt), 0), fn="slice", out_dim=1) for dt in (torch.complex64, torch.bool)
+)
 @given(
-    case=_batched_specs(dtype=ARITHMETIC, views=True, min_dims=2),
+    case=_batched_specs(views=True, min_dims=2),
     fn=st.sampled_from(sorted(_VIEW_FNS)),
     out_dim=st.sampled_from([0, 1, -1]),
 )
 def test_vmap_of_view_function_returns_alias(device, case, fn, out_dim):
-    """Expected values: ``torch.stack`` of the per-example results (a copy).
+    """Every dtype and layout of the input (the non-view control ``r * 1`` only
+    where ``mul`` has a kernel: the identity stands in for bool and the wide
+    unsigned dtypes).
+
+    Expected values: ``torch.stack`` of the per-example results (a copy).
 
     Kills: a vmap that returns a copy of a view result (for some out_dims,
     dtype or layout), or a view that no longer shares the input's version
     counter (autograd would miss in-place writes through it)."""
     spec, in_dim = case
+    if fn == "mul (not a view)" and spec.dtype not in ARITHMETIC:
+        fn = "identity"
     x = spec.build(device)
     f = _VIEW_FNS[fn]
 
@@ -426,8 +459,12 @@ _INPUT_OPS = {
 @_examples(
     dict(spec=_grid_spec(dt), transform=t, op="mul_") for dt in FLOATING for t in ("grad", "vjp")
 )
+# Issue 29: every layout family and every floating and complex family of the
+# differentiated input, for both transforms.
+@domain_examples(dtypes=FLOATING + COMPLEX, transform="grad", op="mul_")
+@domain_examples(dtypes=FLOATING + COMPLEX, transform="vjp", op="setitem")
 @given(
-    spec=tensor_specs(dtype=FLOATING, shape=shapes(max_dims=2), values="finite"),
+    spec=tensor_specs(dtype=FLOATING + COMPLEX, shape=shapes(max_dims=2), values="finite"),
     transform=st.sampled_from(["grad", "vjp"]),
     op=st.sampled_from(sorted(_INPUT_OPS)),
 )
@@ -1799,8 +1836,30 @@ def _overlapping_specs(draw):
     return spec
 
 
+def _overlapping_grid_spec(dtype: torch.dtype, layout: str) -> TensorSpec:
+    """The grid spec of ``dtype`` in ``layout`` (at most 2-d, non-empty)
+    expanded along a new leading dimension of size 2, values in [-2, 2]."""
+    spec = _grid_spec(dtype, layout)
+    return dataclasses.replace(
+        spec, views=(*spec.views, ("expand", (2, *spec.shape))),
+        storage=tuple(_small(v) for v in spec.storage),
+    )  # fmt: skip
+
+
 @pytest.mark.claim("torch_func.forward-mode-refuses-overlapping-primals")
 @pytest.mark.observes("clone")
+# Issue 29: an expanded primal over each base layout family of the grid
+# (contiguous, offset, stepped, transposed), float32 and float64, each
+# transform, by construction.
+@_examples(
+    dict(spec=_overlapping_grid_spec(dt, layout), fn=_GRID_FNS[r], transform=t)
+    for layout in ("contiguous", "offset", "stepped", "transposed")
+    for dt, r, t in (
+        (torch.float32, "none", "jvp"),
+        (torch.float64, "sum0", "jacfwd"),
+        (torch.float32, "sum", "hessian"),
+    )
+)
 @given(
     spec=_overlapping_specs(),
     fn=_smooth_fns(_ALL_REDUCES),

@@ -47,6 +47,7 @@ from strategies.tensors import (
     PlainSubclass,
     build_kind,
     domain_examples,
+    non_empty,
     tensor_kind_of,
     value_examples,
 )
@@ -774,14 +775,22 @@ def _attempt(fn):
 
 
 @pytest.mark.claim("views.view-as-equivalence")
+# Issue 29: every layout and dtype family of t, by construction; explicit
+# examples (no data to draw from) view as other of grid_target's size (flat),
+# which some layouts can view and others cannot.
+@domain_examples(data=None)
 @given(spec=tensor_specs(), data=st.data())
 def test_view_as_is_view_of_other_size(device, spec, data):
     """Kills: a view_as that differs from view(other.size()) in result
     geometry, storage, or in which inputs it rejects."""
     t = spec.build(device)
-    target = data.draw(
-        st.one_of(same_numel_shapes(t.numel(), infer=False), shapes(max_dims=3)), label="other"
-    )
+    if data is None:
+        target = tuple(t.shape) if not t.numel() else (t.numel(),)
+    else:
+        target = data.draw(
+            st.one_of(same_numel_shapes(t.numel(), infer=False), shapes(max_dims=3)),
+            label="other",
+        )
     other = torch.empty(target, device=device)
     got, r = _attempt(lambda: t.view_as(other))
     want, _ = _attempt(lambda: t.view(other.size()))
@@ -1061,6 +1070,12 @@ def test_clone_of_expanded_is_writable(device, spec, data):
 
 @pytest.mark.claim("views.expand-inplace-overlap-raises")
 @pytest.mark.observes("copy_", "detach", "numpy")
+# Issue 29: every non-empty layout family of the expanded source and every
+# dtype family, for each op (explicit examples, no data to draw from, expand
+# to grid_expansion; bool and wide unsigned dtypes take copy_).
+@domain_examples(where=non_empty, data=None, op="add_")
+@domain_examples(where=non_empty, data=None, op="mul_")
+@domain_examples(where=non_empty, data=None, op="copy_")
 @given(
     spec=tensor_specs(shape=shapes(min_side=1)),
     data=st.data(),
@@ -1071,7 +1086,10 @@ def test_inplace_on_expanded_raises(device, spec, data, op):
     (silently accumulating into shared memory) instead of raising."""
     # Inputs do not require grad: the in-place-on-a-leaf-view error would fire first.
     t = spec.build(device)
-    e = t.expand(data.draw(_expansions(tuple(t.shape)), label="target"))
+    shape = tuple(t.shape)
+    e = t.expand(
+        grid_expansion(shape) if data is None else data.draw(_expansions(shape), label="target")
+    )
     if spec.dtype not in ARITHMETIC:
         op = "copy_"  # bool and wide unsigned ints have no add_/mul_ kernels
     before = snapshot(t)
@@ -1309,13 +1327,20 @@ def test_detach__on_view_raises(device, spec, data, kind):
 
 @pytest.mark.claim("views.detach_-base-keeps-views")
 @pytest.mark.observes("backward")
+# Issue 29: every differentiable dtype family (explicit examples, no data to
+# draw from, slice the base).
+@domain_examples(dtypes=DIFFERENTIABLE, data=None)
 @given(spec=tensor_specs(requires_grad=True), data=st.data())
 def test_detach__on_base_keeps_views_attached(device, spec, data):
     """Kills: a detach_ on a base that also detaches (or re-bases) the views
     already taken from it."""
     x = spec.build(device, requires_grad=True, leaf=True)
     y = x * 1  # a non-leaf base
-    op, outs = draw_view(data, y, "view")
+    if data is None:
+        op = canonical_view_op("slicing", y)
+        outs = op.apply(y)
+    else:
+        op, outs = draw_view(data, y, "view")
     assume(outs)
     name = op.name
     v = outs[0]
@@ -1543,7 +1568,10 @@ def test_is_set_to_false_for_math_bit_views(device, spec):
 
 @pytest.mark.claim("views.base-rules")
 @pytest.mark.observes("clone", "detach")
+# Issue 29: every non-view layout and dtype as a plain root, every
+# differentiable one as a leaf that requires grad.
 @grid_examples(where=lambda s: not s.views, data=None, requires_grad=False)
+@grid_examples(dtypes=DIFFERENTIABLE, where=lambda s: not s.views, data=None, requires_grad=True)
 @given(spec=tensor_specs(views=False), data=st.data(), requires_grad=st.booleans())
 def test_base_is_the_root(device, spec, data, requires_grad):
     """Grid examples (no data to draw from) take every op of the table
@@ -1552,6 +1580,7 @@ def test_base_is_the_root(device, spec, data, requires_grad):
     Kills: a _base that points at the intermediate view (not the root), or
     that is set for non-views, clones, detach() or .data results."""
     base = _build(spec, device, requires_grad)
+    evidence.features(tensor_kind=tensor_kind_of(base))
     if data is None:  # a grid example: every op of the table, then again on the first output
         outs1 = tuple(out for _, out in canonical_views(base))
         assume(outs1)

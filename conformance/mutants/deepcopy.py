@@ -585,4 +585,29 @@ MUTANTS: tuple[Mutant, ...] = (
             raise AssertionError("deepcopy of a non-leaf did not raise")
         """,
     ),
+    # The math bits of deepcopy.conj-neg-resolved-unshared (issue 29): the
+    # copy keeps the conjugate (or negative) bit over the unresolved values.
+    *domain_mutants(
+        prefix="deepcopy-keeps-bit",
+        claims=("deepcopy.conj-neg-resolved-unshared",),
+        what="copy.deepcopy of a conjugate (negative) view keeps the bit over a copy of the unresolved values",
+        patch="""
+        import torch
+        _orig_deepcopy = torch.Tensor.__deepcopy__
+        def __deepcopy__(self, memo):
+            if type(self) is torch.Tensor and _in_domain(self, {dim}, {value}):
+                if self.is_conj():
+                    return _orig_deepcopy(self.conj(), {{}}).conj()
+                return torch._neg_view(_orig_deepcopy(torch._neg_view(self), {{}}))
+            return _orig_deepcopy(self, memo)
+        torch.Tensor.__deepcopy__ = __deepcopy__
+        """,
+        witness="""
+        import copy
+        import torch
+        c = copy.deepcopy({make})
+        assert not c.is_conj() and not c.is_neg(), "deepcopy kept the bit"
+        """,
+        dims={"math_bit": ("conj", "neg")},
+    ),
 )

@@ -900,3 +900,40 @@ MUTANTS += domain_mutants(
         )
     },  # fmt: skip
 )
+
+# The tensor kinds of the root whose no_grad view is written in grad mode
+# (gradmode.no-grad-view-inplace-raises): the write goes through silently,
+# as if made under no_grad, when the view's base is a leaf (or a non-leaf).
+_NO_GRAD_VIEW_WRITE = """
+def _patch(name):
+    orig = getattr(torch.Tensor, name)
+    def patched(self, *args, **kwargs):
+        base = self._base
+        if (base is not None and torch.is_grad_enabled() and self.requires_grad
+                and self.grad_fn is None and _in_domain(base, {dim}, {value})):
+            with torch.no_grad():
+                return orig(self, *args, **kwargs)
+        return orig(self, *args, **kwargs)
+    setattr(torch.Tensor, name, patched)
+for _name in ("fill_", "zero_", "copy_", "add_", "mul_", "__setitem__"):
+    _patch(_name)
+"""
+MUTANTS += domain_mutants(
+    prefix="no-grad-view-write-accepted",
+    claims=("gradmode.no-grad-view-inplace-raises",),
+    what="an in-place write in grad mode through a view made under no_grad is accepted",
+    patch=_NO_GRAD_VIEW_WRITE,
+    witness="""
+    import torch
+    x = {make}
+    with torch.no_grad():
+        v = x[...]
+    try:
+        v.fill_(1)
+    except RuntimeError as e:
+        assert "no_grad mode" in str(e), str(e)
+    else:
+        raise AssertionError("an in-place write through a no_grad view was accepted")
+    """,
+    dims={"tensor_kind": ("leaf", "non_leaf")},
+)
