@@ -1,5 +1,5 @@
 """The copy-sequence claims (``claims/sequences.toml``): the state machine of
-:mod:`conformance.copy_sequences_machine` run as one test, and small tests of
+:mod:`conformance.copy_sequences` run as one test, and small tests of
 the documented promises torch departs from (recorded in
 ``conformance/expectations/sequences.toml``) and of every dtype and layout
 one operation at a time, each against the same reference model
@@ -22,11 +22,11 @@ from hypothesis.stateful import (
 )
 
 from conformance import evidence
-from conformance.copy_sequences_machine import (
+from conformance.copy_sequences import (
     MACHINE_CLAIMS,
     CopySequences,
-    _quiet,
-    _simple_values,
+    quiet,
+    simple_values,
 )
 from conformance.model import (
     DIFFERENTIABLE,
@@ -284,7 +284,7 @@ def test_asarray_copy_false_of_ndarray_shares(device, spec, via_numpy):
     arr = machine.real_arrays[a.id]
     machine.model.docs = True
     predicted = machine.model.asarray_array(a, copy=False)
-    with _quiet():
+    with quiet():
         got = torch.asarray(arr, copy=False)
     expected = arr.__array_interface__["data"][0] + (predicted.start - a.start) * arr.itemsize
     assert predicted.buffer is a.buffer  # the documented rule: shared memory
@@ -323,8 +323,8 @@ def _operand(device: str, spec: Fresh, layout: str) -> tuple[CopySequences, Tens
 
 
 def _domain_operand(dtype: str, shape: tuple[int, ...], layout: str = "contiguous", **kw):
-    """``(Fresh, layout)`` of an operand: small exact values (:func:`_simple_values`)."""
-    return Fresh(dtype, shape, _simple_values(dtype, math.prod(shape)), **kw), layout
+    """``(Fresh, layout)`` of an operand: small exact values (:func:`simple_values`)."""
+    return Fresh(dtype, shape, simple_values(dtype, math.prod(shape)), **kw), layout
 
 
 #: An operand of each value of the domain dimensions the sequences claims
@@ -631,14 +631,14 @@ def test_write_to_expanded_tensor(device, spec, op, mode, choice):
 
 def _each_dtype(**kwargs):
     """Explicit examples: one per dtype, a contiguous (3,) tensor of small
-    exact values (see :func:`_simple_values`) with ``kwargs`` - so every dtype
+    exact values (see :func:`simple_values`) with ``kwargs`` - so every dtype
     is met whatever the derandomized draws are (a dtype is drawn about seven
     times in a hundred examples, some of them holding only Inf or NaN, which
     arithmetic keeps)."""
 
     def add(test):
         for d in DTYPES:
-            test = example(spec=Fresh(d, (3,), _simple_values(d, 3)), **kwargs)(test)
+            test = example(spec=Fresh(d, (3,), simple_values(d, 3)), **kwargs)(test)
         return test
 
     return add

@@ -1,5 +1,5 @@
 """Argument strategies of the copy-sequence state machine
-(:mod:`conformance.copy_sequences_machine`): fresh tensors and arrays of every
+(:mod:`conformance.copy_sequences`): fresh tensors and arrays of every
 dtype the reference model knows (:class:`Fresh`, :func:`fresh_specs`, with
 special values: signed zeros, infinities, NaNs, subnormals, extremes), their
 shapes (zero-size included), the reshape targets of a size

@@ -2,7 +2,7 @@
 
 Pure Python + NumPy: the model never calls torch to make a prediction. It is
 driven side by side with real torch by the state machine in
-``conformance/copy_sequences_machine.py`` and unit-tested on its own in
+``conformance/copy_sequences/`` and unit-tested on its own in
 ``tests/test_model.py``.
 
 What it tracks
