@@ -206,10 +206,10 @@ def test_module_backend_ids_are_safe_and_results_carry_the_name(toy_run):
     assert by_backend["mypkg.mod:my_backend"].endswith("[mypkg.mod.my_backend-cpu]")
     assert all(":" not in t["nodeid"].split("::")[-1] for t in doc["tests"])
     assert "cpu/mypkg.mod:my_backend" in (out / "junit.xml").read_text()
-    from reports.cli import _snippet_name
+    from reports.html import snippet_name
 
     failing = next(t for t in doc["tests"] if t["verdict"] == "regression")
-    assert ":" not in _snippet_name(failing), _snippet_name(failing)
+    assert ":" not in snippet_name(failing), snippet_name(failing)
 
 
 @pytest.mark.parametrize(
