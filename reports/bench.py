@@ -168,9 +168,9 @@ def main(argv: list[str] | None = None) -> int:
     if "--" in argv:
         i = argv.index("--")
         argv, extra = argv[:i], argv[i + 1 :]
-    from reports.cli import _Parser
+    from reports.cli_common import Parser
 
-    p = _Parser(prog="python -m reports.bench", description=__doc__.split("\n")[0])
+    p = Parser(prog="python -m reports.bench", description=__doc__.split("\n")[0])
     p.add_argument("--runs", type=int, default=3, help="how many runs (default 3)")
     p.add_argument("-n", default="2", help="xdist workers of each run (default 2)")
     p.add_argument("--profile", default="ci", choices=["ci", "smoke", "dev", "thorough"])
