@@ -36,6 +36,7 @@ from hypothesis import strategies as st
 
 from conformance import evidence
 from conformance.checks import capture_warnings, raises_with
+from conformance.model.generated_graphs import GraphModel, analyze
 from conformance.tolerances import FORWARD_SHARE, excess, gradient_tolerance
 from strategies import DIFFERENTIABLE, TensorSpec, layout_grid
 from strategies.dtypes import dtype_name
@@ -45,11 +46,9 @@ from strategies.graphs import (
     SAVES_RESULT,
     VIEW_OPS,
     Graph,
-    GraphModel,
     Leaf,
     Mutation,
     Op,
-    analyze,
     graphs,
     lazy_view_graphs,
     op_classes,

@@ -25,11 +25,9 @@ from strategies.dtypes import (
 )
 from strategies.graphs import (
     Graph,
-    GraphModel,
     Leaf,
     Mutation,
     Op,
-    analyze,
     graphs,
     scalar_loss,
     silent_graphs,
@@ -53,11 +51,9 @@ from strategies.tensors import (
 
 __all__ = [
     "Graph",
-    "GraphModel",
     "Leaf",
     "Mutation",
     "Op",
-    "analyze",
     "graphs",
     "scalar_loss",
     "silent_graphs",

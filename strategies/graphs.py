@@ -25,33 +25,61 @@ Node ``i`` is leaf ``i`` for ``i < len(leaves)``, else the result of
 same graph; :meth:`Graph.to_program` renders it as a short script a reviewer
 can paste. :meth:`Graph.run` executes it on real torch.
 
-:func:`analyze` is a *static* model of what torch documents for such a
-program - which node requires grad, which is a leaf, which autograd vertices
-connect to which, which version counter and storage each node uses, which
-reads are differentiable - computed from the description alone, never by
-running torch autograd. The strategy uses it to draw only valid programs
-(no in-place op on a leaf that requires grad, no in-place op on a view made
-in no_grad mode, nor directly into a lazy view, ...); the properties compare
-real torch against it. :func:`lazy_view_graphs` draws programs built to make
-lazy views.
+The records, the executor and the renderer live in
+:mod:`strategies.graph_programs` (re-exported here); the static model of what
+torch documents for such a program (:func:`conformance.model.generated_graphs.analyze`)
+lives with the other reference models. The strategies build each program
+through that model's incremental :class:`~conformance.model.generated_graphs.Modeller`
+so that they draw only programs torch accepts (no in-place op on a leaf that
+requires grad, none on a view made in ``no_grad`` mode, nor directly into a
+lazy view); the properties in ``conformance/test_graphs.py`` compare real
+torch against the model. :func:`lazy_view_graphs` draws programs built to
+make lazy views.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
-import itertools
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import torch
 from hypothesis import strategies as st
 
-from strategies._repr import params_repr, tuple_repr
-from strategies.dtypes import COMPLEX, DIFFERENTIABLE, FLOATING, dtype_name
-from strategies.tensors import VIEW_FUNCTIONS, TensorSpec, shapes, tensor_specs
+from strategies.dtypes import COMPLEX, DIFFERENTIABLE, FLOATING
+from strategies.graph_programs import (  # re-exported: the records of the programs drawn here
+    ALIASES,
+    BINARY_OPS,
+    COPY_OPS,
+    GRAD_MODES,
+    INPLACE_OPS,
+    INT_DTYPE,
+    LEAF_VALUES,
+    MULTI_INPUT_OPS,
+    MULTI_OUTPUT_OPS,
+    OP_KINDS,
+    REDUCTION_OPS,
+    SAVES_INPUT,
+    SAVES_RESULT,
+    UNARY_OPS,
+    VIEW_OPS,
+    Graph,
+    GraphRun,
+    Leaf,
+    Mutation,
+    Op,
+    apply_view,
+    op_classes,
+    promote_dtype,
+    scalar_loss,
+    where_mask,
+)
+from strategies.tensors import TensorSpec, shapes, tensor_specs
+
+if TYPE_CHECKING:  # the model imports the records, and strategies/__init__ imports this module
+    from conformance.model.generated_graphs import GraphModel, Modeller, TState
 
 __all__ = [
     "UNARY_OPS",
@@ -72,1012 +100,14 @@ __all__ = [
     "Mutation",
     "Graph",
     "GraphRun",
-    "GraphModel",
-    "Vertex",
-    "analyze",
-    "graphs",
-    "silent_graphs",
-    "lazy_view_graphs",
     "scalar_loss",
     "promote_dtype",
     "op_classes",
     "where_mask",
+    "graphs",
+    "silent_graphs",
+    "lazy_view_graphs",
 ]
-
-UNARY_OPS: tuple[str, ...] = ("exp", "sin", "tanh", "sigmoid", "relu", "abs", "neg", "square")
-BINARY_OPS: tuple[str, ...] = ("add", "sub", "mul", "div", "maximum")
-REDUCTION_OPS: tuple[str, ...] = ("sum", "mean", "amax")
-#: Op kinds that view ``args[0]`` (params in :class:`Op`); not the view tuples an in-place op
-#: or a :class:`Mutation` writes through (:func:`apply_view`), nor ``tensors.VIEW_KINDS``.
-VIEW_OPS: tuple[str, ...] = ("slice", "transpose", "expand", "reshape", "unsqueeze", "select")
-#: Ops of two tensors whose backward routes the gradient to both (each its
-#: own part): ``torch.cat``, ``torch.stack``, ``torch.where`` with a fixed
-#: mask, out-of-place ``index_put`` with distinct indices (the values'
-#: gradient is the gathered upstream gradient, the target's the rest).
-MULTI_INPUT_OPS: tuple[str, ...] = ("cat", "stack", "where", "index_put")
-#: Ops with several outputs of one input, two of which the graph adds
-#: (``split``/``unbind`` + ``add``): one backward node receives the gradient
-#: of several outputs and scatters them into its input.
-MULTI_OUTPUT_OPS: tuple[str, ...] = ("split", "unbind")
-COPY_OPS: tuple[str, ...] = ("clone", "detach", "data", "copy_into", "to")
-INPLACE_OPS: tuple[str, ...] = ("mul_", "add_", "copy_")
-OP_KINDS: tuple[str, ...] = (
-    UNARY_OPS
-    + BINARY_OPS
-    + REDUCTION_OPS
-    + ("matmul",)
-    + VIEW_OPS
-    + MULTI_INPUT_OPS
-    + MULTI_OUTPUT_OPS
-    + COPY_OPS
-    + INPLACE_OPS
-)
-#: The grad mode an :class:`Op` runs in: grad enabled, ``torch.no_grad()``,
-#: ``torch.inference_mode()`` (not :data:`strategies.programs.STEP_MODES`, a program step's block).
-GRAD_MODES: tuple[str, ...] = ("grad", "no_grad", "inference")
-#: Aliases a post-forward :class:`Mutation` writes through.
-ALIASES: tuple[str, ...] = ("data", "detach", "view", "self")
-#: Unary ops whose derivative formula reads the op's *result* (derivatives.yaml:
-#: ``exp: grad * result.conj()``, ``tanh``/``sigmoid``: ``*_backward(grad, result)``,
-#: ``relu: threshold_backward(grad, result, 0)``).
-SAVES_RESULT: frozenset[str] = frozenset({"exp", "tanh", "sigmoid", "relu"})
-#: Unary ops whose derivative formula reads the op's *input* (``sin: grad * self.cos().conj()``,
-#: ``abs: grad * self.sgn()``, ``square``/``pow: 2 * self``).
-SAVES_INPUT: frozenset[str] = frozenset({"sin", "abs", "square"})
-
-#: Leaf values: multiples of 1/8 in [-2, 2] without 0, exactly representable in
-#: every floating dtype (float16/bfloat16 included), so a float64 replay starts
-#: from the very same numbers, and away from the kinks of relu/abs at 0.
-LEAF_VALUES: tuple[float, ...] = (
-    0.5, -1.25, 1.5, -0.75, 0.25, 1.75, -1.5, 0.875, -0.375, 1.125, -1.875, 0.625, 2.0, -0.5,
-)  # fmt: skip
-
-INT_DTYPE = torch.int32
-
-
-# --------------------------------------------------------------------------- records
-
-
-@dataclass(frozen=True)
-class Leaf:
-    """A leaf of the graph: ``spec`` built with ``requires_grad``.
-
-    ``no_grad=False``: ``spec.build(device, requires_grad=..., leaf=True)``, a
-    user-created leaf (a view of a hidden base when the spec has views).
-    ``no_grad=True``: ``spec.build(device, requires_grad=...)`` under
-    ``torch.no_grad()``: the base requires grad and the spec's views are taken
-    with grad disabled.
-    """
-
-    spec: TensorSpec
-    requires_grad: bool = False
-    no_grad: bool = False
-
-    def __repr__(self) -> str:
-        parts = [repr(self.spec)]
-        if self.requires_grad:
-            parts.append("requires_grad=True")
-        if self.no_grad:
-            parts.append("no_grad=True")
-        return f"Leaf({', '.join(parts)})"
-
-
-@dataclass(frozen=True)
-class Op:
-    """One operation. ``args`` are node indices; ``params`` depend on ``kind``.
-
-    - unary / binary / ``matmul`` / ``clone`` / ``detach`` / ``data`` /
-      ``copy_into``: no params;
-    - ``sum``/``mean``/``amax``: ``(dim,)`` with ``dim`` an int or None (all dims);
-    - ``cat``/``stack``: ``(dim,)``, two tensor args; ``where``: ``(phase,)``:
-      ``torch.where(mask, args[0], args[1])`` with the fixed mask
-      :func:`where_mask` of the broadcast shape; ``index_put``: ``(index,)``, a
-      tuple of distinct indices into dim 0 of ``args[0]``, whose rows become
-      ``args[1]`` (broadcast), out of place;
-    - ``split``: ``(dim, size, i, j)``: ``c = args[0].split(size, dim)`` (``size``
-      divides the dim), then ``c[i] + c[j]``; ``unbind``: ``(dim, i, j)``:
-      ``u = args[0].unbind(dim)``, then ``u[i] + u[j]``;
-    - ``slice``: ``(dim, start, step)``; ``transpose``: ``(d0, d1)``;
-      ``expand``/``reshape``: ``(shape,)``; ``unsqueeze``: ``(dim,)``;
-      ``select``: ``(dim, index)``; ``to``: ``(dtype,)``;
-    - ``mul_``/``add_``/``copy_``: ``(view, scalar)``: the op is applied to
-      ``target`` (``args[0]``) or to the view ``view`` of it (``()``, or
-      ``('slice', dim, start, step)``, ``('select', dim, index)``,
-      ``('transpose', d0, d1)``), with ``args[1]`` as the other operand, or
-      the Python ``scalar`` when there is no ``args[1]``.
-    """
-
-    kind: str
-    args: tuple[int, ...]
-    params: tuple = ()
-    mode: str = "grad"
-
-    def __repr__(self) -> str:
-        parts = [repr(self.kind), repr(self.args)]
-        if self.params:
-            parts.append(params_repr(self.params))
-        if self.mode != "grad":
-            parts.append(f"mode={self.mode!r}")
-        return f"Op({', '.join(parts)})"
-
-
-@dataclass(frozen=True)
-class Mutation:
-    """An in-place write after the forward pass, through an alias of ``node``.
-
-    ``alias``: ``'data'`` (``node.data``), ``'detach'`` (``node.detach()``),
-    ``'view'`` (``node`` viewed by ``view``) or ``'self'`` (``node`` itself);
-    the last two run under ``torch.no_grad()`` (as an optimizer step does).
-    ``method`` is ``'mul_'``, ``'add_'`` (with ``value``) or ``'zero_'``.
-    """
-
-    node: int
-    alias: str
-    method: str = "mul_"
-    value: float = 2.0
-    view: tuple = ()
-
-    def __repr__(self) -> str:
-        parts = [repr(self.node), repr(self.alias), repr(self.method)]
-        if self.value != 2.0:
-            parts.append(repr(self.value))
-        if self.view:
-            parts.append(f"view={self.view!r}")
-        return f"Mutation({', '.join(parts)})"
-
-
-@dataclass(frozen=True)
-class Graph:
-    """A generated autograd program (see the module docstring).
-
-    ``repr`` is runnable given ``import torch`` and
-    ``from strategies.graphs import Graph, Leaf, Op, Mutation`` and
-    ``from strategies import TensorSpec``.
-    """
-
-    leaves: tuple[Leaf, ...]
-    ops: tuple[Op, ...]
-    output: int
-    weighted: bool = True
-    retain: tuple[int, ...] = ()
-    mutation: Mutation | None = None
-
-    def __repr__(self) -> str:
-        parts = [f"leaves={tuple_repr(self.leaves)}", f"ops={tuple_repr(self.ops)}"]
-        parts.append(f"output={self.output}")
-        if not self.weighted:
-            parts.append("weighted=False")
-        if self.retain:
-            parts.append(f"retain={self.retain!r}")
-        if self.mutation is not None:
-            parts.append(f"mutation={self.mutation!r}")
-        return f"Graph({', '.join(parts)})"
-
-    @property
-    def n_nodes(self) -> int:
-        return len(self.leaves) + len(self.ops)
-
-    def op_of(self, node: int) -> Op | None:
-        """The op producing ``node`` (None for a leaf)."""
-        k = node - len(self.leaves)
-        return self.ops[k] if k >= 0 else None
-
-    def kinds(self) -> set[str]:
-        """Op kinds used (``'leaf'`` excluded)."""
-        return {op.kind for op in self.ops}
-
-    # ------------------------------------------------------------------ execution
-
-    def run(
-        self,
-        device: str | torch.device = "cpu",
-        *,
-        dtype_map: Callable[[torch.dtype], torch.dtype] | None = None,
-        leaf_values: Sequence[torch.Tensor] | None = None,
-        read: Callable[[int, int, torch.Tensor], torch.Tensor] | None = None,
-        on_step: Callable[[int], None] | None = None,
-        replay: bool = False,
-        target: Callable[[int, torch.Tensor], None] | None = None,
-    ) -> GraphRun:
-        """Execute the forward pass and the loss on ``device``.
-
-        Normal use: ``graph.run(device)``. The remaining arguments serve the
-        oracles: ``dtype_map`` maps every floating/complex dtype (leaves and
-        ``to`` targets); ``replay=True`` runs every op under ``no_grad`` on
-        plain tensors (``leaf_values``, when given, replace the leaves);
-        ``read(step, position, tensor)`` may substitute a value read by a
-        non-aliasing op; ``on_step(step)`` is called before each op (the loss
-        is step ``len(ops)``); ``target(step, tensor)`` is called with the
-        tensor an in-place op is about to write (with ``replay`` only: it may
-        change its values in place). The mutation and ``backward()`` are left
-        to the caller (:meth:`GraphRun.mutate`).
-        """
-        if target is not None and not replay:
-            raise ValueError("target= needs replay=True (it may write the tensor in place)")
-        dmap = dtype_map or (lambda d: d)
-        nodes: list[torch.Tensor] = []
-        hidden: list[torch.Tensor | None] = []
-        outer = torch.no_grad() if replay else contextlib.nullcontext()
-        with outer:
-            for i, leaf in enumerate(self.leaves):
-                spec = leaf.spec
-                if dmap(spec.dtype) != spec.dtype:
-                    spec = dataclasses.replace(spec, dtype=dmap(spec.dtype))
-                if replay:
-                    t = leaf_values[i] if leaf_values is not None else spec.build(device)
-                    hidden.append(None)
-                elif leaf.no_grad:
-                    with torch.no_grad():
-                        t = spec.build(device, requires_grad=leaf.requires_grad)
-                    hidden.append(t._base)
-                else:
-                    t = spec.build(device, requires_grad=leaf.requires_grad, leaf=True)
-                    hidden.append(t._base)
-                nodes.append(t)
-            for step, op in enumerate(self.ops):
-                if on_step is not None:
-                    on_step(step)
-                args = [nodes[j] for j in op.args]
-                if target is not None and op.kind in INPLACE_OPS:
-                    target(step, args[0])
-                if read is not None and op.kind not in _ALIASING:
-                    first = 1 if op.kind in INPLACE_OPS else 0
-                    for pos in range(first, len(args)):
-                        args[pos] = read(step, pos, args[pos])
-                with _mode(op.mode, replay):
-                    nodes.append(apply_op(op, args, dmap))
-            for j in self.retain:
-                if not replay:
-                    nodes[j].retain_grad()
-            if on_step is not None:
-                on_step(len(self.ops))
-            out = nodes[self.output]
-            if read is not None:
-                out = read(len(self.ops), 0, out)
-            loss = scalar_loss(out, weighted=self.weighted)
-        return GraphRun(self, nodes, hidden, loss, replay)
-
-    def build(self, device: str | torch.device = "cpu") -> list[torch.Tensor]:
-        """Run the forward pass on ``device``; returns every node's tensor."""
-        return self.run(device).nodes
-
-    def promoted(self) -> Graph:
-        """The same program with every floating dtype float64 and every
-        complex dtype complex128 (leaf values are exactly representable)."""
-
-        def leaf(lf: Leaf) -> Leaf:
-            return dataclasses.replace(
-                lf, spec=dataclasses.replace(lf.spec, dtype=promote_dtype(lf.spec.dtype))
-            )
-
-        def op(o: Op) -> Op:
-            if o.kind == "to":
-                return dataclasses.replace(o, params=(promote_dtype(o.params[0]),))
-            return o
-
-        return dataclasses.replace(
-            self, leaves=tuple(leaf(lf) for lf in self.leaves), ops=tuple(op(o) for o in self.ops)
-        )
-
-    # ------------------------------------------------------------------ rendering
-
-    def to_program(self, device: str = "cpu") -> str:
-        """A short Python script running this graph (forward, retain_grad,
-        loss, mutation, backward); paste it to reproduce by hand."""
-        lines = [
-            "import torch",
-            "from strategies import TensorSpec",
-            "from strategies.graphs import scalar_loss, where_mask",
-            f"device = {device!r}",
-        ]
-        blocks: list[tuple[str, list[str]]] = []
-
-        def emit(mode: str, line: str) -> None:
-            if blocks and blocks[-1][0] == mode:
-                blocks[-1][1].append(line)
-            else:
-                blocks.append((mode, [line]))
-
-        for i, leaf in enumerate(self.leaves):
-            if leaf.no_grad:
-                rg = ", requires_grad=True" if leaf.requires_grad else ""
-                emit("no_grad", f"n{i} = {leaf.spec!r}.build(device{rg})")
-            else:
-                rg = ", requires_grad=True, leaf=True" if leaf.requires_grad else ""
-                emit("grad", f"n{i} = {leaf.spec!r}.build(device{rg})")
-        for k, op in enumerate(self.ops):
-            emit(op.mode, f"n{len(self.leaves) + k} = {render_op(op)}")
-        for mode, body in blocks:
-            if mode == "grad":
-                lines.extend(body)
-            else:
-                ctx = "torch.no_grad()" if mode == "no_grad" else "torch.inference_mode()"
-                lines.append(f"with {ctx}:")
-                lines.extend("    " + b for b in body)
-        for j in self.retain:
-            lines.append(f"n{j}.retain_grad()")
-        w = "" if self.weighted else ", weighted=False"
-        lines.append(f"loss = scalar_loss(n{self.output}{w})")
-        m = self.mutation
-        if m is not None:
-            line = render_mutation(m)
-            if m.alias in ("view", "self"):
-                lines.append("with torch.no_grad():")
-                line = "    " + line
-            lines.append(line)
-        lines.append("loss.backward()")
-        return "\n".join(lines)
-
-
-#: The class (the ``graph_op`` domain value, ``conformance/domains.toml``) of
-#: each op kind that has one; copies and in-place ops have none.
-OP_CLASS: dict[str, str] = {
-    **dict.fromkeys(UNARY_OPS, "unary"),
-    **dict.fromkeys((*BINARY_OPS, "matmul"), "binary"),
-    **dict.fromkeys(REDUCTION_OPS, "reduction"),
-    **dict.fromkeys(VIEW_OPS, "view"),
-    **dict.fromkeys(MULTI_INPUT_OPS, "multi_input"),
-    **dict.fromkeys(MULTI_OUTPUT_OPS, "multi_output"),
-}
-
-
-def op_classes(graph: Graph) -> frozenset[str]:
-    """The kinds of operation ``graph`` contains, as ``graph_op`` domain
-    values: ``unary``, ``binary`` (``matmul`` included), ``reduction``,
-    ``view``, ``multi_input`` (:data:`MULTI_INPUT_OPS`), ``multi_output``
-    (:data:`MULTI_OUTPUT_OPS`); copies and in-place ops add none."""
-    return frozenset(OP_CLASS[op.kind] for op in graph.ops if op.kind in OP_CLASS)
-
-
-# --------------------------------------------------------------------------- execution
-
-_ALIASING = frozenset(VIEW_OPS) | {"detach", "data"}
-
-
-def promote_dtype(d: torch.dtype) -> torch.dtype:
-    """float16/bfloat16/float32/float64 -> float64; complex -> complex128; others unchanged."""
-    if d.is_complex:
-        return torch.complex128
-    if d.is_floating_point:
-        return torch.float64
-    return d
-
-
-def _mode(mode: str, replay: bool):
-    if replay or mode == "grad":
-        return contextlib.nullcontext()
-    return torch.no_grad() if mode == "no_grad" else torch.inference_mode()
-
-
-def _view(t: torch.Tensor, kind: str, params: tuple) -> torch.Tensor:
-    """``t`` viewed by view kind ``kind`` (:data:`VIEW_OPS` but ``reshape``) with
-    ``params`` as an :class:`Op` holds them (``slice``: ``(dim, start, step)``, to
-    the end of ``dim``; ``expand``: ``(shape,)``), through ``tensors.VIEW_FUNCTIONS``."""
-    if kind == "slice":
-        dim, start, step = params
-        return VIEW_FUNCTIONS["slice"](t, dim, start, None, step)
-    return VIEW_FUNCTIONS[kind](t, *params)
-
-
-def apply_view(t: torch.Tensor, view: tuple) -> torch.Tensor:
-    """Apply the view an in-place op or a :class:`Mutation` writes through:
-    ``('slice', dim, start, step)``, ``('select', dim, i)`` or
-    ``('transpose', d0, d1)``; ``()`` returns ``t``."""
-    if not view:
-        return t
-    if view[0] not in ("slice", "select", "transpose"):
-        raise ValueError(f"unknown view {view!r}")
-    return _view(t, view[0], view[1:])
-
-
-def apply_op(op: Op, args: list[torch.Tensor], dmap=lambda d: d) -> torch.Tensor:
-    """Run one op on real tensors (the same code :func:`render_op` prints)."""
-    k, p = op.kind, op.params
-    if k in UNARY_OPS:
-        return getattr(torch, k)(args[0])
-    if k in BINARY_OPS:
-        return getattr(torch, k)(args[0], args[1])
-    if k in REDUCTION_OPS:
-        f = getattr(args[0], k)
-        return f() if p[0] is None else f(p[0])
-    if k == "matmul":
-        return torch.matmul(args[0], args[1])
-    if k == "cat":
-        return torch.cat([args[0], args[1]], p[0])
-    if k == "stack":
-        return torch.stack([args[0], args[1]], p[0])
-    if k == "where":
-        shape = torch.broadcast_shapes(args[0].shape, args[1].shape)
-        return torch.where(where_mask(shape, p[0], args[0].device), args[0], args[1])
-    if k == "index_put":
-        index = torch.tensor(p[0], dtype=torch.long, device=args[0].device)
-        return args[0].index_put((index,), args[1])
-    if k == "split":
-        parts = args[0].split(p[1], p[0])
-        return torch.add(parts[p[2]], parts[p[3]])
-    if k == "unbind":
-        parts = args[0].unbind(p[0])
-        return torch.add(parts[p[1]], parts[p[2]])
-    a = args[0]
-    if k == "reshape":
-        return a.reshape(p[0])
-    if k in VIEW_OPS:
-        return _view(a, k, p)
-    if k == "clone":
-        return a.clone()
-    if k == "detach":
-        return a.detach()
-    if k == "data":
-        return a.data
-    if k == "copy_into":
-        return torch.empty_like(a).copy_(a)
-    if k == "to":
-        return a.to(dmap(p[0]), copy=True)
-    if k in INPLACE_OPS:
-        target = apply_view(a, p[0])
-        other = args[1] if len(args) > 1 else p[1]
-        return getattr(target, k)(other)
-    raise ValueError(f"unknown op kind {k!r}")
-
-
-def where_mask(shape, phase: int, device="cpu") -> torch.Tensor:
-    """The condition of a generated ``where``: ``True`` at the flat positions
-    ``e`` of ``shape`` with ``(e + phase) % 2 == 0``."""
-    n = 1
-    for s in shape:
-        n *= s
-    return ((torch.arange(n, device=device) + phase) % 2 == 0).reshape(tuple(shape))
-
-
-def _view_text(view: tuple) -> str:
-    if not view:
-        return ""
-    kind = view[0]
-    if kind == "slice":
-        _, dim, start, step = view
-        return "[" + ":, " * dim + f"{start or ''}::{step}" + "]"
-    if kind == "select":
-        return f".select({view[1]}, {view[2]})"
-    return f".transpose({view[1]}, {view[2]})"
-
-
-def render_op(op: Op) -> str:
-    """The Python expression of ``op`` over nodes named ``n<i>``."""
-    k, p = op.kind, op.params
-    a = [f"n{j}" for j in op.args]
-    if k in UNARY_OPS:
-        return f"torch.{k}({a[0]})"
-    if k in BINARY_OPS or k == "matmul":
-        return f"torch.{k}({a[0]}, {a[1]})"
-    if k in REDUCTION_OPS:
-        return f"{a[0]}.{k}({'' if p[0] is None else p[0]})"
-    if k in ("cat", "stack"):
-        return f"torch.{k}([{a[0]}, {a[1]}], {p[0]})"
-    if k == "where":
-        shape = f"torch.broadcast_shapes({a[0]}.shape, {a[1]}.shape)"
-        return f"torch.where(where_mask({shape}, {p[0]}, device), {a[0]}, {a[1]})"
-    if k == "index_put":
-        return f"{a[0]}.index_put((torch.tensor({list(p[0])!r}, device=device),), {a[1]})"
-    if k == "split":
-        return f"torch.add(*[{a[0]}.split({p[1]}, {p[0]})[i] for i in ({p[2]}, {p[3]})])"
-    if k == "unbind":
-        return f"torch.add(*[{a[0]}.unbind({p[0]})[i] for i in ({p[1]}, {p[2]})])"
-    if k in ("slice",):
-        return a[0] + _view_text(("slice", *p))
-    if k == "transpose":
-        return f"{a[0]}.transpose({p[0]}, {p[1]})"
-    if k == "expand":
-        return f"{a[0]}.expand{tuple(p[0])!r}" if len(p[0]) != 1 else f"{a[0]}.expand({p[0][0]})"
-    if k == "reshape":
-        return f"{a[0]}.reshape({tuple(p[0])!r})"
-    if k == "unsqueeze":
-        return f"{a[0]}.unsqueeze({p[0]})"
-    if k == "select":
-        return f"{a[0]}.select({p[0]}, {p[1]})"
-    if k in ("clone", "detach"):
-        return f"{a[0]}.{k}()"
-    if k == "data":
-        return f"{a[0]}.data"
-    if k == "copy_into":
-        return f"torch.empty_like({a[0]}).copy_({a[0]})"
-    if k == "to":
-        return f"{a[0]}.to(torch.{dtype_name(p[0])}, copy=True)"
-    if k in INPLACE_OPS:
-        other = a[1] if len(a) > 1 else repr(p[1])
-        return f"{a[0]}{_view_text(p[0])}.{k}({other})"
-    raise ValueError(f"unknown op kind {k!r}")
-
-
-def render_mutation(m: Mutation) -> str:
-    alias = {
-        "data": f"n{m.node}.data",
-        "detach": f"n{m.node}.detach()",
-        "view": f"n{m.node}{_view_text(m.view)}",
-        "self": f"n{m.node}",
-    }[m.alias]
-    arg = "" if m.method == "zero_" else repr(m.value)
-    return f"{alias}.{m.method}({arg})"
-
-
-def scalar_loss(t: torch.Tensor, weighted: bool = True) -> torch.Tensor:
-    """Reduce ``t`` to a real scalar: ``(t * w).sum()`` with fixed weights
-    ``w = 1, 2, 3, 1, 2, 3, ...`` (exact in every dtype) so that every element
-    gets its own upstream gradient, or plain ``t.sum()``; the real part for
-    complex ``t``."""
-    if weighted:
-        if t.dtype.is_complex:
-            wdt = t.real.dtype
-        elif t.dtype.is_floating_point:
-            wdt = t.dtype
-        else:
-            wdt = torch.get_default_dtype()
-        w = (torch.arange(t.numel(), device=t.device) % 3 + 1).to(wdt).reshape(t.shape)
-        t = t * w
-    s = t.sum()
-    return s.real if s.is_complex() else s
-
-
-@dataclass
-class GraphRun:
-    """The tensors of one execution: ``nodes[i]`` is node ``i``; ``hidden[i]``
-    is leaf ``i``'s base tensor when the leaf is a view (else None)."""
-
-    graph: Graph
-    nodes: list[torch.Tensor]
-    hidden: list[torch.Tensor | None]
-    loss: torch.Tensor
-    replay: bool = False
-
-    def alias(self) -> torch.Tensor:
-        """The alias the graph's mutation writes through (a new one per call)."""
-        m = self.graph.mutation
-        t = self.nodes[m.node]
-        if m.alias == "data":
-            return t.data
-        if m.alias == "detach":
-            return t.detach()
-        if m.alias == "view":
-            return apply_view(t, m.view)
-        return t
-
-    def mutate(self) -> None:
-        """Apply the graph's :class:`Mutation` (no-op when it has none)."""
-        m = self.graph.mutation
-        if m is None:
-            return
-        ctx = (
-            torch.no_grad()
-            if m.alias in ("view", "self") or self.replay
-            else contextlib.nullcontext()
-        )
-        with ctx:
-            a = self.alias()
-            if m.method == "zero_":
-                a.zero_()
-            else:
-                getattr(a, m.method)(m.value)
-
-
-# --------------------------------------------------------------------------- static model
-
-
-_vertex_ids = itertools.count()
-
-
-@dataclass(eq=False)
-class Vertex:
-    """A node of the modelled backward graph: ``'acc'`` (a leaf's gradient
-    accumulator, ``leaf`` = node index), ``'op'`` (a recorded op) or
-    ``'copyslices'`` (an in-place op through a view, re-basing the view's root)
-    or ``'scalar-saved'`` (``mul_`` by a Python scalar)."""
-
-    kind: str
-    edges: tuple[Vertex, ...] = ()
-    leaf: int | None = None
-    live: bool = False  # reaches an accumulator
-    uid: int = field(default_factory=lambda: next(_vertex_ids))
-
-    @staticmethod
-    def op(edges: Sequence[Vertex | None], kind: str = "op") -> Vertex:
-        es = tuple(e for e in edges if e is not None)
-        return Vertex(kind, es, live=any(e.live for e in es))
-
-
-@dataclass
-class TState:
-    """Modelled state of one tensor object."""
-
-    shape: tuple[int, ...]
-    dtype: torch.dtype
-    rg: bool
-    vertex: Vertex | None
-    inference: bool
-    vc: int  # version-counter class
-    storage: int  # storage class
-    root: int  # object id of the autograd view root
-    view_ok: bool  # a view chain made entirely in grad mode (or not a view)
-    is_view: bool
-    fresh: bool  # non-view result of a computing/copying op (a valid in-place root)
-    overlap: bool  # may have several elements at one memory location
-    cut: bool  # a detach()/.data alias (or a view of one)
-    mode: str
-    #: A grad-mode view that requires grad through its view root but whose
-    #: grad_fn torch has not materialized: made while its root did not
-    #: require grad, and not recorded by any op since the root started to
-    #: (see :func:`analyze`). torch's C++ ``is_leaf()`` is true for it.
-    lazy: bool = False
-
-    @property
-    def is_leaf(self) -> bool:
-        return self.vertex is None or self.vertex.kind == "acc"
-
-
-@dataclass
-class GraphModel:
-    """The static model of a :class:`Graph` (see :func:`analyze`).
-
-    ``obj[i]``: the tensor object id of node ``i`` (an in-place op without a
-    view returns its target, so both nodes share one object); ``states``: the
-    final modelled state per object; ``reads[(step, pos)]``: whether the
-    value read by op ``step`` at argument ``pos`` is differentiable (its
-    vertex reaches an accumulator); ``bumps[vc]``: the steps at which an
-    in-place op bumped that version counter; ``acc[i]``: leaf ``i``'s
-    accumulator vertex (None when it gets none).
-    """
-
-    graph: Graph
-    obj: list[int]
-    states: list[TState]
-    reads: dict[tuple[int, int], bool]
-    bumps: dict[int, list[int]]
-    acc: list[Vertex | None]
-    disabled_views: set[int]  # roots that have a view made in no_grad/inference
-    loss_vertex: Vertex | None = None
-    out_rg: bool = False
-    #: Steps whose in-place op torch refuses with "a leaf Variable that
-    #: requires grad is being used in an in-place operation": the op writes
-    #: directly into a lazy view (:attr:`TState.lazy`). The strategy never
-    #: draws one; hand-written graphs may have them.
-    leaf_inplace_errors: list[int] = field(default_factory=list)
-    #: Objects that were lazy when ``retain_grad()`` ran (after the ops,
-    #: before the loss): ``retain_grad()`` is a silent no-op on them.
-    lazy_at_retain: frozenset[int] = frozenset()
-
-    def state(self, node: int) -> TState:
-        return self.states[self.obj[node]]
-
-    def _walk(self) -> list[Vertex]:
-        seen: dict[int, Vertex] = {}
-        stack = [self.loss_vertex] if self.loss_vertex is not None else []
-        while stack:
-            v = stack.pop()
-            if v.uid in seen:
-                continue
-            seen[v.uid] = v
-            stack.extend(v.edges)
-        return list(seen.values())
-
-    def reached(self) -> set[int]:
-        """uids of the vertices backward() from the loss traverses."""
-        return {v.uid for v in self._walk()}
-
-    def grad_expected(self) -> list[bool]:
-        """Per node: is ``.grad`` populated after ``loss.backward()``?"""
-        reached = self.reached()
-        retained = {self.obj[j] for j in self.graph.retain}
-        out = []
-        for i in range(self.graph.n_nodes):
-            s = self.state(i)
-            v = s.vertex
-            if v is None:
-                out.append(False)
-            elif v.kind == "acc":
-                out.append(v.uid in reached)
-            else:
-                out.append(self.obj[i] in retained and v.uid in reached)
-        return out
-
-    def frees_unhooked(self) -> bool:
-        """Does backward from the loss run a node that frees state no
-        saved_tensors_hook sees: an in-place op through a view (CopySlices
-        frees the function it wraps) or ``mul_`` by a Python scalar (saved as
-        a wrapped-number tensor)?"""
-        return any(v.kind in ("copyslices", "scalar-saved") for v in self._walk())
-
-    def retains(self, node: int) -> bool:
-        return self.obj[node] in {self.obj[j] for j in self.graph.retain}
-
-    def alias_vc(self) -> int | None:
-        """Version-counter class the mutation bumps (None: a fresh one, i.e. ``.data``)."""
-        m = self.graph.mutation
-        if m is None or m.alias == "data":
-            return None
-        return self.state(m.node).vc
-
-    def real_leaves(self) -> list[int]:
-        """Leaves with a gradient accumulator (user-created, requiring grad)."""
-        return [i for i, a in enumerate(self.acc) if a is not None]
-
-    def lazy(self, node: int) -> bool:
-        """Is ``node`` a lazy view (:attr:`TState.lazy`) once the graph ran,
-        loss included (the loss records the output, so it is never lazy)?"""
-        return self.state(node).lazy
-
-
-class _Modeller:
-    """Incremental static model; used by :func:`analyze` and by the strategy."""
-
-    def __init__(self) -> None:
-        self.states: list[TState] = []
-        self.obj: list[int] = []
-        self.reads: dict[tuple[int, int], bool] = {}
-        self.bumps: dict[int, list[int]] = {}
-        self.acc: list[Vertex | None] = []
-        self.disabled_views: set[int] = set()
-        self.leaf_inplace_errors: list[int] = []
-        self._ids = itertools.count()
-        self.n_leaves = 0
-
-    # -- helpers
-    def s(self, node: int) -> TState:
-        return self.states[self.obj[node]]
-
-    def _new_obj(self, st_: TState) -> int:
-        self.states.append(st_)
-        return len(self.states) - 1
-
-    def new_class(self) -> int:
-        return next(self._ids)
-
-    # -- leaves
-    def add_leaf(self, leaf: Leaf) -> None:
-        spec = leaf.spec
-        has_views = bool(spec.views)
-        overlap = any(v[0] == "expand" for v in spec.views)
-        i = len(self.obj)
-        vc, sto = self.new_class(), self.new_class()
-        dead = leaf.no_grad and leaf.requires_grad and has_views
-        vertex = None
-        if leaf.requires_grad and not dead:
-            vertex = Vertex("acc", (), leaf=i, live=True)
-        self.acc.append(vertex)
-        root = len(self.states)
-        if has_views:
-            # The spec's hidden base: the view root torch records for the leaf.
-            # It requires grad only when built by ``build(requires_grad=True)``
-            # (under no_grad); ``leaf=True`` flags the view itself instead.
-            self.states.append(
-                TState(
-                    shape=tuple(spec.base_shape), dtype=spec.dtype,
-                    rg=leaf.no_grad and leaf.requires_grad, vertex=None, inference=False,
-                    vc=vc, storage=sto, root=root, view_ok=True, is_view=False, fresh=False,
-                    overlap=False, cut=False, mode="grad",
-                )
-            )  # fmt: skip
-        oid = len(self.states)
-        self.states.append(
-            TState(
-                shape=tuple(spec.shape), dtype=spec.dtype, rg=leaf.requires_grad, vertex=vertex,
-                inference=False, vc=vc, storage=sto, root=root, view_ok=not leaf.no_grad,
-                is_view=has_views, fresh=False, overlap=overlap, cut=False,
-                mode="no_grad" if leaf.no_grad else "grad",
-            )
-        )  # fmt: skip
-        self.obj.append(oid)
-        self.n_leaves += 1
-
-    # -- ops
-    def add_op(self, op: Op, step: int) -> None:
-        k, mode = op.kind, op.mode
-        ins = [self.s(j) for j in op.args]
-        shape, dtype = _probe_result(op, ins)
-        if k in INPLACE_OPS:
-            self._inplace(op, step, ins, shape)
-            return
-        a = ins[0]
-        # differentiable value reads (position -> connected?)
-        if k not in _ALIASING:
-            recorded = mode == "grad" and not _is_int(dtype)
-            for pos, s in enumerate(ins):
-                self.reads[(step, pos)] = recorded and s.vertex is not None and s.vertex.live
-        if k in VIEW_OPS:
-            inference = a.inference
-            if mode == "grad":
-                rg = a.rg
-                if rg:  # recorded: torch materializes the input's grad_fn
-                    a.lazy = False
-                vertex = Vertex.op([a.vertex]) if rg else None
-            elif a.inference:
-                rg, vertex = False, None
-            else:
-                # A view made with grad disabled reports its view root's
-                # requires_grad (issue #11390) but records no vertex.
-                rg, vertex = self.states[a.root].rg, None
-                self.disabled_views.add(a.root)
-            root = a.root if not a.inference else len(self.states)
-            st_ = TState(
-                shape=shape, dtype=dtype, rg=rg, vertex=vertex, inference=inference,
-                vc=a.vc, storage=a.storage, root=root,
-                view_ok=a.view_ok and mode == "grad", is_view=True, fresh=False,
-                overlap=a.overlap or k == "expand", cut=a.cut, mode=mode,
-            )  # fmt: skip
-        elif k in ("detach", "data"):
-            st_ = TState(
-                shape=shape, dtype=dtype, rg=False, vertex=None, inference=a.inference,
-                vc=a.vc if k == "detach" else self.new_class(), storage=a.storage,
-                root=len(self.states), view_ok=True, is_view=False, fresh=False,
-                overlap=a.overlap, cut=True, mode=mode,
-            )  # fmt: skip
-        else:
-            differentiable = [
-                s
-                for s in ins
-                if (s.dtype.is_floating_point or s.dtype.is_complex)
-                and not (k == "to" and not (dtype.is_floating_point or dtype.is_complex))
-            ]
-            if mode == "grad":
-                rg = any(s.rg for s in differentiable)
-                vertex = Vertex.op([s.vertex for s in differentiable]) if rg else None
-                inference = False
-                if rg:  # recorded: torch materializes every input's grad_fn
-                    for s in ins:
-                        s.lazy = False
-            else:
-                rg, vertex = False, None
-                inference = mode == "inference"
-            # matmul may return a view of an internal result (it folds batch
-            # dims with reshape/view), so it is no root for in-place ops.
-            st_ = TState(
-                shape=shape, dtype=dtype, rg=rg, vertex=vertex, inference=inference,
-                vc=self.new_class(), storage=self.new_class(), root=len(self.states),
-                view_ok=True, is_view=False, fresh=k != "matmul", overlap=False, cut=False,
-                mode=mode,
-            )  # fmt: skip
-        self.obj.append(self._new_obj(st_))
-
-    def _inplace(self, op: Op, step: int, ins: list[TState], view_shape) -> None:
-        t = ins[0]
-        other = ins[1] if len(ins) > 1 else None
-        if other is not None:
-            self.reads[(step, 1)] = other.vertex is not None and other.vertex.live
-        self.bumps.setdefault(t.vc, []).append(step)
-        root_id = t.root
-        root = self.states[root_id]
-        other_rg = other is not None and other.rg and not _is_int(other.dtype)
-        new_rg = root.rg or other_rg
-        family = [
-            i
-            for i, s in enumerate(self.states)
-            if s.root == root_id and not s.cut and s.view_ok and not s.inference
-        ]
-        view = op.params[0]
-        target = self.obj[op.args[0]]
-        through_view = bool(view) or target != root_id
-        if view:
-            # Taking the view sub-op (before the write) records t when t
-            # requires grad, which a lazy t does: its grad_fn is materialized.
-            t.lazy = False
-        elif t.lazy:
-            self.leaf_inplace_errors.append(step)
-        if new_rg and other is not None:
-            other.lazy = False  # recorded as an input of the in-place op
-        was_rg = {i: self.states[i].rg for i in family}
-        if new_rg:
-            # mul_ by a Python scalar saves it as a wrapped-number tensor
-            # (invisible to saved_tensors_hooks, freed by backward).
-            kind = "copyslices" if through_view else "op"
-            if not through_view and op.kind == "mul_" and other is None:
-                kind = "scalar-saved"
-            new_root_vertex = Vertex.op(
-                [root.vertex, other.vertex if other is not None else None], kind
-            )
-            for i in family:
-                s = self.states[i]
-                s.rg = True
-                s.vertex = new_root_vertex if i == root_id else Vertex.op([new_root_vertex])
-                # A view that had no grad_fn gets none until something asks
-                # for it; the written view itself is re-based (it gets one).
-                if i != root_id and not was_rg[i] and not (i == target and not view):
-                    s.lazy = True
-        if view:
-            rs = self.states[root_id]
-            st_ = TState(
-                shape=view_shape, dtype=t.dtype, rg=rs.rg,
-                vertex=Vertex.op([rs.vertex]) if rs.rg else None, inference=False,
-                vc=t.vc, storage=t.storage, root=root_id, view_ok=True, is_view=True,
-                fresh=False, overlap=t.overlap, cut=False, mode="grad",
-            )  # fmt: skip
-            self.obj.append(self._new_obj(st_))
-        else:
-            self.obj.append(self.obj[op.args[0]])
-
-    # -- eligibility used by the strategy
-    def inplace_root_ok(self, node: int) -> bool:
-        """May ``node`` (or a view of it) be the target of an in-place op in grad mode?"""
-        s = self.s(node)
-        if node < self.n_leaves or s.cut or s.inference or s.overlap or not s.view_ok:
-            return False
-        if not (s.dtype.is_floating_point or s.dtype.is_complex):
-            return False
-        root = self.states[s.root]
-        return root.fresh and s.root not in self.disabled_views
-
-    def finish(self, graph: Graph) -> GraphModel:
-        out = self.s(graph.output)
-        self.reads[(len(graph.ops), 0)] = out.vertex is not None and out.vertex.live
-        loss_vertex = Vertex.op([out.vertex]) if out.rg else None
-        lazy_at_retain = frozenset(o for o, s in enumerate(self.states) if s.lazy)
-        if out.rg:
-            out.lazy = False  # the loss records the output
-        return GraphModel(
-            graph=graph, obj=self.obj, states=self.states, reads=self.reads, bumps=self.bumps,
-            acc=self.acc, disabled_views=self.disabled_views, loss_vertex=loss_vertex,
-            out_rg=out.rg, leaf_inplace_errors=list(self.leaf_inplace_errors),
-            lazy_at_retain=lazy_at_retain,
-        )  # fmt: skip
-
-
-def _is_int(d: torch.dtype) -> bool:
-    return not (d.is_floating_point or d.is_complex)
-
-
-def _probe(s: TState) -> torch.Tensor:
-    return torch.ones(s.shape, dtype=s.dtype)
-
-
-def _probe_result(op: Op, ins: list[TState]) -> tuple[tuple[int, ...], torch.dtype]:
-    """Shape and dtype of ``op``'s result, computed on small CPU stand-ins of
-    its inputs (forward shape/dtype rules only; nothing autograd). Raises
-    ``RuntimeError`` where torch has no kernel (e.g. ComplexHalf)."""
-    with torch.no_grad():
-        out = apply_op(op, [_probe(s) for s in ins])
-    return tuple(out.shape), out.dtype
-
-
-def analyze(graph: Graph) -> GraphModel:
-    """Static model of ``graph`` from its description alone (see the module docstring).
-
-    Rules (PyTorch's documented autograd semantics, plus two pinned quirks):
-
-    - in grad mode a result requires grad iff a floating/complex input does;
-      ``detach()``, ``.data`` and ``.to(<integer dtype>)`` never do; a
-      recorded op gets a vertex with edges to its inputs' vertices;
-    - under ``no_grad``/``inference_mode`` non-view results do not require
-      grad; *views* report their view root's ``requires_grad`` but get no
-      vertex (issue #11390), so they are leaves whose ``.grad`` is never
-      populated;
-    - ``matmul`` may return a view of an internal tensor, so neither it nor
-      its views are ever the target of a generated in-place op;
-    - inference tensors: non-view results made in inference mode, and views
-      (also ``detach``/``.data``) of inference tensors;
-    - an in-place op bumps its target's version counter (shared by views and
-      ``detach()``, not by ``.data``); when the target or the other operand
-      requires grad, the target's view root gets a new vertex with edges to
-      its old vertex and to the operand, and every view of that root made in
-      grad mode is re-based on it;
-    - lazy views (``TState.lazy``): a view made in grad mode while its root
-      did not require grad has no grad_fn; when the root starts to require
-      grad, the view reports ``requires_grad=True`` but torch gives it a
-      grad_fn only when asked (C++ ``grad_fn()``: Python's ``.grad_fn`` /
-      ``.is_leaf``, or any op autograd records with it as an input - views
-      of it in grad mode, an in-place op writing through a view of it, the
-      loss - but not ``detach()``, ``.data``, ``.to(<int>)``, ops under
-      no_grad/inference_mode). An in-place op written directly into it is
-      re-based (gets one). While lazy, torch's C++ ``is_leaf()`` is true for
-      it: an in-place op directly on it raises "a leaf Variable that requires
-      grad is being used in an in-place operation"
-      (:attr:`GraphModel.leaf_inplace_errors`), ``.grad`` does not warn and
-      ``retain_grad()`` is a no-op (:attr:`GraphModel.lazy_at_retain`).
-    """
-    m = _Modeller()
-    for leaf in graph.leaves:
-        m.add_leaf(leaf)
-    for step, op in enumerate(graph.ops):
-        m.add_op(op, step)
-    return m.finish(graph)
-
-
-# --------------------------------------------------------------------------- strategies
 
 
 @functools.cache
@@ -1171,18 +201,20 @@ def _view_shape(shape: tuple[int, ...], view: tuple) -> tuple[int, ...]:
 MAX_DIMS = 4
 
 
-def _draw_op(draw, m: _Modeller, mode: str, allow_inplace: bool) -> Op | None:
+def _draw_op(draw, m: Modeller, mode: str, allow_inplace: bool) -> Op | None:
     op = _draw_op_unchecked(draw, m, mode, allow_inplace)
     return op if op is not None and _has_kernel(op, m) else None
 
 
-def _has_kernel(op: Op, m: _Modeller) -> bool:
+def _has_kernel(op: Op, m: Modeller) -> bool:
     """Can torch run ``op`` on the modelled inputs (a kernel for the dtype
     combination, and not the experimental complex32 result)?"""
+    from conformance.model.generated_graphs import probe_result
+
     try:
         with warnings.catch_warnings():  # "ComplexHalf support is experimental"
             warnings.simplefilter("ignore")
-            _, dtype = _probe_result(op, [m.s(j) for j in op.args])
+            _, dtype = probe_result(op, [m.s(j) for j in op.args])
     except RuntimeError:  # no kernel for this dtype combination
         return False
     return dtype != torch.complex32  # e.g. float16 tensor * complex 0-d: experimental dtype
@@ -1237,13 +269,15 @@ def _draw_view_op(
     return Op(k, (a,), (tuple(new),), mode)
 
 
-def _draw_op_unchecked(draw, m: _Modeller, mode: str, allow_inplace: bool) -> Op | None:
+def _draw_op_unchecked(draw, m: Modeller, mode: str, allow_inplace: bool) -> Op | None:
+    from conformance.model.generated_graphs import is_int_dtype
+
     n = len(m.obj)
     nodes = list(range(n))
     states = [m.s(i) for i in nodes]
 
     def is_int(i):
-        return _is_int(states[i].dtype)
+        return is_int_dtype(states[i].dtype)
 
     def usable_in_grad(idxs: Sequence[int], kind: str) -> bool:
         """Outside inference mode an inference tensor may only meet a tensor
@@ -1335,7 +369,7 @@ def _draw_op_unchecked(draw, m: _Modeller, mode: str, allow_inplace: bool) -> Op
             else:
                 # the integer cast cuts the graph: drawn as often as all complex targets
                 targets = [c for c in FLOATING + COMPLEX + (INT_DTYPE, INT_DTYPE) if c != d]
-                if _is_int(d):
+                if is_int_dtype(d):
                     targets = list(FLOATING)
             return Op(k, (a,), (draw(st.sampled_from(targets)),), mode)
         return Op(k, (a,), (), mode)
@@ -1403,7 +437,7 @@ def _draw_multi_input_op(draw, states: list[TState], mode: str, usable_in_grad) 
 
 def _draw_inplace_op(
     draw,
-    m: _Modeller,
+    m: Modeller,
     nodes: Sequence[int],
     mode: str,
     operand: Callable[[int], bool] | None = None,
@@ -1483,12 +517,14 @@ def graphs(
         requires_grad: force every leaf's flag (None: drawn).
         need: keep only graphs whose :class:`GraphModel` satisfies it.
     """
+    from conformance.model.generated_graphs import Modeller, analyze
+
     n_leaves = draw(st.integers(1, max_leaves))
     lv = tuple(
         draw(leaves(dtypes=dtypes, requires_grad=requires_grad, no_grad=regions))
         for _ in range(n_leaves)
     )
-    m = _Modeller()
+    m = Modeller()
     for leaf in lv:
         m.add_leaf(leaf)
     n_ops = draw(st.integers(min_ops, max_ops))
@@ -1563,13 +599,15 @@ def lazy_view_graphs(
        them, or leave them alone.
 
     The output is the last node; nothing is retained, no mutation."""
+    from conformance.model.generated_graphs import Modeller
+
     d = draw(st.sampled_from(list(dtypes)))
     lv = [draw(leaves(dtypes=(d,), requires_grad=False, no_grad=False))]
     value = draw(_COMPLEX_VALUE if d.is_complex else _REAL_VALUE)
     lv.append(Leaf(TensorSpec(dtype=d, base_shape=(), storage=(value,)), requires_grad=True))
     if draw(st.booleans()):
         lv.append(draw(leaves(dtypes=dtypes, no_grad=False)))
-    m = _Modeller()
+    m = Modeller()
     for leaf in lv:
         m.add_leaf(leaf)
     ops: list[Op] = []
@@ -1601,7 +639,7 @@ def lazy_view_graphs(
 
 
 @st.composite
-def _mutations(draw, m: _Modeller, aliases: tuple[str, ...] = ALIASES) -> Mutation | None:
+def _mutations(draw, m: Modeller, aliases: tuple[str, ...] = ALIASES) -> Mutation | None:
     nodes = [
         i
         for i in range(len(m.obj))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from conformance.model.generated_graphs import analyze
 from conformance.test_graphs import (
     finite_differences,
     float64_reference,
@@ -25,7 +26,7 @@ from conformance.tolerances import (
     is_linear,
 )
 from strategies import TensorSpec
-from strategies.graphs import Graph, Leaf, Op, analyze
+from strategies.graphs import Graph, Leaf, Op
 
 
 def _leaf(shape, values, dtype=torch.float32, **kw) -> Leaf:

@@ -19,8 +19,9 @@ import pytest
 import torch
 from hypothesis import given, settings
 
+from conformance.model.generated_graphs import analyze
 from strategies import TensorSpec
-from strategies.graphs import Graph, Leaf, Op, analyze, graphs, lazy_view_graphs
+from strategies.graphs import Graph, Leaf, Op, graphs, lazy_view_graphs
 
 LEAF_ERROR = "a leaf Variable that requires grad is being used in an in-place operation"
 NONLEAF_WARNING = "is not a leaf Tensor is being accessed"

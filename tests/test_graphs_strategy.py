@@ -11,6 +11,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conformance.model.generated_graphs import analyze
 from strategies import DIFFERENTIABLE, TensorSpec
 from strategies.graphs import (
     ALIASES,
@@ -21,7 +22,6 @@ from strategies.graphs import (
     Leaf,
     Mutation,
     Op,
-    analyze,
     graphs,
     op_classes,
     silent_graphs,

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
 from conformance.checks import same_bits
+from conformance.model.generated_graphs import analyze
 from strategies import (
     ALL_DTYPES,
     ARITHMETIC,
@@ -27,7 +28,6 @@ from strategies import (
     NON_OVERLAPPING_VIEWS,
     VIEW_KINDS,
     TensorSpec,
-    analyze,
     dtypes,
     graphs,
     grid_examples,
