@@ -1383,8 +1383,24 @@ _LAZY_VIEW = Graph(
 )  # fmt: skip
 
 
+#: Issue 29: the repro followed by ops of every class on the root b (sin,
+#: mul, cat, unbind, unsqueeze, sum, add) that leave v = n3 alone: v stays
+#: lazy, the views among the tail's results are not.
+_LAZY_VIEW_EVERY_OP = dataclasses.replace(
+    _LAZY_VIEW,
+    ops=_LAZY_VIEW.ops
+    + (
+        Op("sin", (2,)), Op("mul", (5, 1)), Op("cat", (6, 5), (0,)), Op("unbind", (7,), (0, 0, 1)),
+        Op("unsqueeze", (6,), (0,)), Op("sum", (9,), (1,)), Op("add", (10, 8)),
+    ),
+    output=11,
+)  # fmt: skip
+
+
 @pytest.mark.claim("graphs.lazy-view-grad-fn")
 @pytest.mark.observes("clone", "copy_", "detach", "to")
+@value_examples("pick", range(4), graph=_LAZY_VIEW_EVERY_OP, read="nothing", probe="mul_")
+@value_examples("pick", range(4), graph=_LAZY_VIEW_EVERY_OP, read="nothing", probe="grad")
 # n3 of the repro is lazy, n4 (the slice the copy_ wrote through) is not
 @example(graph=_LAZY_VIEW, pick=0, read="nothing", probe="mul_")
 @example(graph=_LAZY_VIEW, pick=0, read="requires_grad", probe="mul_")
