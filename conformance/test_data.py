@@ -33,11 +33,13 @@ from strategies import (
     shapes,
     tensor_specs,
 )
+from strategies.dtypes import dtype_family
 from strategies.tensors import (
     DOMAIN_SPEC,
     TENSOR_KINDS,
     build_kind,
     domain_examples,
+    layout_kinds,
     tensor_kind_of,
     value_examples,
     writable_non_empty,
@@ -253,6 +255,8 @@ def _setter_target(spec, device, requires_grad, non_leaf) -> torch.Tensor:
     requires_grad=False,
     non_leaf=False,
 )
+# Issue 29: x a leaf and a non-leaf too (the grid's x is plain).
+@value_examples("non_leaf", (False, True), spec=DOMAIN_SPEC, new=DOMAIN_SPEC, requires_grad=True)
 @given(
     spec=tensor_specs(),
     new=tensor_specs(values="all"),
@@ -266,6 +270,10 @@ def test_data_setter_rebinds(device, spec, new, requires_grad, non_leaf):
     x = _setter_target(spec, device, requires_grad, non_leaf)
     assume(not x.requires_grad or new.dtype in DIFFERENTIABLE)
     t = new.build(device)
+    # Issue 29: the domain is t's layout and family, and what x is to autograd.
+    evidence.features(
+        layout=layout_kinds(t), dtype_family=dtype_family(t.dtype), tensor_kind=tensor_kind_of(x)
+    )
     ident, state = id(x), (x.requires_grad, x.is_leaf, x.grad_fn)
     x.data = t
     assert id(x) == ident, "assigning .data replaced the object"
@@ -311,23 +319,28 @@ _NON_TENSORS = st.one_of(
 def test_data_setter_rejects_non_tensor(device, spec, value, requires_grad):
     """Kills: a setter that coerces Python values (lists, scalars) into a tensor."""
     x = _setter_target(spec, device, requires_grad, non_leaf=False)
+    evidence.features(layout=None, dtype_family=None)  # a non-tensor has neither
     geometry, storage = _geometry(x), x.untyped_storage()
     with raises_with(TypeError, "Variable data has to be a tensor"):
         x.data = value
     assert _geometry(x) == geometry and same_storage(x.untyped_storage(), storage), "x changed"
 
 
+_NON_FLOATING = [d for d in ALL_DTYPES if d not in DIFFERENTIABLE]
+
+
 @pytest.mark.claim("data.setter-rejects-non-tensor")
-@given(
-    spec=tensor_specs(requires_grad=True),
-    new=tensor_specs(dtype=[d for d in ALL_DTYPES if d not in DIFFERENTIABLE]),
-)
+# Issue 29: every layout of a non-floating tensor of every such family.
+@domain_examples("new", dtypes=_NON_FLOATING, spec=DOMAIN_SPEC)
+@given(spec=tensor_specs(requires_grad=True), new=tensor_specs(dtype=_NON_FLOATING))
 def test_data_setter_rejects_non_float_for_grad(device, spec, new):
     """Kills: a setter that lets a tensor requiring grad hold integer/bool data."""
     x = _setter_target(spec, device, requires_grad=True, non_leaf=False)
+    t = new.build(device)
+    evidence.features(layout=layout_kinds(t), dtype_family=dtype_family(t.dtype))
     dtype, storage = x.dtype, x.untyped_storage()
     with raises_with(RuntimeError, "must be floating point or complex dtype"):
-        x.data = new.build(device)
+        x.data = t
     assert x.dtype == dtype and same_storage(x.untyped_storage(), storage), "x changed"
 
 

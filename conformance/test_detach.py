@@ -35,8 +35,10 @@ from strategies.tensors import (
     build_kind,
     domain_examples,
     math_bit_of,
+    not_expanded,
     tensor_kind_of,
     value_examples,
+    writable_non_empty,
 )
 
 #: How a tensor may carry a lazy math bit: none, a conjugate view
@@ -238,10 +240,11 @@ def test_detach_metadata_change_allowed(device, spec, op, requires_grad):
     where=lambda s: math.prod(s.shape) > 0 and not any(v[0] == "expand" for v in s.views),
     lr=0.5,
 )
+# Issue 29: every layout a Parameter can be stepped in place and every
+# differentiable family (float16, bfloat16, complex too).
+@domain_examples(dtypes=DIFFERENTIABLE, where=writable_non_empty, lr=0.5)
 @given(
-    spec=tensor_specs(
-        dtype=(torch.float32, torch.float64), views=False, shape=shapes(min_dims=1, min_side=1)
-    ),
+    spec=tensor_specs(dtype=DIFFERENTIABLE, views=False, shape=shapes(min_dims=1, min_side=1)),
     lr=st.sampled_from([0.1, 0.5, 1.0]),
 )
 def test_detach_of_parameter_sees_optimizer_step(device, spec, lr):
@@ -261,6 +264,10 @@ def test_detach_of_parameter_sees_optimizer_step(device, spec, lr):
 
 @pytest.mark.claim("detach.drops-forward-ad-tangent")
 # make_dual refuses overlapping (expanded) primals; that is not what the claim is about.
+# Issue 29: every other layout and differentiable family, the dual itself and
+# an op's result.
+@domain_examples(dtypes=DIFFERENTIABLE, where=not_expanded, through_op=False)
+@domain_examples(dtypes=DIFFERENTIABLE, where=not_expanded, through_op=True)
 @given(
     spec=tensor_specs(dtype=DIFFERENTIABLE, views=NON_OVERLAPPING_VIEWS, shape=shapes(min_side=1)),
     through_op=st.booleans(),

@@ -55,6 +55,7 @@ from strategies.graphs import (
     promote_dtype,
     silent_graphs,
 )
+from strategies.tensors import value_examples
 
 NONLEAF_WARNING = "is not a leaf Tensor is being accessed"
 VERSION_ERROR = "modified by an inplace operation"
@@ -559,6 +560,42 @@ def _every_op_class_with(*, requires_grad: bool = True, mode: str = "grad") -> G
     )
 
 
+#: Issue 29: every op class computed inside an inference_mode region (every
+#: op node an inference tensor).
+_EVERY_OP_CLASS_INFERENCE = _every_op_class_with(mode="inference")
+
+#: Issue 29: every op class run in grad mode on a view of leaf 0 taken under
+#: no_grad (a full slice): the ops of :data:`_EVERY_OP_CLASS`, leaf 0 replaced
+#: by that view.
+_EVERY_OP_CLASS_ON_NO_GRAD_VIEW = dataclasses.replace(
+    _EVERY_OP_CLASS,
+    ops=(Op("slice", (0,), (0, 0, 1), mode="no_grad"),)
+    + tuple(
+        dataclasses.replace(op, args=tuple(2 if a == 0 else a + (a >= 2) for a in op.args))
+        for op in _EVERY_OP_CLASS.ops
+    ),
+    output=_EVERY_OP_CLASS.output + 1,
+)
+
+#: The op nodes of :data:`_EVERY_OP_CLASS` (one per op: each class's results).
+_EVERY_OP_NODES = range(len(_EVERY_OP_CLASS.leaves), _EVERY_OP_CLASS.n_nodes)
+
+
+def _every_op_mutations(alias: str, nodes=(0, 2, 6, 7, 8, 11)):
+    """Issue 29: :data:`_EVERY_OP_CLASS` with a write through ``alias`` after
+    the forward pass of a leaf and of unary, where (multi-input), view,
+    unbind (multi-output) and reduction results."""
+
+    def decorate(fn):
+        for node in nodes:
+            fn = example(
+                graph=dataclasses.replace(_EVERY_OP_CLASS, mutation=Mutation(node, alias))
+            )(fn)
+        return fn
+
+    return decorate
+
+
 @pytest.mark.claim(
     "graphs.requires-grad-propagation",
     "graphs.leaf-rules",
@@ -570,6 +607,8 @@ def _every_op_class_with(*, requires_grad: bool = True, mode: str = "grad") -> G
 @example(graph=_INFERENCE_ALIAS)
 @example(graph=_INFERENCE_VIEWS)
 @example(graph=_EVERY_OP_CLASS)
+@example(graph=_EVERY_OP_CLASS_INFERENCE)  # issue 29: every op class inside inference_mode
+@example(graph=_EVERY_OP_CLASS_ON_NO_GRAD_VIEW)  # issue 29: every op class on a no_grad view
 @given(graph=graphs())
 def test_graph_requires_grad_leaf_and_inference_follow_the_model(device, graph):
     """Kills: a result that requires grad without a grad-requiring input (or
@@ -869,6 +908,8 @@ def _mutated(m: GraphModel) -> bool:
 @pytest.mark.observes("clone", "copy_", "detach", "to")
 @_aliased_leaf_examples("detach")
 @_aliased_leaf_examples("self")
+@_every_op_mutations("detach")  # issue 29: every op class
+@_every_op_mutations("self")
 @given(graph=graphs(mutation=True, aliases=("detach", "view", "self"), need=_mutated))
 def test_version_counter_error_is_predicted_exactly(device, graph):
     """A write after the forward pass through detach(), a view or the tensor
@@ -884,6 +925,7 @@ def test_version_counter_error_is_predicted_exactly(device, graph):
 @pytest.mark.claim("graphs.data-mutation-untracked")
 @pytest.mark.observes("clone", "copy_", "detach", "to")
 @_aliased_leaf_examples("data")
+@_every_op_mutations("data")  # issue 29: every op class
 @given(graph=graphs(mutation=True, aliases=("data",), need=_mutated))
 def test_data_write_never_raises_the_version_error(device, graph):
     """A write through .data after the forward pass: backward raises only if
@@ -1088,6 +1130,8 @@ _with_inference = graphs(need=lambda m: bool(_inference_nodes(m)))
 
 @pytest.mark.claim("graphs.inference-not-saved")
 @pytest.mark.observes("clone", "copy_", "detach", "to")
+# Issue 29: the inference result of every op class (each node picked in turn).
+@value_examples("pick", range(len(_EVERY_OP_NODES)), graph=_EVERY_OP_CLASS_INFERENCE)
 @given(graph=_with_inference, pick=st.integers(0, 20))
 def test_inference_tensor_cannot_be_saved_but_can_be_added(device, graph, pick):
     """Kills: inference tensors silently saved for backward (they have no
@@ -1124,6 +1168,8 @@ def _alias_made_outside(graph: Graph, model: GraphModel, i: int) -> bool:
 @example(graph=_INFERENCE_ALIAS, no_grad=False)
 @example(graph=_INFERENCE_VIEWS, no_grad=False)
 @example(graph=_INFERENCE_VIEWS, no_grad=True)
+@example(graph=_EVERY_OP_CLASS_INFERENCE, no_grad=False)  # issue 29: every op class
+@example(graph=_EVERY_OP_CLASS_INFERENCE, no_grad=True)
 @given(graph=_with_inference, no_grad=st.booleans())
 def test_inference_tensors_are_immutable_outside_inference_mode(device, graph, no_grad):
     """The C++ note's rule as stated, for every (non-overlapping) inference
@@ -1200,6 +1246,11 @@ def _inference_layout_examples(fn):
 @pytest.mark.observes("clone", "copy_", "detach", "to")
 @_inference_layout_examples
 @example(graph=_INFERENCE_VIEWS, pick=1, alias="detach")
+# Issue 29: the inference result of every op class (each node picked in turn).
+@value_examples(
+    "pick", range(len(_EVERY_OP_NODES)), graph=_EVERY_OP_CLASS_INFERENCE, alias="detach"
+)
+@value_examples("pick", range(len(_EVERY_OP_NODES)), graph=_EVERY_OP_CLASS_INFERENCE, alias="data")
 @given(graph=_with_inference, pick=st.integers(0, 20), alias=st.sampled_from(["detach", "data"]))
 def test_detach_of_inference_tensor_outside_is_a_mutable_inference_tensor(
     device, graph, pick, alias
@@ -1331,8 +1382,24 @@ _LAZY_VIEW = Graph(
 )  # fmt: skip
 
 
+#: Issue 29: the repro followed by ops of every class on the root b (sin,
+#: mul, cat, unbind, unsqueeze, sum, add) that leave v = n3 alone: v stays
+#: lazy, the views among the tail's results are not.
+_LAZY_VIEW_EVERY_OP = dataclasses.replace(
+    _LAZY_VIEW,
+    ops=_LAZY_VIEW.ops
+    + (
+        Op("sin", (2,)), Op("mul", (5, 1)), Op("cat", (6, 5), (0,)), Op("unbind", (7,), (0, 0, 1)),
+        Op("unsqueeze", (6,), (0,)), Op("sum", (9,), (1,)), Op("add", (10, 8)),
+    ),
+    output=11,
+)  # fmt: skip
+
+
 @pytest.mark.claim("graphs.lazy-view-grad-fn")
 @pytest.mark.observes("clone", "copy_", "detach", "to")
+@value_examples("pick", range(4), graph=_LAZY_VIEW_EVERY_OP, read="nothing", probe="mul_")
+@value_examples("pick", range(4), graph=_LAZY_VIEW_EVERY_OP, read="nothing", probe="grad")
 # n3 of the repro is lazy, n4 (the slice the copy_ wrote through) is not
 @example(graph=_LAZY_VIEW, pick=0, read="nothing", probe="mul_")
 @example(graph=_LAZY_VIEW, pick=0, read="requires_grad", probe="mul_")

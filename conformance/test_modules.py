@@ -41,6 +41,7 @@ from conformance.checks import (
     shares_version_counter,
 )
 from strategies.dtypes import dtype_family
+from strategies.tensors import tensor_kind_of
 
 # The tests read values through ``.detach()`` (``_bytes``, the comparisons), build the
 # expected converted values with ``.to(dtype)`` and train with ``backward()``;
@@ -1084,6 +1085,8 @@ def test_swap_flag_load_state_dict_keeps_objects(device, spec, assign, sd_dtype,
     assign=True (or aliases under assign=False)."""
     _require_swap()
     _require_assign()
+    # Issue 29: the claim speaks of the module's Parameters (of each dtype family).
+    evidence.features(dtype_family=dtype_family(spec.torch_dtype), tensor_kind="parameter")
     m = spec.build(device)
     for i, p in enumerate(m.parameters()):
         p.requires_grad_(not (frozen >> i) & 1)
@@ -1144,6 +1147,15 @@ def _contents(t: torch.Tensor) -> tuple:
     d1="float32", d2="float64", s1=(2,), s2=(3, 2), k1="tensor", k2="parameter",
     v1=True, v2=False, g1=True, g2=False, a1=[1], a2=None,
 )  # fmt: skip
+# Issue 29: a plain tensor (no grad) and a reduced-float pair, by construction.
+@example(
+    d1="float16", d2="bfloat16", s1=(3, 2), s2=(1, 4), k1="tensor", k2="parameter",
+    v1=False, v2=True, g1=False, g2=True, a1=None, a2="y",
+)  # fmt: skip
+@example(
+    d1="bfloat16", d2="float32", s1=(1, 4), s2=(2,), k1="tensor", k2="tensor",
+    v1=True, v2=False, g1=False, g2=True, a1="x", a2=(2,),
+)  # fmt: skip
 @given(
     d1=st.sampled_from(DTYPES), d2=st.sampled_from(DTYPES),
     s1=st.sampled_from(SWAP_SHAPES), s2=st.sampled_from(SWAP_SHAPES),
@@ -1161,6 +1173,10 @@ def test_swap_tensors_exchanges_contents(device, d1, d2, s1, s2, k1, k2, v1, v2,
     _require_swap()
     t1 = _swap_operand(d1, s1, k1, v1, g1, a1, 1)
     t2 = _swap_operand(d2, s2, k2, v2, g2, a2, 2)
+    evidence.features(
+        tensor_kind=frozenset({tensor_kind_of(t1), tensor_kind_of(t2)}),
+        dtype_family=frozenset({dtype_family(t1.dtype), dtype_family(t2.dtype)}),
+    )
     c1, c2 = _contents(t1), _contents(t2)
     i1, i2 = id(t1), id(t2)
     torch.utils.swap_tensors(t1, t2)

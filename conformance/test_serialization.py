@@ -47,7 +47,13 @@ from strategies import (
     tensor_specs,
 )
 from strategies.dtypes import dtype_name
-from strategies.tensors import DOMAIN_SPEC, domain_examples, non_empty, value_examples
+from strategies.tensors import (
+    DOMAIN_SPEC,
+    domain_examples,
+    math_bit_of,
+    non_empty,
+    value_examples,
+)
 
 #: The new default of ``torch.load``: ``weights_only=True`` from torch 2.6.
 _RELEASE = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2])
@@ -459,7 +465,17 @@ def test_backward_hooks_are_dropped(device, spec, kind, hooks, fmt):
 # ======================================================= conj/neg, dtypes
 
 
+#: The real dtypes drawn as negative views (torch._neg_view).
+_REAL_ARITHMETIC = tuple(d for d in ARITHMETIC if d not in COMPLEX)
+
+
 @pytest.mark.claim("serialization.conj-neg-bits-kept")
+# Issue 29: conjugate views (complex) and negative views (real) over every
+# layout, with and without their base, in each of the three formats.
+@domain_examples(dtypes=COMPLEX, with_base=True, how="zip")
+@domain_examples(dtypes=COMPLEX, with_base=False, how="pickle")
+@domain_examples(dtypes=_REAL_ARITHMETIC, with_base=False, how="legacy")
+@domain_examples(dtypes=_REAL_ARITHMETIC, with_base=True, how="pickle")
 @given(
     spec=tensor_specs(dtype=ARITHMETIC, values="all"),
     with_base=st.booleans(),
@@ -482,6 +498,7 @@ def test_conj_and_neg_bits_are_kept(device, spec, with_base, how):
             v = v.imag
     else:
         v = torch._neg_view(base)
+    evidence.features(math_bit=math_bit_of(v))
     objs = [base, v] if with_base else [v]
     if how == "pickle":
         loaded = _pickled(objs)
@@ -723,6 +740,11 @@ def test_round_trip_keeps_metadata_and_bits(device, spec, how, inference):
 
 
 @pytest.mark.claim("serialization.wide-unsigned-legacy-load-fails")
+# Issue 29: every layout of the three dtypes, each way of saving.
+@domain_examples(dtypes=WIDE_UNSIGNED or (torch.uint8,), how="legacy")
+@domain_examples(dtypes=WIDE_UNSIGNED or (torch.uint8,), how="legacy-unsafe")
+@domain_examples(dtypes=WIDE_UNSIGNED or (torch.uint8,), how="pickle")
+@domain_examples(dtypes=WIDE_UNSIGNED or (torch.uint8,), how="zip")
 @given(
     spec=tensor_specs(dtype=WIDE_UNSIGNED or (torch.uint8,), values="all"),
     how=st.sampled_from(["legacy", "legacy-unsafe", "pickle", "zip"]),

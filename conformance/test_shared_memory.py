@@ -55,7 +55,7 @@ from strategies import (
     shapes,
     tensor_specs,
 )
-from strategies.tensors import domain_examples
+from strategies.tensors import domain_examples, math_bit_of, non_empty
 
 #: Examples per property that forks a child per example (each fork costs
 #: tens of milliseconds): a quarter of the profile's count, at least 20.
@@ -517,6 +517,9 @@ def test_received_tensor_shares_data(device, spec, lazy, as_parameter):
 
 
 @pytest.mark.claim("shared_memory.lazy-bits-dropped")
+# Issue 29: each lazy bit over every layout of the complex tensor viewed.
+@domain_examples(dtypes=COMPLEX, lazy="conj")
+@domain_examples(dtypes=COMPLEX, lazy="neg")
 @given(spec=tensor_specs(dtype=COMPLEX, values="all"), lazy=st.sampled_from(["conj", "neg"]))
 def test_received_conj_and_neg_views_lose_their_bit(device, spec, lazy):
     """Pins torch 2.13 where ``shared_memory.received-shares-data`` deviates:
@@ -525,6 +528,7 @@ def test_received_conj_and_neg_views_lose_their_bit(device, spec, lazy):
 
     Kills: a reducer that restores the bits (a fix), or that copies."""
     t = _lazy(spec.build(device), lazy)
+    evidence.features(math_bit=math_bit_of(t))
     physical = torch.empty(0, dtype=t.dtype, device=device)
     physical.set_(t.untyped_storage(), t.storage_offset(), t.shape, t.stride())
     u = _round_trip(t)
@@ -837,6 +841,9 @@ def _every_strategy(fn):
 @pytest.mark.claim("shared_memory.queue-child-every-strategy")
 @pytest.mark.observes("tensor")
 @_every_strategy
+# Issue 29: every non-empty layout and every dtype family, one per strategy in turn.
+@domain_examples(where=non_empty, strategy=STRATEGIES[0])
+@domain_examples(where=non_empty, strategy=STRATEGIES[1])
 @settings(max_examples=_CHILD_EXAMPLES)
 @given(
     spec=tensor_specs(values="all", shape=shapes(min_side=1)),

@@ -494,6 +494,11 @@ def _wrapper_specs():
     for dt in ALL_DTYPES
     for layout, op in (("contiguous", "detach"), ("stepped", "slice"))
 )
+# Issue 29: every layout and dtype family of the inner tensor, with and
+# without return_and_correct_aliasing, through an aliasing op and a copying one.
+@domain_examples(kind="plain", op="detach")
+@domain_examples(kind="corrected", op="slice")
+@domain_examples(kind="plain", op="clone")
 @given(
     spec=_wrapper_specs(),
     kind=st.sampled_from(sorted(WRAPPERS)),
@@ -644,6 +649,12 @@ def test_wrapper_autograd_at_outer_level(device, spec, kind, op):
     for dt in ALL_DTYPES
     for d in ("plain<-wrapper", "plain<-sub")
 )
+# Issue 29: every layout (but expanded) and dtype family, in each direction.
+@domain_examples(where=not_expanded, direction="plain<-sub")
+@domain_examples(where=not_expanded, direction="sub<-plain")
+@domain_examples(where=not_expanded, direction="plain<-wrapper")
+@domain_examples(where=not_expanded, direction="wrapper<-plain")
+@domain_examples(where=not_expanded, direction="detached-wrapper<-plain")
 @given(
     spec=tensor_specs(values="all", views=NON_OVERLAPPING_VIEWS),
     direction=st.sampled_from(

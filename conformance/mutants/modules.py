@@ -971,4 +971,31 @@ MUTANTS: tuple[Mutant, ...] = (
             os.unlink(path)
         """,
     ),
+    Mutant(
+        name="swap-tensors-leaf-keeps-requires-grad",
+        description="torch.utils.swap_tensors leaves requires_grad=True on an operand that was a plain leaf requiring grad (not a Parameter), whatever it received",
+        claims=("modules.swap-tensors-exchanges-contents",),
+        domain={"tensor_kind": "leaf"},
+        region="swaps with a tensor leaf that requires grad (tensor_kind leaf)",
+        family="autograd",
+        source="""
+        import torch
+        import torch.utils
+        _orig = torch.utils.swap_tensors
+        def swap_tensors(t1, t2):
+            leaf = [type(t) is torch.Tensor and t.is_leaf and t.requires_grad for t in (t1, t2)]
+            _orig(t1, t2)
+            for t, was_leaf in zip((t1, t2), leaf):
+                if was_leaf and not t.requires_grad:
+                    t.requires_grad_(True)
+        torch.utils.swap_tensors = swap_tensors
+        """,
+        witness="""
+        import torch
+        a = torch.ones(2, requires_grad=True)
+        b = torch.zeros(2)
+        torch.utils.swap_tensors(a, b)
+        assert not a.requires_grad
+        """,
+    ),
 )

@@ -635,3 +635,66 @@ MUTANTS += tuple(
         ("inference-mode", "inference_mode", "inference_mode", "torch.is_inference_mode_enabled()"),
     )
 )  # fmt: skip
+
+# Issue 29: serialization.conj-neg-bits-kept speaks of conjugate and negative
+# views; each mutant drops one of the two bits on load.
+MUTANTS += (
+    Mutant(
+        name="load-drops-conj-bit",
+        description="torch.load and pickle clear the conjugate bit of conjugate views (their values are conjugated); negative views keep theirs",
+        claims=("serialization.conj-neg-bits-kept",),
+        domain={"math_bit": "conj"},
+        region="conjugate views (math_bit conj)",
+        family="other",
+        source="""
+        import functools
+        import torch
+        import torch._utils as _U
+        _orig = _U._rebuild_tensor_v2
+        @functools.wraps(_orig)
+        def _rebuild_tensor_v2(*args, **kwargs):
+            t = _orig(*args, **kwargs)
+            if t.is_conj():
+                torch._C._set_conj(t, False)
+            return t
+        _U._rebuild_tensor_v2 = _rebuild_tensor_v2
+        """,
+        witness="""
+        import io, torch
+        v = torch.tensor([1 + 2j]).conj()
+        buf = io.BytesIO()
+        torch.save(v, buf)
+        buf.seek(0)
+        assert torch.load(buf, weights_only=True).is_conj()
+        """,
+    ),
+    Mutant(
+        name="load-drops-neg-bit",
+        description="torch.load and pickle clear the negative bit of negative views of every rank (their values flip sign); conjugate views keep theirs",
+        claims=("serialization.conj-neg-bits-kept",),
+        domain={"math_bit": "neg"},
+        region="negative views (math_bit neg)",
+        family="other",
+        source="""
+        import functools
+        import torch
+        import torch._utils as _U
+        _orig = _U._rebuild_tensor_v2
+        @functools.wraps(_orig)
+        def _rebuild_tensor_v2(*args, **kwargs):
+            t = _orig(*args, **kwargs)
+            if t.is_neg():
+                torch._C._set_neg(t, False)
+            return t
+        _U._rebuild_tensor_v2 = _rebuild_tensor_v2
+        """,
+        witness="""
+        import io, torch
+        v = torch._neg_view(torch.tensor([2.0]))
+        buf = io.BytesIO()
+        torch.save(v, buf)
+        buf.seek(0)
+        assert torch.load(buf, weights_only=True).is_neg()
+        """,
+    ),
+)

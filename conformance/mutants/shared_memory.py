@@ -546,4 +546,66 @@ MUTANTS: tuple[Mutant, ...] = (
         assert m.weight.is_shared()
         """,
     ),
+    Mutant(
+        name="mp-reduce-restores-conj",
+        description="torch.multiprocessing restores the conjugate bit of conjugate views (negative views still lose theirs)",
+        claims=("shared_memory.lazy-bits-dropped",),
+        domain={"math_bit": "conj"},
+        region="conjugate views (math_bit conj)",
+        family="other",
+        source="""
+        import torch
+        import torch.multiprocessing.reductions as _r
+        _orig = _r.reduce_tensor
+        def _rebuild_bit(rebuild, args):
+            return torch.conj(rebuild(*args))
+        _rebuild_bit.__module__ = _r.__name__
+        _rebuild_bit.__qualname__ = _rebuild_bit.__name__ = "_mutant_rebuild_bit"
+        _r._mutant_rebuild_bit = _rebuild_bit
+        def reduce_tensor(tensor):
+            rebuild, args = _orig(tensor)
+            if tensor.is_conj():
+                return _rebuild_bit, (rebuild, args)
+            return rebuild, args
+        """
+        + _REGISTER,
+        witness="""
+        import pickle
+        import torch
+        from multiprocessing.reduction import ForkingPickler
+        c = torch.tensor([1 + 2j]).conj()
+        assert not pickle.loads(ForkingPickler.dumps(c)).is_conj()
+        """,
+    ),
+    Mutant(
+        name="mp-reduce-restores-neg",
+        description="torch.multiprocessing restores the negative bit of negative views (conjugate views still lose theirs)",
+        claims=("shared_memory.lazy-bits-dropped",),
+        domain={"math_bit": "neg"},
+        region="negative views (math_bit neg)",
+        family="other",
+        source="""
+        import torch
+        import torch.multiprocessing.reductions as _r
+        _orig = _r.reduce_tensor
+        def _rebuild_bit(rebuild, args):
+            return torch._neg_view(rebuild(*args))
+        _rebuild_bit.__module__ = _r.__name__
+        _rebuild_bit.__qualname__ = _rebuild_bit.__name__ = "_mutant_rebuild_bit"
+        _r._mutant_rebuild_bit = _rebuild_bit
+        def reduce_tensor(tensor):
+            rebuild, args = _orig(tensor)
+            if tensor.is_neg():
+                return _rebuild_bit, (rebuild, args)
+            return rebuild, args
+        """
+        + _REGISTER,
+        witness="""
+        import pickle
+        import torch
+        from multiprocessing.reduction import ForkingPickler
+        c = torch.tensor([1 + 2j]).conj().imag
+        assert not pickle.loads(ForkingPickler.dumps(c)).is_neg()
+        """,
+    ),
 )

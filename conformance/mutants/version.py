@@ -370,4 +370,91 @@ MUTANTS += (
         assert t._version >= 1
         """,
     ),
+    Mutant(
+        name="increment-version-refuses-inference-grad-enabled",
+        description="increment_version(t) of an inference tensor raises 'Inference tensors do not track version counter' outside inference_mode with grad enabled; under no_grad and inside inference_mode it still does nothing",
+        claims=("version.increment-version-inference-noop",),
+        domain={"grad_mode": "enabled"},
+        region="inference tensors outside inference_mode, grad enabled",
+        family="mode",
+        source="""
+        import torch
+        import torch.autograd.graph
+        _orig = torch.autograd.graph.increment_version
+        def increment_version(tensor):
+            ts = [tensor] if isinstance(tensor, torch.Tensor) else list(tensor)
+            if any(t.is_inference() for t in ts) and not torch.is_inference_mode_enabled() and torch.is_grad_enabled():
+                raise RuntimeError("Inference tensors do not track version counter.")
+            return _orig(tensor)
+        torch.autograd.graph.increment_version = increment_version
+        """,
+        witness="""
+        import torch
+        with torch.inference_mode():
+            t = torch.ones(3)
+        with torch.enable_grad():
+            try:
+                torch.autograd.graph.increment_version(t)
+            except RuntimeError as e:
+                raise AssertionError(f"increment_version of an inference tensor raised: {e}")
+        """,
+    ),
+    Mutant(
+        name="increment-version-refuses-inference-under-no-grad",
+        description="increment_version(t) of an inference tensor raises 'Inference tensors do not track version counter' under no_grad (outside inference_mode); with grad enabled and inside inference_mode it still does nothing",
+        claims=("version.increment-version-inference-noop",),
+        domain={"grad_mode": "no_grad"},
+        region="inference tensors under torch.no_grad()",
+        family="mode",
+        source="""
+        import torch
+        import torch.autograd.graph
+        _orig = torch.autograd.graph.increment_version
+        def increment_version(tensor):
+            ts = [tensor] if isinstance(tensor, torch.Tensor) else list(tensor)
+            if any(t.is_inference() for t in ts) and not torch.is_inference_mode_enabled() and not torch.is_grad_enabled():
+                raise RuntimeError("Inference tensors do not track version counter.")
+            return _orig(tensor)
+        torch.autograd.graph.increment_version = increment_version
+        """,
+        witness="""
+        import torch
+        with torch.inference_mode():
+            t = torch.ones(3)
+        with torch.no_grad():
+            try:
+                torch.autograd.graph.increment_version(t)
+            except RuntimeError as e:
+                raise AssertionError(f"increment_version of an inference tensor raised: {e}")
+        """,
+    ),
+    Mutant(
+        name="increment-version-refuses-inference-inside",
+        description="increment_version(t) of an inference tensor raises 'Inference tensors do not track version counter' inside inference_mode; outside it still does nothing",
+        claims=("version.increment-version-inference-noop",),
+        domain={"grad_mode": "inference_mode"},
+        region="inference tensors inside inference_mode",
+        family="mode",
+        source="""
+        import torch
+        import torch.autograd.graph
+        _orig = torch.autograd.graph.increment_version
+        def increment_version(tensor):
+            ts = [tensor] if isinstance(tensor, torch.Tensor) else list(tensor)
+            if any(t.is_inference() for t in ts) and torch.is_inference_mode_enabled():
+                raise RuntimeError("Inference tensors do not track version counter.")
+            return _orig(tensor)
+        torch.autograd.graph.increment_version = increment_version
+        """,
+        witness="""
+        import torch
+        with torch.inference_mode():
+            t = torch.ones(3)
+        with torch.inference_mode():
+            try:
+                torch.autograd.graph.increment_version(t)
+            except RuntimeError as e:
+                raise AssertionError(f"increment_version of an inference tensor raised: {e}")
+        """,
+    ),
 )
