@@ -834,7 +834,12 @@ def _run_case(machine: CopySequences, claim: str, t: TensorModel, mode: str) -> 
     ``t.detach().requires_grad_()`` after two ``leaf.sum().backward()``
     (grad-layout), ``t.add_(1)`` of an inference tensor
     (inference-inplace-raises), ``t.fill_(-1.5)`` (dtype-support: refused for
-    the unsigned family only)."""
+    the unsigned family only), ``t.sum().backward()`` (backward-needs-grad),
+    ``t.requires_grad_(True)`` then ``(False)`` (requires-grad-flag),
+    ``t.detach_()`` (detach-inplace: refused for a view), ``t.retain_grad()``
+    then ``t.sum().backward()`` (retain-grad), ``d = t.detach()``, a view of
+    ``d`` and ``d.detach_()`` (detach-untracked-alias), ``t.numpy()``
+    (numpy-shares)."""
     if claim in ("sequences.clone-copies", "sequences.clone-non-dense-keeps-stride-order"):
         machine.clone(t, "preserve", mode)
     elif claim == "sequences.clone-memory-format":
@@ -878,6 +883,27 @@ def _run_case(machine: CopySequences, claim: str, t: TensorModel, mode: str) -> 
         machine.inplace(t, "add_", 1, mode)
     elif claim == "sequences.dtype-support":
         machine.inplace(t, "fill_", -1.5, mode)
+    elif claim == "sequences.backward-needs-grad":
+        machine.autograd(t, "sum().backward()")
+    elif claim == "sequences.requires-grad-flag":
+        machine.autograd(t, "requires_grad_(True)")
+        machine.agrees_with_model()
+        machine.autograd(t, "requires_grad_(False)")
+    elif claim == "sequences.detach-inplace":
+        machine.autograd(t, "detach_()")
+    elif claim == "sequences.retain-grad":
+        machine.autograd(t, "retain_grad()")
+        machine.agrees_with_model()
+        machine.autograd(t, "sum().backward()")
+    elif claim == "sequences.detach-untracked-alias":
+        alias = machine.detach(t)
+        assert isinstance(alias, TensorModel), "test bug: detach() raised"
+        machine.agrees_with_model()
+        machine.transpose(alias, 0, 1)
+        machine.agrees_with_model()
+        machine.autograd(alias, "detach_()")
+    elif claim == "sequences.numpy-shares":
+        machine.numpy(t)
     else:
         raise AssertionError(f"test bug: no domain case for {claim}")
     machine.agrees_with_model()
