@@ -749,6 +749,8 @@ def test_grad_mode_write_into_view(device, spec, non_leaf, layout, src, op):
 _MODE_BY_GRAD_MODE_VALUE = {"enabled": "grad", "no_grad": "no_grad", "inference_mode": "inference"}
 #: The int32 source of new_tensor and copy_ (exact in every dtype, bool included).
 _CASE_SOURCE = Fresh("int32", (3,), (0, 1, 2))
+#: A source whose shape broadcasts to no operand's (copy-broadcast-raises).
+_UNBROADCASTABLE_SOURCE = Fresh("int32", (5,), (0, 1, 2, 3, 4))
 
 
 def _domain_cases():
@@ -839,7 +841,12 @@ def _run_case(machine: CopySequences, claim: str, t: TensorModel, mode: str) -> 
     ``t.detach_()`` (detach-inplace: refused for a view), ``t.retain_grad()``
     then ``t.sum().backward()`` (retain-grad), ``d = t.detach()``, a view of
     ``d`` and ``d.detach_()`` (detach-untracked-alias), ``t.numpy()``
-    (numpy-shares)."""
+    (numpy-shares), ``t.expand`` valid then with a leading -1
+    (expand-geometry), ``t.view`` and ``t.reshape`` to three factorizations
+    of its size (view-compatibility, reshape-view-or-copy), ``t.transpose(0,
+    1)`` and ``t.unsqueeze(0)`` (views-alias-base), ``t.copy_`` of a (5,)
+    source (copy-broadcast-raises), ``t.select(0, 3)`` past every operand's
+    first dimension, and a slice of a 0-d ``t`` (view-index-errors)."""
     if claim in ("sequences.clone-copies", "sequences.clone-non-dense-keeps-stride-order"):
         machine.clone(t, "preserve", mode)
     elif claim == "sequences.clone-memory-format":
@@ -904,6 +911,29 @@ def _run_case(machine: CopySequences, claim: str, t: TensorModel, mode: str) -> 
         machine.autograd(alias, "detach_()")
     elif claim == "sequences.numpy-shares":
         machine.numpy(t)
+    elif claim == "sequences.expand-geometry":
+        machine.expand(t, (2,), 2, True, None)
+        machine.agrees_with_model()
+        machine.expand(t, (), 1, False, "leading-minus-one")
+    elif claim == "sequences.view-compatibility":
+        for choice in range(3):
+            machine.view(t, choice)
+            machine.agrees_with_model()
+    elif claim == "sequences.reshape-view-or-copy":
+        for choice in range(3):
+            machine.reshape(t, choice)
+            machine.agrees_with_model()
+    elif claim == "sequences.views-alias-base":
+        machine.transpose(t, 0, 1)
+        machine.agrees_with_model()
+        machine.unsqueeze(t, 0)
+    elif claim == "sequences.copy-broadcast-raises":
+        machine.copy_(t, machine._fresh(_UNBROADCASTABLE_SOURCE), mode)
+    elif claim == "sequences.view-index-errors":
+        machine.select(t, 0, 3)
+        if not t.ndim:
+            machine.agrees_with_model()
+            machine.slice(t, 0, 0, 1)
     else:
         raise AssertionError(f"test bug: no domain case for {claim}")
     machine.agrees_with_model()
