@@ -846,7 +846,11 @@ def _run_case(machine: CopySequences, claim: str, t: TensorModel, mode: str) -> 
     of its size (view-compatibility, reshape-view-or-copy), ``t.transpose(0,
     1)`` and ``t.unsqueeze(0)`` (views-alias-base), ``t.copy_`` of a (5,)
     source (copy-broadcast-raises), ``t.select(0, 3)`` past every operand's
-    first dimension, and a slice of a 0-d ``t`` (view-index-errors)."""
+    first dimension, and a slice of a 0-d ``t`` (view-index-errors),
+    ``t.detach().fill_(1)`` (version-counter, writes-visible), and on ``t``
+    when it requires grad, else on ``t.detach().requires_grad_()``: index
+    assignment and ``mul_(2)`` (leaf-inplace-raises: a leaf or a view of
+    one), two ``sum().backward()`` (grad-accumulates)."""
     if claim in ("sequences.clone-copies", "sequences.clone-non-dense-keeps-stride-order"):
         machine.clone(t, "preserve", mode)
     elif claim == "sequences.clone-memory-format":
@@ -934,6 +938,30 @@ def _run_case(machine: CopySequences, claim: str, t: TensorModel, mode: str) -> 
         if not t.ndim:
             machine.agrees_with_model()
             machine.slice(t, 0, 0, 1)
+    elif claim in ("sequences.version-counter", "sequences.writes-visible"):
+        alias = machine.detach(t)
+        assert isinstance(alias, TensorModel), "test bug: detach() raised"
+        machine.agrees_with_model()
+        machine.inplace(alias, "fill_", 1, mode)
+    elif claim in ("sequences.leaf-inplace-raises", "sequences.grad-accumulates"):
+        # leaf-inplace-raises writes a leaf that requires grad or a view of
+        # one; a t that is neither (a channels_last copy of a leaf) is made one
+        real = machine.real[t.id]
+        root = real if real._base is None else real._base
+        leaf = t
+        if not real.requires_grad or (claim.endswith("raises") and not root.is_leaf):
+            leaf = machine.detach(t)
+            assert isinstance(leaf, TensorModel), "test bug: detach() raised"
+            machine.autograd(leaf, "requires_grad_(True)")
+            _report_domain(machine, leaf)  # what is written or reached
+        for _ in range(2):
+            machine.agrees_with_model()
+            if claim == "sequences.leaf-inplace-raises":
+                machine.setitem(leaf, 0, 2, mode)
+                machine.agrees_with_model()
+                machine.inplace(leaf, "mul_", 2, mode)
+            else:
+                machine.autograd(leaf, "sum().backward()")
     else:
         raise AssertionError(f"test bug: no domain case for {claim}")
     machine.agrees_with_model()
