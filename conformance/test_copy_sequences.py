@@ -753,11 +753,21 @@ _CASE_SOURCE = Fresh("int32", (3,), (0, 1, 2))
 _UNBROADCASTABLE_SOURCE = Fresh("int32", (5,), (0, 1, 2, 3, 4))
 
 
+#: The float32 (2, 3) operand of a claim's grad_mode cases, where not a
+#: plain tensor: an inference tensor, or a leaf that requires grad.
+_GRAD_MODE_OPERAND = {
+    "sequences.inference-inplace-raises": {"inference": True},
+    "sequences.inference-aliases": {"inference": True},
+    "sequences.inference-tensors": {"inference": True},
+    "sequences.leaf-and-grad-fn": {"requires_grad": True},
+}
+
+
 def _domain_cases():
     """``(claim, spec, layout, mode)``: one case per value each claim of the
     machine declares - the operand of :data:`_DOMAIN_OPERANDS` in grad
     mode, or for a grad_mode value a float32 (2, 3) tensor (an inference one
-    for sequences.inference-inplace-raises) in that mode."""
+    or a leaf that requires grad: :data:`_GRAD_MODE_OPERAND`) in that mode."""
     for claim in MACHINE_CLAIMS:
         if claim not in _SEQUENCES_DOMAINS:
             continue
@@ -765,8 +775,9 @@ def _domain_cases():
             yield claim, spec, layout, "grad"
         for dim, values in _SEQUENCES_DOMAINS[claim]:
             if dim == "grad_mode":
-                inference = claim == "sequences.inference-inplace-raises"
-                spec, layout = _domain_operand("float32", (2, 3), inference=inference)
+                spec, layout = _domain_operand(
+                    "float32", (2, 3), **_GRAD_MODE_OPERAND.get(claim, {})
+                )
                 for value in values:
                     yield claim, spec, layout, _MODE_BY_GRAD_MODE_VALUE[value]
 
@@ -850,7 +861,10 @@ def _run_case(machine: CopySequences, claim: str, t: TensorModel, mode: str) -> 
     ``t.detach().fill_(1)`` (version-counter, writes-visible), and on ``t``
     when it requires grad, else on ``t.detach().requires_grad_()``: index
     assignment and ``mul_(2)`` (leaf-inplace-raises: a leaf or a view of
-    one), two ``sum().backward()`` (grad-accumulates)."""
+    one), two ``sum().backward()`` (grad-accumulates), ``t.clone()`` and
+    ``t.to(torch.int64)`` (leaf-and-grad-fn), ``t.clone()`` and ``t.mul_(2)``
+    (inference-tensors), ``t.detach().fill_(1)`` and ``t.clone()`` of an
+    inference ``t`` (inference-aliases)."""
     if claim in ("sequences.clone-copies", "sequences.clone-non-dense-keeps-stride-order"):
         machine.clone(t, "preserve", mode)
     elif claim == "sequences.clone-memory-format":
@@ -943,6 +957,21 @@ def _run_case(machine: CopySequences, claim: str, t: TensorModel, mode: str) -> 
         assert isinstance(alias, TensorModel), "test bug: detach() raised"
         machine.agrees_with_model()
         machine.inplace(alias, "fill_", 1, mode)
+    elif claim == "sequences.leaf-and-grad-fn":
+        machine.clone(t, "preserve", mode)
+        machine.agrees_with_model()
+        machine.to(t, "int64", False)
+    elif claim == "sequences.inference-tensors":
+        machine.clone(t, "preserve", mode)
+        machine.agrees_with_model()
+        machine.inplace(t, "mul_", 2, mode)
+    elif claim == "sequences.inference-aliases":
+        alias = machine.detach(t)
+        assert isinstance(alias, TensorModel), "test bug: detach() raised"
+        machine.agrees_with_model()
+        machine.inplace(alias, "fill_", 1, mode)
+        machine.agrees_with_model()
+        machine.clone(t, "preserve", mode)
     elif claim in ("sequences.leaf-inplace-raises", "sequences.grad-accumulates"):
         # leaf-inplace-raises writes a leaf that requires grad or a view of
         # one; a t that is neither (a channels_last copy of a leaf) is made one
