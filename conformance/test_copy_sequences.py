@@ -749,6 +749,8 @@ def test_grad_mode_write_into_view(device, spec, non_leaf, layout, src, op):
 _MODE_BY_GRAD_MODE_VALUE = {"enabled": "grad", "no_grad": "no_grad", "inference_mode": "inference"}
 #: The int32 source of new_tensor and copy_ (exact in every dtype, bool included).
 _CASE_SOURCE = Fresh("int32", (3,), (0, 1, 2))
+#: A 0-d source that requires grad (broadcasts to every operand).
+_GRAD_SOURCE = Fresh("float32", (), (2.0,), requires_grad=True)
 #: A source whose shape broadcasts to no operand's (copy-broadcast-raises).
 _UNBROADCASTABLE_SOURCE = Fresh("int32", (5,), (0, 1, 2, 3, 4))
 
@@ -864,7 +866,11 @@ def _run_case(machine: CopySequences, claim: str, t: TensorModel, mode: str) -> 
     one), two ``sum().backward()`` (grad-accumulates), ``t.clone()`` and
     ``t.to(torch.int64)`` (leaf-and-grad-fn), ``t.clone()`` and ``t.mul_(2)``
     (inference-tensors), ``t.detach().fill_(1)`` and ``t.clone()`` of an
-    inference ``t`` (inference-aliases)."""
+    inference ``t`` (inference-aliases), ``t.copy_`` of a 0-d source that
+    requires grad then ``t.mul_(2)``, through ``t.detach()`` where ``t`` is a
+    leaf that requires grad or a view of one (inplace-records-history), a
+    view ``t.transpose(0, 1)``, ``t.requires_grad_(True)``,
+    ``t.detach().fill_(1)`` and ``t.detach_()`` (view-autograd-follows-base)."""
     if claim in ("sequences.clone-copies", "sequences.clone-non-dense-keeps-stride-order"):
         machine.clone(t, "preserve", mode)
     elif claim == "sequences.clone-memory-format":
@@ -972,6 +978,31 @@ def _run_case(machine: CopySequences, claim: str, t: TensorModel, mode: str) -> 
         machine.inplace(alias, "fill_", 1, mode)
         machine.agrees_with_model()
         machine.clone(t, "preserve", mode)
+    elif claim == "sequences.inplace-records-history":
+        # a leaf that requires grad and its views refuse writes in grad mode
+        # (leaf-inplace-raises): such a t is written through t.detach()
+        real = machine.real[t.id]
+        root = real if real._base is None else real._base
+        dst = t
+        if real.requires_grad and root.is_leaf:
+            dst = machine.detach(t)
+            assert isinstance(dst, TensorModel), "test bug: detach() raised"
+            _report_domain(machine, dst)  # what is written
+            machine.agrees_with_model()
+        machine.copy_(dst, machine._fresh(_GRAD_SOURCE), mode)
+        machine.agrees_with_model()
+        machine.inplace(dst, "mul_", 2, mode)
+    elif claim == "sequences.view-autograd-follows-base":
+        machine.transpose(t, 0, 1)
+        machine.agrees_with_model()
+        machine.autograd(t, "requires_grad_(True)")
+        machine.agrees_with_model()
+        alias = machine.detach(t)
+        assert isinstance(alias, TensorModel), "test bug: detach() raised"
+        machine.agrees_with_model()
+        machine.inplace(alias, "fill_", 1, mode)
+        machine.agrees_with_model()
+        machine.autograd(t, "detach_()")
     elif claim in ("sequences.leaf-inplace-raises", "sequences.grad-accumulates"):
         # leaf-inplace-raises writes a leaf that requires grad or a view of
         # one; a t that is neither (a channels_last copy of a leaf) is made one
