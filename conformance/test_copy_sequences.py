@@ -870,7 +870,9 @@ def _run_case(machine: CopySequences, claim: str, t: TensorModel, mode: str) -> 
     requires grad then ``t.mul_(2)``, through ``t.detach()`` where ``t`` is a
     leaf that requires grad or a view of one (inplace-records-history), a
     view ``t.transpose(0, 1)``, ``t.requires_grad_(True)``,
-    ``t.detach().fill_(1)`` and ``t.detach_()`` (view-autograd-follows-base)."""
+    ``t.detach().fill_(1)`` and ``t.detach_()`` (view-autograd-follows-base),
+    ``e = t.expand(2, *t.shape)``, ``e.copy_(int32 source)`` (refused) and
+    ``e.fill_(1)`` (allowed; write-overlap-raises)."""
     if claim in ("sequences.clone-copies", "sequences.clone-non-dense-keeps-stride-order"):
         machine.clone(t, "preserve", mode)
     elif claim == "sequences.clone-memory-format":
@@ -1003,6 +1005,15 @@ def _run_case(machine: CopySequences, claim: str, t: TensorModel, mode: str) -> 
         machine.inplace(alias, "fill_", 1, mode)
         machine.agrees_with_model()
         machine.autograd(t, "detach_()")
+    elif claim == "sequences.write-overlap-raises":
+        # a new leading dimension of size 2 has stride 0: t expanded, whatever t is
+        written = machine.expand(t, (2,), 1, False, None)
+        assert isinstance(written, TensorModel), "test bug: expand() raised"
+        _report_domain(machine, written)  # what is written
+        machine.agrees_with_model()
+        machine.copy_(written, machine._fresh(_CASE_SOURCE), mode)
+        machine.agrees_with_model()
+        machine.inplace(written, "fill_", 1, mode)
     elif claim in ("sequences.leaf-inplace-raises", "sequences.grad-accumulates"):
         # leaf-inplace-raises writes a leaf that requires grad or a view of
         # one; a t that is neither (a channels_last copy of a leaf) is made one
