@@ -30,6 +30,7 @@ from conformance.copy_sequences_machine import (
 )
 from conformance.model import (
     DIFFERENTIABLE,
+    ArrayModel,
     Model,
     TensorModel,
     bf16_bits,  # noqa: F401 - the printed programs use it
@@ -332,7 +333,8 @@ def _domain_operand(dtype: str, shape: tuple[int, ...], layout: str = "contiguou
 #: (spec, layout)`` for :func:`_operand`, each at that value by construction
 #: (the test reports what it built: :func:`_report_domain`). The dtype
 #: families' operands are contiguous (3,) tensors, the layouts' and tensor
-#: kinds' float32 ones.
+#: kinds' float32 ones; an ndarray kind's is a float32 tensor whose
+#: ``t.numpy()`` is an array of that kind.
 _DOMAIN_OPERANDS: dict[tuple[str, str], tuple[Fresh, str]] = {
     ("layout", "contiguous"): _domain_operand("float32", (2, 3)),
     ("layout", "offset"): _domain_operand("float32", (3, 2), "offset"),
@@ -355,6 +357,10 @@ _DOMAIN_OPERANDS: dict[tuple[str, str], tuple[Fresh, str]] = {
         "float32", (2, 3), "transposed", requires_grad=True
     ),
     ("tensor_kind", "inference"): _domain_operand("float32", (2, 3), inference=True),
+    # tensors whose t.numpy() is an array of that ndarray_kind
+    ("ndarray_kind", "plain"): _domain_operand("float32", (2, 3)),
+    ("ndarray_kind", "non_contiguous"): _domain_operand("float32", (2, 4), "stepped"),
+    ("ndarray_kind", "0-d"): _domain_operand("float32", ()),
 }
 
 
@@ -872,7 +878,9 @@ def _run_case(machine: CopySequences, claim: str, t: TensorModel, mode: str) -> 
     view ``t.transpose(0, 1)``, ``t.requires_grad_(True)``,
     ``t.detach().fill_(1)`` and ``t.detach_()`` (view-autograd-follows-base),
     ``e = t.expand(2, *t.shape)``, ``e.copy_(int32 source)`` (refused) and
-    ``e.fill_(1)`` (allowed; write-overlap-raises)."""
+    ``e.fill_(1)`` (allowed; write-overlap-raises), ``a = t.numpy()`` then
+    ``torch.from_numpy(a)``, ``torch.as_tensor(a)``, ``torch.asarray(a,
+    copy=True)`` and ``torch.tensor(a)`` (from-numpy-shares)."""
     if claim in ("sequences.clone-copies", "sequences.clone-non-dense-keeps-stride-order"):
         machine.clone(t, "preserve", mode)
     elif claim == "sequences.clone-memory-format":
@@ -1014,6 +1022,13 @@ def _run_case(machine: CopySequences, claim: str, t: TensorModel, mode: str) -> 
         machine.copy_(written, machine._fresh(_CASE_SOURCE), mode)
         machine.agrees_with_model()
         machine.inplace(written, "fill_", 1, mode)
+    elif claim == "sequences.from-numpy-shares":
+        a = machine.numpy(t)
+        assert isinstance(a, ArrayModel), "test bug: numpy() raised"
+        evidence.features(ndarray_kind=evidence.ndarray_kinds(machine.real_arrays[a.id]))
+        for how in ("from_numpy", "as_tensor", "asarray-copy", "tensor"):
+            machine.agrees_with_model()
+            machine.from_array(a, how)
     elif claim in ("sequences.leaf-inplace-raises", "sequences.grad-accumulates"):
         # leaf-inplace-raises writes a leaf that requires grad or a view of
         # one; a t that is neither (a channels_last copy of a leaf) is made one
