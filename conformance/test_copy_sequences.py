@@ -880,7 +880,9 @@ def _run_case(machine: CopySequences, claim: str, t: TensorModel, mode: str) -> 
     ``e = t.expand(2, *t.shape)``, ``e.copy_(int32 source)`` (refused) and
     ``e.fill_(1)`` (allowed; write-overlap-raises), ``a = t.numpy()`` then
     ``torch.from_numpy(a)``, ``torch.as_tensor(a)``, ``torch.asarray(a,
-    copy=True)`` and ``torch.tensor(a)`` (from-numpy-shares)."""
+    copy=True)`` and ``torch.tensor(a)`` (from-numpy-shares), the same four
+    calls (``asarray`` without ``copy``) of ``t.numpy()[::-1]`` and
+    ``t.unsqueeze(0).numpy()[::-1]`` (numpy-negative-strides-raise)."""
     if claim in ("sequences.clone-copies", "sequences.clone-non-dense-keeps-stride-order"):
         machine.clone(t, "preserve", mode)
     elif claim == "sequences.clone-memory-format":
@@ -1029,6 +1031,23 @@ def _run_case(machine: CopySequences, claim: str, t: TensorModel, mode: str) -> 
         for how in ("from_numpy", "as_tensor", "asarray-copy", "tensor"):
             machine.agrees_with_model()
             machine.from_array(a, how)
+    elif claim == "sequences.numpy-negative-strides-raise":
+        # a[::-1] of t.numpy() (non-contiguous for a first dimension of size
+        # > 1) and of t.unsqueeze(0).numpy() (reversed along a size-1 axis: a
+        # negative stride, yet C-contiguous to NumPy for a contiguous t)
+        kinds: set[str] = set()
+        for u in (t, machine.unsqueeze(t, 0)):
+            assert isinstance(u, TensorModel), "test bug: unsqueeze() raised"
+            machine.agrees_with_model()
+            a = machine.numpy(u)
+            assert isinstance(a, ArrayModel), "test bug: numpy() raised"
+            flipped = machine.np_flip(a)
+            assert isinstance(flipped, ArrayModel), "test bug: a[::-1] raised"
+            kinds |= evidence.ndarray_kinds(machine.real_arrays[flipped.id])
+            for how in ("from_numpy", "as_tensor", "asarray", "tensor"):
+                machine.agrees_with_model()
+                machine.from_array(flipped, how)
+        evidence.features(ndarray_kind=frozenset(kinds))
     elif claim in ("sequences.leaf-inplace-raises", "sequences.grad-accumulates"):
         # leaf-inplace-raises writes a leaf that requires grad or a view of
         # one; a t that is neither (a channels_last copy of a leaf) is made one
