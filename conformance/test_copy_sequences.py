@@ -882,7 +882,10 @@ def _run_case(machine: CopySequences, claim: str, t: TensorModel, mode: str) -> 
     ``torch.from_numpy(a)``, ``torch.as_tensor(a)``, ``torch.asarray(a,
     copy=True)`` and ``torch.tensor(a)`` (from-numpy-shares), the same four
     calls (``asarray`` without ``copy``) of ``t.numpy()[::-1]`` and
-    ``t.unsqueeze(0).numpy()[::-1]`` (numpy-negative-strides-raise)."""
+    ``t.unsqueeze(0).numpy()[::-1]`` (numpy-negative-strides-raise), and
+    of the 0-d ``t[0].numpy()`` (``t.numpy()`` of a 0-d ``t``):
+    ``torch.asarray`` with ``copy`` None and False, ``torch.from_numpy`` and
+    ``torch.as_tensor`` (asarray-0d-ndarray-copies)."""
     if claim in ("sequences.clone-copies", "sequences.clone-non-dense-keeps-stride-order"):
         machine.clone(t, "preserve", mode)
     elif claim == "sequences.clone-memory-format":
@@ -1048,6 +1051,16 @@ def _run_case(machine: CopySequences, claim: str, t: TensorModel, mode: str) -> 
                 machine.agrees_with_model()
                 machine.from_array(flipped, how)
         evidence.features(ndarray_kind=frozenset(kinds))
+    elif claim == "sequences.asarray-0d-ndarray-copies":
+        element = machine.select(t, 0, 0) if t.ndim else t
+        assert isinstance(element, TensorModel), "test bug: select() raised"
+        machine.agrees_with_model()
+        a = machine.numpy(element)
+        assert isinstance(a, ArrayModel), "test bug: numpy() raised"
+        evidence.features(ndarray_kind=evidence.ndarray_kinds(machine.real_arrays[a.id]))
+        for how in ("asarray", "asarray-no-copy", "from_numpy", "as_tensor"):
+            machine.agrees_with_model()
+            machine.from_array(a, how)
     elif claim in ("sequences.leaf-inplace-raises", "sequences.grad-accumulates"):
         # leaf-inplace-raises writes a leaf that requires grad or a view of
         # one; a t that is neither (a channels_last copy of a leaf) is made one
