@@ -30,6 +30,7 @@ from conformance.copy_sequences import (
 )
 from conformance.model import (
     DIFFERENTIABLE,
+    ArrayModel,
     Model,
     TensorModel,
     bf16_bits,  # noqa: F401 - the printed programs use it
@@ -332,7 +333,8 @@ def _domain_operand(dtype: str, shape: tuple[int, ...], layout: str = "contiguou
 #: (spec, layout)`` for :func:`_operand`, each at that value by construction
 #: (the test reports what it built: :func:`_report_domain`). The dtype
 #: families' operands are contiguous (3,) tensors, the layouts' and tensor
-#: kinds' float32 ones.
+#: kinds' float32 ones; an ndarray kind's is a float32 tensor whose
+#: ``t.numpy()`` is an array of that kind.
 _DOMAIN_OPERANDS: dict[tuple[str, str], tuple[Fresh, str]] = {
     ("layout", "contiguous"): _domain_operand("float32", (2, 3)),
     ("layout", "offset"): _domain_operand("float32", (3, 2), "offset"),
@@ -355,6 +357,10 @@ _DOMAIN_OPERANDS: dict[tuple[str, str], tuple[Fresh, str]] = {
         "float32", (2, 3), "transposed", requires_grad=True
     ),
     ("tensor_kind", "inference"): _domain_operand("float32", (2, 3), inference=True),
+    # tensors whose t.numpy() is an array of that ndarray_kind
+    ("ndarray_kind", "plain"): _domain_operand("float32", (2, 3)),
+    ("ndarray_kind", "non_contiguous"): _domain_operand("float32", (2, 4), "stepped"),
+    ("ndarray_kind", "0-d"): _domain_operand("float32", ()),
 }
 
 
@@ -749,13 +755,27 @@ def test_grad_mode_write_into_view(device, spec, non_leaf, layout, src, op):
 _MODE_BY_GRAD_MODE_VALUE = {"enabled": "grad", "no_grad": "no_grad", "inference_mode": "inference"}
 #: The int32 source of new_tensor and copy_ (exact in every dtype, bool included).
 _CASE_SOURCE = Fresh("int32", (3,), (0, 1, 2))
+#: A 0-d source that requires grad (broadcasts to every operand).
+_GRAD_SOURCE = Fresh("float32", (), (2.0,), requires_grad=True)
+#: A source whose shape broadcasts to no operand's (copy-broadcast-raises).
+_UNBROADCASTABLE_SOURCE = Fresh("int32", (5,), (0, 1, 2, 3, 4))
+
+
+#: The float32 (2, 3) operand of a claim's grad_mode cases, where not a
+#: plain tensor: an inference tensor, or a leaf that requires grad.
+_GRAD_MODE_OPERAND = {
+    "sequences.inference-inplace-raises": {"inference": True},
+    "sequences.inference-aliases": {"inference": True},
+    "sequences.inference-tensors": {"inference": True},
+    "sequences.leaf-and-grad-fn": {"requires_grad": True},
+}
 
 
 def _domain_cases():
     """``(claim, spec, layout, mode)``: one case per value each claim of the
     machine declares - the operand of :data:`_DOMAIN_OPERANDS` in grad
     mode, or for a grad_mode value a float32 (2, 3) tensor (an inference one
-    for sequences.inference-inplace-raises) in that mode."""
+    or a leaf that requires grad: :data:`_GRAD_MODE_OPERAND`) in that mode."""
     for claim in MACHINE_CLAIMS:
         if claim not in _SEQUENCES_DOMAINS:
             continue
@@ -763,8 +783,9 @@ def _domain_cases():
             yield claim, spec, layout, "grad"
         for dim, values in _SEQUENCES_DOMAINS[claim]:
             if dim == "grad_mode":
-                inference = claim == "sequences.inference-inplace-raises"
-                spec, layout = _domain_operand("float32", (2, 3), inference=inference)
+                spec, layout = _domain_operand(
+                    "float32", (2, 3), **_GRAD_MODE_OPERAND.get(claim, {})
+                )
                 for value in values:
                     yield claim, spec, layout, _MODE_BY_GRAD_MODE_VALUE[value]
 
@@ -834,7 +855,37 @@ def _run_case(machine: CopySequences, claim: str, t: TensorModel, mode: str) -> 
     ``t.detach().requires_grad_()`` after two ``leaf.sum().backward()``
     (grad-layout), ``t.add_(1)`` of an inference tensor
     (inference-inplace-raises), ``t.fill_(-1.5)`` (dtype-support: refused for
-    the unsigned family only)."""
+    the unsigned family only), ``t.sum().backward()`` (backward-needs-grad),
+    ``t.requires_grad_(True)`` then ``(False)`` (requires-grad-flag),
+    ``t.detach_()`` (detach-inplace: refused for a view), ``t.retain_grad()``
+    then ``t.sum().backward()`` (retain-grad), ``d = t.detach()``, a view of
+    ``d`` and ``d.detach_()`` (detach-untracked-alias), ``t.numpy()``
+    (numpy-shares), ``t.expand`` valid then with a leading -1
+    (expand-geometry), ``t.view`` and ``t.reshape`` to three factorizations
+    of its size (view-compatibility, reshape-view-or-copy), ``t.transpose(0,
+    1)`` and ``t.unsqueeze(0)`` (views-alias-base), ``t.copy_`` of a (5,)
+    source (copy-broadcast-raises), ``t.select(0, 3)`` past every operand's
+    first dimension, and a slice of a 0-d ``t`` (view-index-errors),
+    ``t.detach().fill_(1)`` (version-counter, writes-visible), and on ``t``
+    when it requires grad, else on ``t.detach().requires_grad_()``: index
+    assignment and ``mul_(2)`` (leaf-inplace-raises: a leaf or a view of
+    one), two ``sum().backward()`` (grad-accumulates), ``t.clone()`` and
+    ``t.to(torch.int64)`` (leaf-and-grad-fn), ``t.clone()`` and ``t.mul_(2)``
+    (inference-tensors), ``t.detach().fill_(1)`` and ``t.clone()`` of an
+    inference ``t`` (inference-aliases), ``t.copy_`` of a 0-d source that
+    requires grad then ``t.mul_(2)``, through ``t.detach()`` where ``t`` is a
+    leaf that requires grad or a view of one (inplace-records-history), a
+    view ``t.transpose(0, 1)``, ``t.requires_grad_(True)``,
+    ``t.detach().fill_(1)`` and ``t.detach_()`` (view-autograd-follows-base),
+    ``e = t.expand(2, *t.shape)``, ``e.copy_(int32 source)`` (refused) and
+    ``e.fill_(1)`` (allowed; write-overlap-raises), ``a = t.numpy()`` then
+    ``torch.from_numpy(a)``, ``torch.as_tensor(a)``, ``torch.asarray(a,
+    copy=True)`` and ``torch.tensor(a)`` (from-numpy-shares), the same four
+    calls (``asarray`` without ``copy``) of ``t.numpy()[::-1]`` and
+    ``t.unsqueeze(0).numpy()[::-1]`` (numpy-negative-strides-raise), and
+    of the 0-d ``t[0].numpy()`` (``t.numpy()`` of a 0-d ``t``):
+    ``torch.asarray`` with ``copy`` None and False, ``torch.from_numpy`` and
+    ``torch.as_tensor`` (asarray-0d-ndarray-copies)."""
     if claim in ("sequences.clone-copies", "sequences.clone-non-dense-keeps-stride-order"):
         machine.clone(t, "preserve", mode)
     elif claim == "sequences.clone-memory-format":
@@ -878,6 +929,157 @@ def _run_case(machine: CopySequences, claim: str, t: TensorModel, mode: str) -> 
         machine.inplace(t, "add_", 1, mode)
     elif claim == "sequences.dtype-support":
         machine.inplace(t, "fill_", -1.5, mode)
+    elif claim == "sequences.backward-needs-grad":
+        machine.autograd(t, "sum().backward()")
+    elif claim == "sequences.requires-grad-flag":
+        machine.autograd(t, "requires_grad_(True)")
+        machine.agrees_with_model()
+        machine.autograd(t, "requires_grad_(False)")
+    elif claim == "sequences.detach-inplace":
+        machine.autograd(t, "detach_()")
+    elif claim == "sequences.retain-grad":
+        machine.autograd(t, "retain_grad()")
+        machine.agrees_with_model()
+        machine.autograd(t, "sum().backward()")
+    elif claim == "sequences.detach-untracked-alias":
+        alias = machine.detach(t)
+        assert isinstance(alias, TensorModel), "test bug: detach() raised"
+        machine.agrees_with_model()
+        machine.transpose(alias, 0, 1)
+        machine.agrees_with_model()
+        machine.autograd(alias, "detach_()")
+    elif claim == "sequences.numpy-shares":
+        machine.numpy(t)
+    elif claim == "sequences.expand-geometry":
+        machine.expand(t, (2,), 2, True, None)
+        machine.agrees_with_model()
+        machine.expand(t, (), 1, False, "leading-minus-one")
+    elif claim == "sequences.view-compatibility":
+        for choice in range(3):
+            machine.view(t, choice)
+            machine.agrees_with_model()
+    elif claim == "sequences.reshape-view-or-copy":
+        for choice in range(3):
+            machine.reshape(t, choice)
+            machine.agrees_with_model()
+    elif claim == "sequences.views-alias-base":
+        machine.transpose(t, 0, 1)
+        machine.agrees_with_model()
+        machine.unsqueeze(t, 0)
+    elif claim == "sequences.copy-broadcast-raises":
+        machine.copy_(t, machine._fresh(_UNBROADCASTABLE_SOURCE), mode)
+    elif claim == "sequences.view-index-errors":
+        machine.select(t, 0, 3)
+        if not t.ndim:
+            machine.agrees_with_model()
+            machine.slice(t, 0, 0, 1)
+    elif claim in ("sequences.version-counter", "sequences.writes-visible"):
+        alias = machine.detach(t)
+        assert isinstance(alias, TensorModel), "test bug: detach() raised"
+        machine.agrees_with_model()
+        machine.inplace(alias, "fill_", 1, mode)
+    elif claim == "sequences.leaf-and-grad-fn":
+        machine.clone(t, "preserve", mode)
+        machine.agrees_with_model()
+        machine.to(t, "int64", False)
+    elif claim == "sequences.inference-tensors":
+        machine.clone(t, "preserve", mode)
+        machine.agrees_with_model()
+        machine.inplace(t, "mul_", 2, mode)
+    elif claim == "sequences.inference-aliases":
+        alias = machine.detach(t)
+        assert isinstance(alias, TensorModel), "test bug: detach() raised"
+        machine.agrees_with_model()
+        machine.inplace(alias, "fill_", 1, mode)
+        machine.agrees_with_model()
+        machine.clone(t, "preserve", mode)
+    elif claim == "sequences.inplace-records-history":
+        # a leaf that requires grad and its views refuse writes in grad mode
+        # (leaf-inplace-raises): such a t is written through t.detach()
+        real = machine.real[t.id]
+        root = real if real._base is None else real._base
+        dst = t
+        if real.requires_grad and root.is_leaf:
+            dst = machine.detach(t)
+            assert isinstance(dst, TensorModel), "test bug: detach() raised"
+            _report_domain(machine, dst)  # what is written
+            machine.agrees_with_model()
+        machine.copy_(dst, machine._fresh(_GRAD_SOURCE), mode)
+        machine.agrees_with_model()
+        machine.inplace(dst, "mul_", 2, mode)
+    elif claim == "sequences.view-autograd-follows-base":
+        machine.transpose(t, 0, 1)
+        machine.agrees_with_model()
+        machine.autograd(t, "requires_grad_(True)")
+        machine.agrees_with_model()
+        alias = machine.detach(t)
+        assert isinstance(alias, TensorModel), "test bug: detach() raised"
+        machine.agrees_with_model()
+        machine.inplace(alias, "fill_", 1, mode)
+        machine.agrees_with_model()
+        machine.autograd(t, "detach_()")
+    elif claim == "sequences.write-overlap-raises":
+        # a new leading dimension of size 2 has stride 0: t expanded, whatever t is
+        written = machine.expand(t, (2,), 1, False, None)
+        assert isinstance(written, TensorModel), "test bug: expand() raised"
+        _report_domain(machine, written)  # what is written
+        machine.agrees_with_model()
+        machine.copy_(written, machine._fresh(_CASE_SOURCE), mode)
+        machine.agrees_with_model()
+        machine.inplace(written, "fill_", 1, mode)
+    elif claim == "sequences.from-numpy-shares":
+        a = machine.numpy(t)
+        assert isinstance(a, ArrayModel), "test bug: numpy() raised"
+        evidence.features(ndarray_kind=evidence.ndarray_kinds(machine.real_arrays[a.id]))
+        for how in ("from_numpy", "as_tensor", "asarray-copy", "tensor"):
+            machine.agrees_with_model()
+            machine.from_array(a, how)
+    elif claim == "sequences.numpy-negative-strides-raise":
+        # a[::-1] of t.numpy() (non-contiguous for a first dimension of size
+        # > 1) and of t.unsqueeze(0).numpy() (reversed along a size-1 axis: a
+        # negative stride, yet C-contiguous to NumPy for a contiguous t)
+        kinds: set[str] = set()
+        for u in (t, machine.unsqueeze(t, 0)):
+            assert isinstance(u, TensorModel), "test bug: unsqueeze() raised"
+            machine.agrees_with_model()
+            a = machine.numpy(u)
+            assert isinstance(a, ArrayModel), "test bug: numpy() raised"
+            flipped = machine.np_flip(a)
+            assert isinstance(flipped, ArrayModel), "test bug: a[::-1] raised"
+            kinds |= evidence.ndarray_kinds(machine.real_arrays[flipped.id])
+            for how in ("from_numpy", "as_tensor", "asarray", "tensor"):
+                machine.agrees_with_model()
+                machine.from_array(flipped, how)
+        evidence.features(ndarray_kind=frozenset(kinds))
+    elif claim == "sequences.asarray-0d-ndarray-copies":
+        element = machine.select(t, 0, 0) if t.ndim else t
+        assert isinstance(element, TensorModel), "test bug: select() raised"
+        machine.agrees_with_model()
+        a = machine.numpy(element)
+        assert isinstance(a, ArrayModel), "test bug: numpy() raised"
+        evidence.features(ndarray_kind=evidence.ndarray_kinds(machine.real_arrays[a.id]))
+        for how in ("asarray", "asarray-no-copy", "from_numpy", "as_tensor"):
+            machine.agrees_with_model()
+            machine.from_array(a, how)
+    elif claim in ("sequences.leaf-inplace-raises", "sequences.grad-accumulates"):
+        # leaf-inplace-raises writes a leaf that requires grad or a view of
+        # one; a t that is neither (a channels_last copy of a leaf) is made one
+        real = machine.real[t.id]
+        root = real if real._base is None else real._base
+        leaf = t
+        if not real.requires_grad or (claim.endswith("raises") and not root.is_leaf):
+            leaf = machine.detach(t)
+            assert isinstance(leaf, TensorModel), "test bug: detach() raised"
+            machine.autograd(leaf, "requires_grad_(True)")
+            _report_domain(machine, leaf)  # what is written or reached
+        for _ in range(2):
+            machine.agrees_with_model()
+            if claim == "sequences.leaf-inplace-raises":
+                machine.setitem(leaf, 0, 2, mode)
+                machine.agrees_with_model()
+                machine.inplace(leaf, "mul_", 2, mode)
+            else:
+                machine.autograd(leaf, "sum().backward()")
     else:
         raise AssertionError(f"test bug: no domain case for {claim}")
     machine.agrees_with_model()

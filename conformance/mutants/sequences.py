@@ -11,6 +11,7 @@ See :mod:`conformance.mutants` for what a mutant is and how it is run.
 
 from __future__ import annotations
 
+from conformance.mutants._tensor_domain import NDARRAY_KINDS as _NDARRAY_KINDS
 from conformance.mutants._tensor_domain import domain_mutants
 from conformance.mutants.base import Mutant
 
@@ -1279,4 +1280,47 @@ MUTANTS += (
                 raise AssertionError(f"add_ inside inference_mode raised: {e}") from None
         """,
     ),
+)
+
+# sequences.from-numpy-shares declares the ndarray kinds a sequence makes that
+# can be seen to share memory (t.numpy() of a contiguous, a stepped and a 0-d
+# t in its domain cases). One mutant per kind: torch.from_numpy and the
+# sharing torch.as_tensor copy the arrays of that kind alone.
+_FROM_NUMPY_COPIES = """
+import numpy as np
+import torch
+_from_numpy, _as_tensor = torch.from_numpy, torch.as_tensor
+def _from(a):
+    if isinstance(a, np.ndarray) and {kind!r} in _ndarray_kinds(a):
+        return _from_numpy(a.copy())
+    return _from_numpy(a)
+def _as(data, *args, **kwargs):
+    if isinstance(data, np.ndarray) and {kind!r} in _ndarray_kinds(data):
+        data = data.copy()
+    return _as_tensor(data, *args, **kwargs)
+torch.from_numpy, torch.as_tensor = _from, _as
+"""
+
+MUTANTS += tuple(
+    Mutant(
+        name=f"seq-from-numpy-copies-{kind.replace('_', '-')}",
+        description=f"torch.from_numpy and torch.as_tensor copy {arrays} instead of sharing their memory",
+        claims=("sequences.from-numpy-shares",),
+        domain={"ndarray_kind": kind},
+        region=f"{arrays} (ndarray_kind {kind})",
+        family="layout",
+        source=_NDARRAY_KINDS + _FROM_NUMPY_COPIES.format(kind=kind),
+        witness=f"""
+        import numpy as np
+        import torch
+        a = {make}
+        for t in (torch.from_numpy(a), torch.as_tensor(a)):
+            assert t.data_ptr() == a.__array_interface__["data"][0]
+        """,
+    )
+    for kind, arrays, make in (
+        ("plain", "C-contiguous arrays", "np.arange(6.0).reshape(2, 3)"),
+        ("non_contiguous", "non-contiguous arrays", "np.arange(8.0).reshape(2, 4)[:, ::2]"),
+        ("0-d", "0-d arrays", "np.array(2.5)"),
+    )
 )
