@@ -8,25 +8,377 @@ from __future__ import annotations
 
 from conformance.mutants.base import Mutant
 
+
+def _patch_detach_copies():
+    import torch
+
+    _orig = torch.Tensor.detach
+
+    def detach(self):
+        return _orig(self).clone()
+
+    torch.Tensor.detach = detach
+    torch.detach = detach
+
+
+def _witness_detach_copies():
+    import torch
+
+    x = torch.arange(6.0)
+    assert x.detach().data_ptr() == x.data_ptr()
+    assert torch.detach(x).data_ptr() == x.data_ptr()
+
+
+def _patch_detach_copies_noncontig_f64():
+    import torch
+
+    _orig = torch.Tensor.detach
+
+    def _detach(self):
+        out = _orig(self)
+        if self.dtype == torch.float64 and not self.is_contiguous():
+            out = out.clone()
+        return out
+
+    torch.Tensor.detach = _detach
+    torch.detach = _detach
+
+
+def _witness_detach_copies_noncontig_f64():
+    import torch
+
+    x = torch.arange(6.0, dtype=torch.float64).reshape(2, 3).t()
+    assert x.detach().data_ptr() == x.data_ptr()
+
+
+def _patch_detach_copies_expanded():
+    import torch
+
+    _orig = torch.Tensor.detach
+
+    def detach(self):
+        out = _orig(self)
+        if any(st == 0 and sz > 1 for sz, st in zip(self.shape, self.stride(), strict=False)):
+            out = out.clone()
+        return out
+
+    torch.Tensor.detach = detach
+    torch.detach = detach
+
+
+def _witness_detach_copies_expanded():
+    import torch
+
+    x = torch.arange(3.0).expand(2, 3)
+    d = x.detach()
+    assert d.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+    assert d.stride() == x.stride()
+
+
+def _patch_detach_copies_zero_size():
+    import torch
+
+    _orig = torch.Tensor.detach
+
+    def detach(self):
+        out = _orig(self)
+        if self.numel() == 0:
+            out = torch.empty_strided(
+                self.shape, self.stride(), dtype=self.dtype, device=self.device
+            )
+        return out
+
+    torch.Tensor.detach = detach
+    torch.detach = detach
+
+
+def _witness_detach_copies_zero_size():
+    import torch
+
+    x = torch.empty(0, 3)
+    assert x.detach().untyped_storage() is x.untyped_storage()
+
+
+def _patch_detach_copies_0d():
+    import torch
+
+    _orig = torch.Tensor.detach
+
+    def detach(self):
+        out = _orig(self)
+        return out.clone() if self.dim() == 0 else out
+
+    torch.Tensor.detach = detach
+    torch.detach = detach
+
+
+def _witness_detach_copies_0d():
+    import torch
+
+    x = torch.tensor(3.0)
+    assert x.detach().data_ptr() == x.data_ptr()
+
+
+def _patch_detach_copies_channels_last():
+    import torch
+
+    _orig = torch.Tensor.detach
+
+    def detach(self):
+        out = _orig(self)
+        if (
+            self.dim() == 4
+            and not self.is_contiguous()
+            and self.is_contiguous(memory_format=torch.channels_last)
+        ):
+            out = out.clone()
+        return out
+
+    torch.Tensor.detach = detach
+    torch.detach = detach
+
+
+def _witness_detach_copies_channels_last():
+    import torch
+
+    x = torch.zeros(2, 3, 2, 2).contiguous(memory_format=torch.channels_last)
+    assert x.detach().data_ptr() == x.data_ptr()
+
+
+def _patch_detach_copies_bool():
+    import torch
+
+    _orig = torch.Tensor.detach
+
+    def detach(self):
+        out = _orig(self)
+        return out.clone() if self.dtype == torch.bool else out
+
+    torch.Tensor.detach = detach
+    torch.detach = detach
+
+
+def _witness_detach_copies_bool():
+    import torch
+
+    x = torch.tensor([True, False])
+    assert x.detach().data_ptr() == x.data_ptr()
+
+
+def _patch_detach_function_copies():
+    import torch
+
+    _orig = torch.detach
+
+    def detach(input):
+        return _orig(input).clone()
+
+    torch.detach = detach
+
+
+def _witness_detach_function_copies():
+    import torch
+
+    x = torch.arange(4.0)
+    assert torch.detach(x).data_ptr() == x.data_ptr()
+
+
+def _patch_detach_keeps_grad_nonleaf():
+    import torch
+
+    _orig = torch.Tensor.detach
+
+    def detach(self):
+        out = _orig(self)
+        if self.requires_grad and not self.is_leaf:
+            out.requires_grad_(True)
+        return out
+
+    torch.Tensor.detach = detach
+    torch.detach = detach
+
+
+def _witness_detach_keeps_grad_nonleaf():
+    import torch
+
+    x = torch.ones(3, requires_grad=True) * 2
+    assert x.detach().requires_grad is False
+
+
+def _patch_detach_copies_parameter():
+    import torch
+
+    _orig = torch.Tensor.detach
+
+    def detach(self):
+        out = _orig(self)
+        return out.clone() if isinstance(self, torch.nn.Parameter) else out
+
+    torch.Tensor.detach = detach
+    torch.detach = detach
+
+
+def _witness_detach_copies_parameter():
+    import torch
+
+    p = torch.nn.Parameter(torch.ones(3))
+    assert p.detach().data_ptr() == p.data_ptr()
+
+
+def _patch_detach_own_version_counter():
+    import torch
+
+    _data = torch._C.TensorBase.data
+
+    def detach(self):
+        return _data.__get__(self)
+
+    torch.Tensor.detach = detach
+    torch.detach = detach
+
+
+def _witness_detach_own_version_counter():
+    import torch
+
+    x = torch.ones(3)
+    x.detach().add_(1)
+    assert x._version == 1
+
+
+def _patch_detach_resolves_math_bits():
+    import torch
+
+    _orig = torch.Tensor.detach
+
+    def detach(self):
+        out = _orig(self)
+        if out.is_conj() or out.is_neg():
+            return out.resolve_conj().resolve_neg()
+        return out
+
+    torch.Tensor.detach = detach
+    torch.detach = detach
+
+
+def _witness_detach_resolves_math_bits():
+    import torch
+
+    z = torch.tensor([1 + 2j, 3 - 1j])
+    for v in (z.conj(), z.conj().imag):
+        assert v.detach().data_ptr() == v.data_ptr()
+
+
+def _patch_detach_returns_zeros():
+    import torch
+
+    _orig = torch.Tensor.detach
+
+    def detach(self):
+        return torch.zeros_like(_orig(self))
+
+    torch.Tensor.detach = detach
+    torch.detach = detach
+
+
+def _witness_detach_returns_zeros():
+    import torch
+
+    x = torch.arange(1.0, 4.0)
+    assert x.detach().tolist() == [1.0, 2.0, 3.0]
+    assert torch.detach(x).tolist() == [1.0, 2.0, 3.0]
+
+
+def _patch_detach_lazy_clone_requires_grad():
+    import torch
+
+    _orig = torch.Tensor.detach
+
+    def detach(self):
+        out = _orig(self)
+        if self.requires_grad:
+            out = out._lazy_clone()
+        return out
+
+    torch.Tensor.detach = detach
+    torch.detach = detach
+
+
+def _witness_detach_lazy_clone_requires_grad():
+    import torch
+
+    x = torch.zeros(3, requires_grad=True)
+    d = x.detach()
+    d[0] = 5.0
+    assert x[0].item() == 5.0
+
+
+def _patch_detach_keeps_tangent_complex():
+    import torch
+    import torch.autograd.forward_ad as _fwad
+
+    _orig = torch.Tensor.detach
+
+    def detach(self):
+        out = _orig(self)
+        if self.is_complex() and _fwad._current_level >= 0:
+            tangent = _fwad.unpack_dual(self).tangent
+            if tangent is not None:
+                out = _fwad.make_dual(out, tangent)
+        return out
+
+    torch.Tensor.detach = detach
+    torch.detach = detach
+
+
+def _witness_detach_keeps_tangent_complex():
+    import torch
+    import torch.autograd.forward_ad as fwad
+
+    p = torch.ones(3, dtype=torch.complex64)
+    with fwad.dual_level():
+        d = fwad.make_dual(p, torch.ones_like(p))
+        assert fwad.unpack_dual(d.detach()).tangent is None
+
+
+def _patch_detach_result_refuses_set_():
+    import torch
+
+    _orig = torch.Tensor.detach
+    _set = torch.Tensor.set_
+
+    def detach(self):
+        out = _orig(self)
+        out._mutant_detached = True
+        return out
+
+    def set_(self, *args, **kwargs):
+        if getattr(self, "_mutant_detached", False):
+            raise RuntimeError("set_ is not allowed on a Tensor created from .data or .detach()")
+        return _set(self, *args, **kwargs)
+
+    torch.Tensor.detach = detach
+    torch.detach = detach
+    torch.Tensor.set_ = set_
+
+
+def _witness_detach_result_refuses_set_():
+    import torch
+
+    d = torch.zeros(2, 3).detach()
+    try:
+        out = d.set_(torch.ones(3))
+    except RuntimeError as e:
+        raise AssertionError(f"set_ on a detach() result raised: {e}") from e
+    assert out is d and d.shape == (3,)
+
+
 MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         name="detach-copies",
         description="detach() returns a copy instead of an alias of the input's storage",
         claims=("detach.shares-storage",),
-        source="""
-        import torch
-        _orig = torch.Tensor.detach
-        def detach(self):
-            return _orig(self).clone()
-        torch.Tensor.detach = detach
-        torch.detach = detach
-        """,
-        witness="""
-        import torch
-        x = torch.arange(6.0)
-        assert x.detach().data_ptr() == x.data_ptr()
-        assert torch.detach(x).data_ptr() == x.data_ptr()
-        """,
+        patch=_patch_detach_copies,
+        witness=_witness_detach_copies,
     ),
     Mutant(
         name="detach-copies-noncontig-f64",
@@ -34,22 +386,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("detach.shares-storage",),
         region="non-contiguous float64 inputs",
         family="layout",
-        source="""
-        import torch
-        _orig = torch.Tensor.detach
-        def _detach(self):
-            out = _orig(self)
-            if self.dtype == torch.float64 and not self.is_contiguous():
-                out = out.clone()
-            return out
-        torch.Tensor.detach = _detach
-        torch.detach = _detach
-        """,
-        witness="""
-        import torch
-        x = torch.arange(6.0, dtype=torch.float64).reshape(2, 3).t()
-        assert x.detach().data_ptr() == x.data_ptr()
-        """,
+        patch=_patch_detach_copies_noncontig_f64,
+        witness=_witness_detach_copies_noncontig_f64,
     ),
     Mutant(
         name="detach-copies-expanded",
@@ -57,24 +395,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("detach.shares-storage",),
         region="expanded (stride-0) inputs",
         family="layout",
-        source="""
-        import torch
-        _orig = torch.Tensor.detach
-        def detach(self):
-            out = _orig(self)
-            if any(st == 0 and sz > 1 for sz, st in zip(self.shape, self.stride())):
-                out = out.clone()
-            return out
-        torch.Tensor.detach = detach
-        torch.detach = detach
-        """,
-        witness="""
-        import torch
-        x = torch.arange(3.0).expand(2, 3)
-        d = x.detach()
-        assert d.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
-        assert d.stride() == x.stride()
-        """,
+        patch=_patch_detach_copies_expanded,
+        witness=_witness_detach_copies_expanded,
     ),
     Mutant(
         name="detach-copies-zero-size",
@@ -82,22 +404,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("detach.shares-storage",),
         region="zero-size inputs",
         family="layout",
-        source="""
-        import torch
-        _orig = torch.Tensor.detach
-        def detach(self):
-            out = _orig(self)
-            if self.numel() == 0:
-                out = torch.empty_strided(self.shape, self.stride(), dtype=self.dtype, device=self.device)
-            return out
-        torch.Tensor.detach = detach
-        torch.detach = detach
-        """,
-        witness="""
-        import torch
-        x = torch.empty(0, 3)
-        assert x.detach().untyped_storage() is x.untyped_storage()
-        """,
+        patch=_patch_detach_copies_zero_size,
+        witness=_witness_detach_copies_zero_size,
     ),
     Mutant(
         name="detach-copies-0d",
@@ -105,20 +413,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("detach.shares-storage",),
         region="0-d inputs",
         family="layout",
-        source="""
-        import torch
-        _orig = torch.Tensor.detach
-        def detach(self):
-            out = _orig(self)
-            return out.clone() if self.dim() == 0 else out
-        torch.Tensor.detach = detach
-        torch.detach = detach
-        """,
-        witness="""
-        import torch
-        x = torch.tensor(3.0)
-        assert x.detach().data_ptr() == x.data_ptr()
-        """,
+        patch=_patch_detach_copies_0d,
+        witness=_witness_detach_copies_0d,
     ),
     Mutant(
         name="detach-copies-channels-last",
@@ -126,23 +422,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("detach.shares-storage",),
         region="channels_last 4-D inputs",
         family="layout",
-        source="""
-        import torch
-        _orig = torch.Tensor.detach
-        def detach(self):
-            out = _orig(self)
-            if (self.dim() == 4 and not self.is_contiguous()
-                    and self.is_contiguous(memory_format=torch.channels_last)):
-                out = out.clone()
-            return out
-        torch.Tensor.detach = detach
-        torch.detach = detach
-        """,
-        witness="""
-        import torch
-        x = torch.zeros(2, 3, 2, 2).contiguous(memory_format=torch.channels_last)
-        assert x.detach().data_ptr() == x.data_ptr()
-        """,
+        patch=_patch_detach_copies_channels_last,
+        witness=_witness_detach_copies_channels_last,
     ),
     Mutant(
         name="detach-copies-bool",
@@ -150,20 +431,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("detach.shares-storage",),
         region="bool inputs",
         family="dtype",
-        source="""
-        import torch
-        _orig = torch.Tensor.detach
-        def detach(self):
-            out = _orig(self)
-            return out.clone() if self.dtype == torch.bool else out
-        torch.Tensor.detach = detach
-        torch.detach = detach
-        """,
-        witness="""
-        import torch
-        x = torch.tensor([True, False])
-        assert x.detach().data_ptr() == x.data_ptr()
-        """,
+        patch=_patch_detach_copies_bool,
+        witness=_witness_detach_copies_bool,
     ),
     Mutant(
         name="detach-function-copies",
@@ -171,18 +440,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("detach.shares-storage",),
         region="the function form torch.detach(t) only",
         family="convention",
-        source="""
-        import torch
-        _orig = torch.detach
-        def detach(input):
-            return _orig(input).clone()
-        torch.detach = detach
-        """,
-        witness="""
-        import torch
-        x = torch.arange(4.0)
-        assert torch.detach(x).data_ptr() == x.data_ptr()
-        """,
+        patch=_patch_detach_function_copies,
+        witness=_witness_detach_function_copies,
     ),
     Mutant(
         name="detach-keeps-grad-nonleaf",
@@ -190,22 +449,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("detach.is-leaf", "detach.never-requires-grad"),
         region="non-leaf inputs that require grad",
         family="autograd",
-        source="""
-        import torch
-        _orig = torch.Tensor.detach
-        def detach(self):
-            out = _orig(self)
-            if self.requires_grad and not self.is_leaf:
-                out.requires_grad_(True)
-            return out
-        torch.Tensor.detach = detach
-        torch.detach = detach
-        """,
-        witness="""
-        import torch
-        x = torch.ones(3, requires_grad=True) * 2
-        assert x.detach().requires_grad is False
-        """,
+        patch=_patch_detach_keeps_grad_nonleaf,
+        witness=_witness_detach_keeps_grad_nonleaf,
     ),
     Mutant(
         name="detach-copies-parameter",
@@ -213,39 +458,15 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("detach.parameter-sees-optimizer-step",),
         region="nn.Parameter inputs",
         family="subclass",
-        source="""
-        import torch
-        _orig = torch.Tensor.detach
-        def detach(self):
-            out = _orig(self)
-            return out.clone() if isinstance(self, torch.nn.Parameter) else out
-        torch.Tensor.detach = detach
-        torch.detach = detach
-        """,
-        witness="""
-        import torch
-        p = torch.nn.Parameter(torch.ones(3))
-        assert p.detach().data_ptr() == p.data_ptr()
-        """,
+        patch=_patch_detach_copies_parameter,
+        witness=_witness_detach_copies_parameter,
     ),
     Mutant(
         name="detach-own-version-counter",
         description="detach() aliases the storage but gets its own version counter (like .data)",
         claims=("detach.inplace-error-when-saved", "graphs.version-error-predicted"),
-        source="""
-        import torch
-        _data = torch._C.TensorBase.data
-        def detach(self):
-            return _data.__get__(self)
-        torch.Tensor.detach = detach
-        torch.detach = detach
-        """,
-        witness="""
-        import torch
-        x = torch.ones(3)
-        x.detach().add_(1)
-        assert x._version == 1
-        """,
+        patch=_patch_detach_own_version_counter,
+        witness=_witness_detach_own_version_counter,
     ),
     Mutant(
         name="detach-resolves-math-bits",
@@ -254,42 +475,15 @@ MUTANTS: tuple[Mutant, ...] = (
         domain=(("math_bit", "conj"), ("math_bit", "neg")),
         region="conjugate and negative-bit views (t.conj(), t.conj().imag of a complex t)",
         family="layout",
-        source="""
-        import torch
-        _orig = torch.Tensor.detach
-        def detach(self):
-            out = _orig(self)
-            if out.is_conj() or out.is_neg():
-                return out.resolve_conj().resolve_neg()
-            return out
-        torch.Tensor.detach = detach
-        torch.detach = detach
-        """,
-        witness="""
-        import torch
-        z = torch.tensor([1 + 2j, 3 - 1j])
-        for v in (z.conj(), z.conj().imag):
-            assert v.detach().data_ptr() == v.data_ptr()
-        """,
+        patch=_patch_detach_resolves_math_bits,
+        witness=_witness_detach_resolves_math_bits,
     ),
     Mutant(
         name="detach-returns-zeros",
         description="detach() returns a tensor of zeros (same dtype, shape and device) instead of the input's values",
         claims=("detach.keeps-dtype-and-values",),
-        source="""
-        import torch
-        _orig = torch.Tensor.detach
-        def detach(self):
-            return torch.zeros_like(_orig(self))
-        torch.Tensor.detach = detach
-        torch.detach = detach
-        """,
-        witness="""
-        import torch
-        x = torch.arange(1.0, 4.0)
-        assert x.detach().tolist() == [1.0, 2.0, 3.0]
-        assert torch.detach(x).tolist() == [1.0, 2.0, 3.0]
-        """,
+        patch=_patch_detach_returns_zeros,
+        witness=_witness_detach_returns_zeros,
     ),
     Mutant(
         name="detach-lazy-clone-requires-grad",
@@ -297,24 +491,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("detach.writes-visible-both-ways",),
         region="inputs that require grad",
         family="autograd",
-        source="""
-        import torch
-        _orig = torch.Tensor.detach
-        def detach(self):
-            out = _orig(self)
-            if self.requires_grad:
-                out = out._lazy_clone()
-            return out
-        torch.Tensor.detach = detach
-        torch.detach = detach
-        """,
-        witness="""
-        import torch
-        x = torch.zeros(3, requires_grad=True)
-        d = x.detach()
-        d[0] = 5.0
-        assert x[0].item() == 5.0
-        """,
+        patch=_patch_detach_lazy_clone_requires_grad,
+        witness=_witness_detach_lazy_clone_requires_grad,
     ),
     Mutant(
         name="detach-keeps-tangent-complex",
@@ -322,28 +500,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("detach.drops-forward-ad-tangent",),
         region="complex dual tensors",
         family="dtype",
-        source="""
-        import torch
-        import torch.autograd.forward_ad as _fwad
-        _orig = torch.Tensor.detach
-        def detach(self):
-            out = _orig(self)
-            if self.is_complex() and _fwad._current_level >= 0:
-                tangent = _fwad.unpack_dual(self).tangent
-                if tangent is not None:
-                    out = _fwad.make_dual(out, tangent)
-            return out
-        torch.Tensor.detach = detach
-        torch.detach = detach
-        """,
-        witness="""
-        import torch
-        import torch.autograd.forward_ad as fwad
-        p = torch.ones(3, dtype=torch.complex64)
-        with fwad.dual_level():
-            d = fwad.make_dual(p, torch.ones_like(p))
-            assert fwad.unpack_dual(d.detach()).tangent is None
-        """,
+        patch=_patch_detach_keeps_tangent_complex,
+        witness=_witness_detach_keeps_tangent_complex,
     ),
     Mutant(
         name="detach-result-refuses-set_",
@@ -351,46 +509,30 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("detach.metadata-change-allowed", "detach.metadata-change-raises"),
         region="set_ (one of the four metadata changes) on a detach() result",
         family="other",
-        source="""
-        import torch
-        _orig = torch.Tensor.detach
-        _set = torch.Tensor.set_
-        def detach(self):
-            out = _orig(self)
-            out._mutant_detached = True
-            return out
-        def set_(self, *args, **kwargs):
-            if getattr(self, "_mutant_detached", False):
-                raise RuntimeError(
-                    "set_ is not allowed on a Tensor created from .data or .detach()"
-                )
-            return _set(self, *args, **kwargs)
-        torch.Tensor.detach = detach
-        torch.detach = detach
-        torch.Tensor.set_ = set_
-        """,
-        witness="""
-        import torch
-        d = torch.zeros(2, 3).detach()
-        try:
-            out = d.set_(torch.ones(3))
-        except RuntimeError as e:
-            raise AssertionError(f"set_ on a detach() result raised: {e}")
-        assert out is d and d.shape == (3,)
-        """,
+        patch=_patch_detach_result_refuses_set_,
+        witness=_witness_detach_result_refuses_set_,
     ),
 )
 
 from conformance.mutants.clone import domain_mutants  # noqa: E402
 
-_DETACH_COPIES = """
-_orig = torch.Tensor.detach
-def detach(self):
-    out = _orig(self)
-    return out.clone() if _hit(self) else out
-torch.Tensor.detach = detach
-torch.detach = detach
-"""
+
+def _detach_copies(hit):
+    import torch
+
+    _orig = torch.Tensor.detach
+
+    def detach(self):
+        out = _orig(self)
+        return out.clone() if hit(self) else out
+
+    torch.Tensor.detach = detach
+    torch.detach = detach
+
+
+def _detach_copies_check(t):
+    assert t.detach().untyped_storage()._cdata == t.untyped_storage()._cdata  # the same storage
+
 
 # Issue 29: a detach that copies at exactly one value of the domain
 # detach.shares-storage declares (every tensor: each layout family, dtype
@@ -407,11 +549,38 @@ MUTANTS += domain_mutants(
         "math_bit": ("none",),
     },
     broken="detach() returns a copy in new storage instead of an alias",
-    patch=_DETACH_COPIES,
-    check="""
-    assert t.detach().untyped_storage()._cdata == t.untyped_storage()._cdata  # the same storage
-    """,
+    patch=_detach_copies,
+    check=_detach_copies_check,
 )  # fmt: skip
+
+
+def _patch_detach_copies_only_method():
+    import torch
+
+    _orig = torch.Tensor.detach
+    torch.Tensor.detach = lambda self: _orig(self).clone()
+
+
+def _witness_detach_copies_only_method():
+    import torch
+
+    t = torch.arange(3.0)
+    assert t.detach().data_ptr() == t.data_ptr()
+
+
+def _patch_detach_copies_only_function():
+    import torch
+
+    _orig = torch.detach
+    torch.detach = lambda input: _orig(input).clone()
+
+
+def _witness_detach_copies_only_function():
+    import torch
+
+    t = torch.arange(3.0)
+    assert torch.detach(t).data_ptr() == t.data_ptr()
+
 
 MUTANTS += (
     Mutant(
@@ -421,16 +590,8 @@ MUTANTS += (
         domain={"call_form": "method"},
         region="the method form t.detach() only",
         family="convention",
-        source="""
-        import torch
-        _orig = torch.Tensor.detach
-        torch.Tensor.detach = lambda self: _orig(self).clone()
-        """,
-        witness="""
-        import torch
-        t = torch.arange(3.0)
-        assert t.detach().data_ptr() == t.data_ptr()
-        """,
+        patch=_patch_detach_copies_only_method,
+        witness=_witness_detach_copies_only_method,
     ),
     Mutant(
         name="detach-copies-only-function",
@@ -439,31 +600,34 @@ MUTANTS += (
         domain={"call_form": "function"},
         region="the function form torch.detach(t) only",
         family="convention",
-        source="""
-        import torch
-        _orig = torch.detach
-        torch.detach = lambda input: _orig(input).clone()
-        """,
-        witness="""
-        import torch
-        t = torch.arange(3.0)
-        assert torch.detach(t).data_ptr() == t.data_ptr()
-        """,
+        patch=_patch_detach_copies_only_function,
+        witness=_witness_detach_copies_only_function,
     ),
 )
 
-_DETACH_REQUIRES_GRAD = """
-_orig = torch.Tensor.detach
-def detach(self):
-    out = _orig(self)
-    if _hit(self) and (out.is_floating_point() or out.is_complex()):
-        if out.is_inference():  # cannot require grad outside inference mode: a normal copy can
-            out = out.clone()
-        out.requires_grad_(True)
-    return out
-torch.Tensor.detach = detach
-torch.detach = detach
-"""
+
+def _detach_requires_grad(hit):
+    import torch
+
+    _orig = torch.Tensor.detach
+
+    def detach(self):
+        out = _orig(self)
+        if hit(self) and (out.is_floating_point() or out.is_complex()):
+            if out.is_inference():  # cannot require grad outside inference mode: a normal copy can
+                out = out.clone()
+            out.requires_grad_(True)
+        return out
+
+    torch.Tensor.detach = detach
+    torch.detach = detach
+
+
+def _detach_requires_grad_check(t):
+    import torch
+
+    assert not t.detach().requires_grad and not torch.detach(t).requires_grad
+
 
 # Issue 29: a detach whose result requires grad for exactly one tensor kind
 # (detach.never-requires-grad: "whatever t's autograd state").
@@ -472,6 +636,6 @@ MUTANTS += domain_mutants(
     claims={"tensor_kind": ("detach.never-requires-grad",)},
     values={"tensor_kind": ("plain", "leaf", "non_leaf", "parameter", "subclass", "inference")},
     broken="detach() of a floating or complex tensor returns a result that requires grad",
-    patch=_DETACH_REQUIRES_GRAD,
-    check="assert not t.detach().requires_grad and not torch.detach(t).requires_grad",
+    patch=_detach_requires_grad,
+    check=_detach_requires_grad_check,
 )

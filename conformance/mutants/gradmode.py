@@ -8,6 +8,807 @@ from __future__ import annotations
 
 from conformance.mutants.base import Mutant
 
+
+def _patch_no_grad_exit_by_exception_keeps_mode():
+    import torch
+
+    _orig_exit = torch.no_grad.__exit__
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        if exc_type is not None:
+            return None
+        return _orig_exit(self, exc_type, exc_value, traceback)
+
+    torch.no_grad.__exit__ = __exit__
+
+
+def _witness_no_grad_exit_by_exception_keeps_mode():
+    import torch
+
+    torch.set_grad_enabled(True)
+    try:
+        with torch.no_grad():
+            raise ValueError("leave the block")
+    except ValueError:
+        pass
+    assert torch.is_grad_enabled()
+
+
+def _patch_no_grad_normal_exit_keeps_mode():
+    import torch
+
+    _orig_exit = torch.no_grad.__exit__
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        if exc_type is None:
+            return None
+        return _orig_exit(self, exc_type, exc_value, traceback)
+
+    torch.no_grad.__exit__ = __exit__
+
+
+def _witness_no_grad_normal_exit_keeps_mode():
+    import torch
+
+    torch.set_grad_enabled(True)
+    with torch.no_grad():
+        pass
+    assert torch.is_grad_enabled()
+
+
+def _patch_no_grad_with_statement_noop():
+    import sys
+
+    import torch
+
+    _orig_enter = torch.no_grad.__enter__
+
+    def __enter__(self):
+        if sys._getframe(1).f_code.co_filename.endswith("_contextlib.py"):
+            return _orig_enter(self)
+        self.prev = torch.is_grad_enabled()
+        return None
+
+    torch.no_grad.__enter__ = __enter__
+
+
+def _witness_no_grad_with_statement_noop():
+    import torch
+
+    torch.set_grad_enabled(True)
+    with torch.no_grad():
+        assert not torch.is_grad_enabled()
+
+
+def _patch_nested_grad_mode_exit_keeps_inner_mode():
+    import torch
+
+    _depth = [0]
+
+    def _patch(cls):
+        enter, exit_ = cls.__enter__, cls.__exit__
+
+        def __enter__(self):
+            _depth[0] += 1
+            return enter(self)
+
+        def __exit__(self, *exc):
+            _depth[0] -= 1
+            if _depth[0] >= 1:
+                return None
+            return exit_(self, *exc)
+
+        cls.__enter__, cls.__exit__ = __enter__, __exit__
+
+    _patch(torch.no_grad)
+    _patch(torch.enable_grad)
+
+
+def _witness_nested_grad_mode_exit_keeps_inner_mode():
+    import torch
+
+    torch.set_grad_enabled(False)
+    with torch.enable_grad():
+        with torch.no_grad():
+            pass
+        assert torch.is_grad_enabled()
+
+
+def _patch_set_grad_enabled_call_noop():
+    import pathlib
+    import sys
+
+    import torch
+
+    _orig_init = torch.set_grad_enabled.__init__
+
+    def __init__(self, mode):
+        if "torch" in pathlib.PurePath(sys._getframe(1).f_code.co_filename).parts[-3:-1]:
+            return _orig_init(self, mode)
+        self.prev = torch.is_grad_enabled()
+        self.mode = mode
+
+    torch.set_grad_enabled.__init__ = __init__
+
+
+def _witness_set_grad_enabled_call_noop():
+    import torch
+
+    torch.set_grad_enabled(True)
+    torch.set_grad_enabled(False)
+    assert not torch.is_grad_enabled()
+
+
+def _patch_clone_keeps_requires_grad_under_no_grad():
+    import torch
+
+    _orig = torch.Tensor.clone
+
+    def clone(self, *args, **kwargs):
+        out = _orig(self, *args, **kwargs)
+        if (
+            self.requires_grad
+            and not torch.is_grad_enabled()
+            and not torch.is_inference_mode_enabled()
+            and not out.requires_grad
+        ):
+            out.requires_grad_(True)
+        return out
+
+    torch.Tensor.clone = clone
+    torch.clone = clone
+
+
+def _witness_clone_keeps_requires_grad_under_no_grad():
+    import torch
+
+    x = torch.ones(3, requires_grad=True)
+    with torch.no_grad():
+        c = x.clone()
+    assert c.requires_grad is False
+
+
+def _patch_clone_keeps_requires_grad_in_inference_mode():
+    import torch
+
+    _orig = torch.Tensor.clone
+
+    def clone(self, *args, **kwargs):
+        out = _orig(self, *args, **kwargs)
+        if self.requires_grad and torch.is_inference_mode_enabled() and not out.requires_grad:
+            out.requires_grad_(True)
+        return out
+
+    torch.Tensor.clone = clone
+    torch.clone = clone
+
+
+def _witness_clone_keeps_requires_grad_in_inference_mode():
+    import torch
+
+    x = torch.ones(3, requires_grad=True)
+    with torch.inference_mode():
+        c = x.clone()
+    assert c.requires_grad is False
+
+
+def _patch_inference_inplace_outside_accepted_in_grad_mode():
+    import torch
+
+    _MSG = "Inplace update to inference tensor outside InferenceMode"
+
+    def _wrap(orig):
+        def op(self, *args, **kwargs):
+            try:
+                return orig(self, *args, **kwargs)
+            except RuntimeError as e:
+                if _MSG in str(e) and torch.is_grad_enabled():
+                    return self
+                raise
+
+        return op
+
+    for _name in ("add_", "mul_", "zero_", "fill_", "copy_", "__setitem__"):
+        setattr(torch.Tensor, _name, _wrap(getattr(torch.Tensor, _name)))
+    for _name in ("zero_", "fill_"):
+        setattr(torch, _name, _wrap(getattr(torch, _name)))
+
+
+def _witness_inference_inplace_outside_accepted_in_grad_mode():
+    import torch
+
+    with torch.inference_mode():
+        t = torch.ones(3)
+    try:
+        t.add_(1)
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError("in-place on an inference tensor in grad mode did not raise")
+
+
+def _patch_inference_inplace_inside_refused():
+    import torch
+
+    _MSG = "Inplace update to inference tensor outside InferenceMode."
+
+    def _wrap(orig):
+        def op(self, *args, **kwargs):
+            if torch.is_inference_mode_enabled() and self.is_inference():
+                raise RuntimeError(_MSG)
+            return orig(self, *args, **kwargs)
+
+        return op
+
+    for _name in ("add_", "mul_", "zero_", "fill_", "copy_", "__setitem__"):
+        setattr(torch.Tensor, _name, _wrap(getattr(torch.Tensor, _name)))
+    for _name in ("zero_", "fill_"):
+        setattr(torch, _name, _wrap(getattr(torch, _name)))
+
+
+def _witness_inference_inplace_inside_refused():
+    import torch
+
+    with torch.inference_mode():
+        t = torch.ones(3)
+        try:
+            t.add_(1)
+        except RuntimeError as e:
+            raise AssertionError(f"in-place inside inference_mode refused: {e}") from e
+    assert t.tolist() == [2.0, 2.0, 2.0]
+
+
+def _patch_tensor_no_grad_drops_requires_grad():
+    import torch
+
+    _orig = torch.tensor
+
+    def tensor(data, *args, **kwargs):
+        out = _orig(data, *args, **kwargs)
+        if out.requires_grad and not torch.is_grad_enabled():
+            out.requires_grad_(False)
+        return out
+
+    torch.tensor = tensor
+
+
+def _witness_tensor_no_grad_drops_requires_grad():
+    import torch
+
+    with torch.no_grad():
+        t = torch.tensor([1.0], requires_grad=True)
+    assert t.requires_grad
+
+
+def _patch_inference_mode_is_no_grad():
+    import torch
+
+    def __enter__(self):
+        self._ctx = torch.no_grad()
+        self._ctx.__enter__()
+
+    def __exit__(self, *exc):
+        self._ctx.__exit__(*exc)
+
+    torch.inference_mode.__enter__ = __enter__
+    torch.inference_mode.__exit__ = __exit__
+
+
+def _witness_inference_mode_is_no_grad():
+    import torch
+
+    with torch.inference_mode():
+        y = torch.ones(3) * 2
+    assert y.is_inference()
+
+
+def _patch_set_grad_enabled_exit_enables():
+    import torch
+
+    def __exit__(self, *exc):
+        torch._C._set_grad_enabled(True)
+
+    torch.set_grad_enabled.__exit__ = __exit__
+
+
+def _witness_set_grad_enabled_exit_enables():
+    import torch
+
+    with torch.no_grad():
+        with torch.set_grad_enabled(True):
+            pass
+        assert not torch.is_grad_enabled()
+
+
+def _patch_no_grad_decorator_noop():
+    import torch
+
+    def __call__(self, func):
+        return func
+
+    torch.no_grad.__call__ = __call__
+
+
+def _witness_no_grad_decorator_noop():
+    import torch
+
+    @torch.no_grad()
+    def f():
+        return torch.is_grad_enabled()
+
+    assert f() is False
+
+
+def _patch_inference_clone_stays_inference():
+    import torch
+
+    _orig = torch.Tensor.clone
+
+    def clone(self, *args, **kwargs):
+        if self.is_inference() and not torch.is_inference_mode_enabled():
+            with torch.inference_mode():
+                return _orig(self, *args, **kwargs)
+        return _orig(self, *args, **kwargs)
+
+    torch.Tensor.clone = clone
+    torch.clone = clone
+
+
+def _witness_inference_clone_stays_inference():
+    import torch
+
+    with torch.inference_mode():
+        t = torch.ones(3)
+    assert not t.clone().is_inference()
+
+
+def _patch_inference_version_readable():
+    import torch
+
+    _desc = torch._C.TensorBase._version
+
+    def _get(self):
+        if self.is_inference():
+            return 0
+        return _desc.__get__(self)
+
+    torch.Tensor._version = property(_get)
+
+
+def _witness_inference_version_readable():
+    import torch
+
+    with torch.inference_mode():
+        t = torch.ones(3)
+    try:
+        _ = t._version
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError("reading _version of an inference tensor did not raise")
+
+
+def _patch_clone_keeps_requires_grad_when_disabled():
+    import torch
+
+    _orig = torch.Tensor.clone
+
+    def clone(self, *args, **kwargs):
+        out = _orig(self, *args, **kwargs)
+        if self.requires_grad and not torch.is_grad_enabled() and not out.requires_grad:
+            out.requires_grad_(True)
+        return out
+
+    torch.Tensor.clone = clone
+    torch.clone = clone
+
+
+def _witness_clone_keeps_requires_grad_when_disabled():
+    import torch
+
+    x = torch.ones(3, requires_grad=True)
+    with torch.no_grad():
+        c = x.clone()
+    assert c.requires_grad is False
+
+
+def _patch_threads_inherit_disabled_grad_mode():
+    import threading
+
+    import torch
+
+    _start = threading.Thread.start
+
+    def start(self):
+        enabled = torch.is_grad_enabled()
+        inference = torch.is_inference_mode_enabled()
+        if not enabled or inference:
+            run = self.run
+
+            def run_in_mode():
+                ctx = torch.inference_mode() if inference else torch.set_grad_enabled(enabled)
+                with ctx:
+                    return run()
+
+            self.run = run_in_mode
+        return _start(self)
+
+    threading.Thread.start = start
+
+
+def _witness_threads_inherit_disabled_grad_mode():
+    import threading
+
+    import torch
+
+    seen = {}
+    with torch.no_grad():
+        t = threading.Thread(target=lambda: seen.setdefault("enabled", torch.is_grad_enabled()))
+        t.start()
+        t.join()
+    assert seen["enabled"] is True
+
+
+def _patch_no_grad_inplace_skips_bump_reduced():
+    import torch
+
+    def _wrap(orig):
+        def op(self, *args, **kwargs):
+            if (
+                not torch.is_grad_enabled()
+                and not torch.is_inference_mode_enabled()
+                and self.dtype in (torch.float16, torch.bfloat16)
+            ):
+                orig(self.data, *args, **kwargs)
+                return self
+            return orig(self, *args, **kwargs)
+
+        return op
+
+    for _name in ("add_", "mul_", "zero_", "fill_", "copy_", "__setitem__"):
+        setattr(torch.Tensor, _name, _wrap(getattr(torch.Tensor, _name)))
+    for _name in ("zero_", "fill_"):
+        setattr(torch, _name, _wrap(getattr(torch, _name)))
+
+
+def _witness_no_grad_inplace_skips_bump_reduced():
+    import torch
+
+    x = torch.ones(3, dtype=torch.float16, requires_grad=True)
+    with torch.no_grad():
+        x.mul_(2)
+    assert x._version == 1
+
+
+def _patch_no_grad_copy_into_leaf_refused():
+    import torch
+
+    _orig = torch.Tensor.copy_
+
+    def copy_(self, src, non_blocking=False):
+        if self.requires_grad and self.is_leaf and not torch.is_grad_enabled():
+            raise RuntimeError(
+                "a leaf Variable that requires grad is being used in an in-place operation."
+            )
+        return _orig(self, src, non_blocking)
+
+    torch.Tensor.copy_ = copy_
+
+
+def _witness_no_grad_copy_into_leaf_refused():
+    import torch
+
+    w = torch.ones(3, requires_grad=True)
+    with torch.no_grad():
+        try:
+            w.copy_(torch.zeros(3))
+        except RuntimeError as e:
+            raise AssertionError(f"copy_ under no_grad into a leaf raised: {e}") from e
+    assert w.detach().tolist() == [0.0, 0.0, 0.0]
+
+
+def _patch_no_grad_view_inplace_allowed_double():
+    import torch
+
+    _MSG = "A view was created in no_grad mode and is being modified inplace"
+
+    def _wrap(orig):
+        def op(self, *args, **kwargs):
+            try:
+                return orig(self, *args, **kwargs)
+            except RuntimeError as e:
+                if _MSG in str(e) and self.dtype in (torch.float64, torch.complex128):
+                    with torch.no_grad():
+                        return orig(self, *args, **kwargs)
+                raise
+
+        return op
+
+    for _name in ("add_", "mul_", "zero_", "fill_", "copy_", "__setitem__"):
+        setattr(torch.Tensor, _name, _wrap(getattr(torch.Tensor, _name)))
+    for _name in ("zero_", "fill_"):
+        setattr(torch, _name, _wrap(getattr(torch, _name)))
+
+
+def _witness_no_grad_view_inplace_allowed_double():
+    import torch
+
+    x = torch.ones(3, dtype=torch.float64, requires_grad=True)
+    with torch.no_grad():
+        v = x[1:]
+    try:
+        v.mul_(2)
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError("in-place on a view made under no_grad did not raise")
+
+
+def _patch_dropout_off_under_no_grad():
+    import torch
+    import torch.nn.functional as F
+
+    _orig = F.dropout
+
+    def dropout(input, p=0.5, training=True, inplace=False):
+        return _orig(input, p, training and torch.is_grad_enabled(), inplace)
+
+    F.dropout = dropout
+
+
+def _witness_dropout_off_under_no_grad():
+    import torch
+
+    with torch.no_grad():
+        out = torch.nn.Dropout(p=1.0)(torch.ones(3))
+    assert bool((out == 0).all())
+
+
+def _patch_inference_mode_views_of_normal_copy():
+    import torch
+
+    def _wrap(orig):
+        def op(self, *args, **kwargs):
+            out = orig(self, *args, **kwargs)
+            if torch.is_inference_mode_enabled() and not self.is_inference():
+                out = out.clone()
+            return out
+
+        return op
+
+    for _name in ("permute", "unsqueeze", "squeeze"):
+        setattr(torch.Tensor, _name, _wrap(getattr(torch.Tensor, _name)))
+        setattr(torch, _name, _wrap(getattr(torch, _name)))
+
+
+def _witness_inference_mode_views_of_normal_copy():
+    import torch
+
+    x = torch.ones(2, 3)
+    with torch.inference_mode():
+        v = x.permute(1, 0)
+    assert not v.is_inference()
+
+
+def _patch_inference_inplace_outside_accepted_under_no_grad():
+    import torch
+
+    _MSG = "Inplace update to inference tensor outside InferenceMode"
+
+    def _wrap(orig):
+        def op(self, *args, **kwargs):
+            try:
+                return orig(self, *args, **kwargs)
+            except RuntimeError as e:
+                if _MSG in str(e) and not torch.is_grad_enabled():
+                    return self
+                raise
+
+        return op
+
+    for _name in ("add_", "mul_", "zero_", "fill_", "copy_", "__setitem__"):
+        setattr(torch.Tensor, _name, _wrap(getattr(torch.Tensor, _name)))
+    for _name in ("zero_", "fill_"):
+        setattr(torch, _name, _wrap(getattr(torch, _name)))
+
+
+def _witness_inference_inplace_outside_accepted_under_no_grad():
+    import torch
+
+    with torch.inference_mode():
+        t = torch.ones(3)
+    with torch.no_grad():
+        try:
+            t.add_(1)
+        except RuntimeError:
+            pass
+        else:
+            raise AssertionError("in-place on an inference tensor under no_grad did not raise")
+
+
+def _patch_inference_requires_grad_attribute_accepted():
+    import torch
+
+    _desc = torch._C.TensorBase.requires_grad
+
+    def _set(self, value):
+        if value and self.is_inference() and not torch.is_inference_mode_enabled():
+            with torch.inference_mode():
+                return _desc.__set__(self, value)
+        return _desc.__set__(self, value)
+
+    torch.Tensor.requires_grad = property(_desc.__get__, _set)
+
+
+def _witness_inference_requires_grad_attribute_accepted():
+    import torch
+
+    with torch.inference_mode():
+        t = torch.ones(3)
+    try:
+        t.requires_grad = True
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError("requires_grad = True on an inference tensor did not raise")
+
+
+def _patch_mul_clones_inference_operand():
+    import torch
+
+    _mul = torch.Tensor.__mul__
+    _tmul = torch.mul
+
+    def _fix(a, b):
+        if (
+            isinstance(a, torch.Tensor)
+            and isinstance(b, torch.Tensor)
+            and torch.is_grad_enabled()
+            and not torch.is_inference_mode_enabled()
+        ):
+            if a.is_inference() and b.requires_grad:
+                a = a.clone()
+            elif b.is_inference() and a.requires_grad:
+                b = b.clone()
+        return a, b
+
+    def __mul__(a, b):
+        return _mul(*_fix(a, b))
+
+    def mul(a, b, *args, **kwargs):
+        return _tmul(*_fix(a, b), *args, **kwargs)
+
+    torch.Tensor.__mul__ = __mul__
+    torch.mul = mul
+
+
+def _witness_mul_clones_inference_operand():
+    import torch
+
+    with torch.inference_mode():
+        t = torch.ones(3)
+    n = torch.ones(3, requires_grad=True)
+    try:
+        n * t
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError("saving an inference tensor for backward did not raise")
+
+
+def _patch_like_factories_drop_requires_grad_in_inference():
+    import torch
+
+    def _wrap(orig):
+        def factory(*args, **kwargs):
+            if torch.is_inference_mode_enabled():
+                kwargs.pop("requires_grad", None)
+            return orig(*args, **kwargs)
+
+        return factory
+
+    for _name in ("zeros_like", "ones_like", "empty_like", "full_like", "rand_like"):
+        setattr(torch, _name, _wrap(getattr(torch, _name)))
+
+
+def _witness_like_factories_drop_requires_grad_in_inference():
+    import torch
+
+    with torch.inference_mode():
+        t = torch.zeros_like(torch.ones(3), requires_grad=True)
+    assert t.requires_grad
+
+
+def _patch_inference_mode_skips_bump_integral():
+    import torch
+
+    def _wrap(orig):
+        def op(self, *args, **kwargs):
+            if (
+                torch.is_inference_mode_enabled()
+                and not self.is_inference()
+                and not (self.is_floating_point() or self.is_complex())
+            ):
+                orig(self.data, *args, **kwargs)
+                return self
+            return orig(self, *args, **kwargs)
+
+        return op
+
+    for _name in ("add_", "mul_", "zero_", "fill_", "copy_", "__setitem__"):
+        setattr(torch.Tensor, _name, _wrap(getattr(torch.Tensor, _name)))
+    for _name in ("zero_", "fill_"):
+        setattr(torch, _name, _wrap(getattr(torch, _name)))
+
+
+def _witness_inference_mode_skips_bump_integral():
+    import torch
+
+    x = torch.zeros(3, dtype=torch.int64)
+    with torch.inference_mode():
+        x.add_(1)
+    assert x._version == 1
+
+
+def _patch_grad_modes_noop_outside_main_thread():
+    import threading
+
+    import torch
+
+    def _other_thread():
+        return threading.current_thread() is not threading.main_thread()
+
+    _sge = torch.set_grad_enabled
+    _init, _enter = _sge.__init__, _sge.__enter__
+
+    def __init__(self, mode):
+        if mode or not _other_thread():
+            return _init(self, mode)
+        self.prev = torch.is_grad_enabled()
+        self.mode = mode
+
+    def __enter__(self):
+        if self.mode or not _other_thread():
+            return _enter(self)
+        return None
+
+    _sge.__init__, _sge.__enter__ = __init__, __enter__
+    _inf = torch.inference_mode
+    _inf_enter, _inf_exit = _inf.__enter__, _inf.__exit__
+
+    def _inf_enter_patched(self):
+        self._mutant_skipped = _other_thread()
+        if self._mutant_skipped:
+            return None
+        return _inf_enter(self)
+
+    def _inf_exit_patched(self, *exc):
+        if getattr(self, "_mutant_skipped", False):
+            return None
+        return _inf_exit(self, *exc)
+
+    _inf.__enter__, _inf.__exit__ = _inf_enter_patched, _inf_exit_patched
+
+
+def _witness_grad_modes_noop_outside_main_thread():
+    import threading
+
+    import torch
+
+    seen = {}
+
+    def body():
+        with torch.no_grad():
+            seen["no_grad"] = torch.is_grad_enabled()
+        with torch.inference_mode():
+            seen["inference"] = torch.is_inference_mode_enabled()
+
+    t = threading.Thread(target=body)
+    t.start()
+    t.join()
+    assert seen == {"no_grad": False, "inference": True}, seen
+
+
 MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         name="no-grad-exit-by-exception-keeps-mode",
@@ -16,25 +817,8 @@ MUTANTS: tuple[Mutant, ...] = (
         domain={"exception_exit": True},
         region="no_grad blocks left by an exception",
         family="mode",
-        source="""
-        import torch
-        _orig_exit = torch.no_grad.__exit__
-        def __exit__(self, exc_type, exc_value, traceback):
-            if exc_type is not None:
-                return None
-            return _orig_exit(self, exc_type, exc_value, traceback)
-        torch.no_grad.__exit__ = __exit__
-        """,
-        witness="""
-        import torch
-        torch.set_grad_enabled(True)
-        try:
-            with torch.no_grad():
-                raise ValueError("leave the block")
-        except ValueError:
-            pass
-        assert torch.is_grad_enabled()
-        """,
+        patch=_patch_no_grad_exit_by_exception_keeps_mode,
+        witness=_witness_no_grad_exit_by_exception_keeps_mode,
     ),
     Mutant(
         name="no-grad-normal-exit-keeps-mode",
@@ -43,22 +827,8 @@ MUTANTS: tuple[Mutant, ...] = (
         domain={"exception_exit": False},
         region="no_grad blocks left normally (no exception)",
         family="mode",
-        source="""
-        import torch
-        _orig_exit = torch.no_grad.__exit__
-        def __exit__(self, exc_type, exc_value, traceback):
-            if exc_type is None:
-                return None
-            return _orig_exit(self, exc_type, exc_value, traceback)
-        torch.no_grad.__exit__ = __exit__
-        """,
-        witness="""
-        import torch
-        torch.set_grad_enabled(True)
-        with torch.no_grad():
-            pass
-        assert torch.is_grad_enabled()
-        """,
+        patch=_patch_no_grad_normal_exit_keeps_mode,
+        witness=_witness_no_grad_normal_exit_keeps_mode,
     ),
     Mutant(
         name="no-grad-with-statement-noop",
@@ -72,23 +842,8 @@ MUTANTS: tuple[Mutant, ...] = (
         domain={"block_form": "with"},
         region="the with-statement form of torch.no_grad() only",
         family="convention",
-        source="""
-        import sys
-        import torch
-        _orig_enter = torch.no_grad.__enter__
-        def __enter__(self):
-            if sys._getframe(1).f_code.co_filename.endswith("_contextlib.py"):
-                return _orig_enter(self)
-            self.prev = torch.is_grad_enabled()
-            return None
-        torch.no_grad.__enter__ = __enter__
-        """,
-        witness="""
-        import torch
-        torch.set_grad_enabled(True)
-        with torch.no_grad():
-            assert not torch.is_grad_enabled()
-        """,
+        patch=_patch_no_grad_with_statement_noop,
+        witness=_witness_no_grad_with_statement_noop,
     ),
     Mutant(
         name="nested-grad-mode-exit-keeps-inner-mode",
@@ -97,31 +852,8 @@ MUTANTS: tuple[Mutant, ...] = (
         domain={"block_form": "nested"},
         region="no_grad / enable_grad scopes nested inside another no_grad / enable_grad scope",
         family="mode",
-        source="""
-        import torch
-        _depth = [0]
-        def _patch(cls):
-            enter, exit_ = cls.__enter__, cls.__exit__
-            def __enter__(self):
-                _depth[0] += 1
-                return enter(self)
-            def __exit__(self, *exc):
-                _depth[0] -= 1
-                if _depth[0] >= 1:
-                    return None
-                return exit_(self, *exc)
-            cls.__enter__, cls.__exit__ = __enter__, __exit__
-        _patch(torch.no_grad)
-        _patch(torch.enable_grad)
-        """,
-        witness="""
-        import torch
-        torch.set_grad_enabled(False)
-        with torch.enable_grad():
-            with torch.no_grad():
-                pass
-            assert torch.is_grad_enabled()
-        """,
+        patch=_patch_nested_grad_mode_exit_keeps_inner_mode,
+        witness=_witness_nested_grad_mode_exit_keeps_inner_mode,
     ),
     Mutant(
         name="set-grad-enabled-call-noop",
@@ -130,24 +862,8 @@ MUTANTS: tuple[Mutant, ...] = (
         domain={"block_form": "call"},
         region="set_grad_enabled(mode) called as a function by user code",
         family="convention",
-        source="""
-        import pathlib
-        import sys
-        import torch
-        _orig_init = torch.set_grad_enabled.__init__
-        def __init__(self, mode):
-            if "torch" in pathlib.PurePath(sys._getframe(1).f_code.co_filename).parts[-3:-1]:
-                return _orig_init(self, mode)
-            self.prev = torch.is_grad_enabled()
-            self.mode = mode
-        torch.set_grad_enabled.__init__ = __init__
-        """,
-        witness="""
-        import torch
-        torch.set_grad_enabled(True)
-        torch.set_grad_enabled(False)
-        assert not torch.is_grad_enabled()
-        """,
+        patch=_patch_set_grad_enabled_call_noop,
+        witness=_witness_set_grad_enabled_call_noop,
     ),
     Mutant(
         name="clone-keeps-requires-grad-under-no-grad",
@@ -159,25 +875,8 @@ MUTANTS: tuple[Mutant, ...] = (
         domain={"grad_mode": "no_grad"},
         region="clone() of tensors requiring grad under no_grad",
         family="mode",
-        source="""
-        import torch
-        _orig = torch.Tensor.clone
-        def clone(self, *args, **kwargs):
-            out = _orig(self, *args, **kwargs)
-            if (self.requires_grad and not torch.is_grad_enabled()
-                    and not torch.is_inference_mode_enabled() and not out.requires_grad):
-                out.requires_grad_(True)
-            return out
-        torch.Tensor.clone = clone
-        torch.clone = clone
-        """,
-        witness="""
-        import torch
-        x = torch.ones(3, requires_grad=True)
-        with torch.no_grad():
-            c = x.clone()
-        assert c.requires_grad is False
-        """,
+        patch=_patch_clone_keeps_requires_grad_under_no_grad,
+        witness=_witness_clone_keeps_requires_grad_under_no_grad,
     ),
     Mutant(
         name="clone-keeps-requires-grad-in-inference-mode",
@@ -189,24 +888,8 @@ MUTANTS: tuple[Mutant, ...] = (
         domain={"grad_mode": "inference_mode"},
         region="clone() of tensors requiring grad inside inference_mode",
         family="mode",
-        source="""
-        import torch
-        _orig = torch.Tensor.clone
-        def clone(self, *args, **kwargs):
-            out = _orig(self, *args, **kwargs)
-            if self.requires_grad and torch.is_inference_mode_enabled() and not out.requires_grad:
-                out.requires_grad_(True)
-            return out
-        torch.Tensor.clone = clone
-        torch.clone = clone
-        """,
-        witness="""
-        import torch
-        x = torch.ones(3, requires_grad=True)
-        with torch.inference_mode():
-            c = x.clone()
-        assert c.requires_grad is False
-        """,
+        patch=_patch_clone_keeps_requires_grad_in_inference_mode,
+        witness=_witness_clone_keeps_requires_grad_in_inference_mode,
     ),
     Mutant(
         name="inference-inplace-outside-accepted-in-grad-mode",
@@ -218,34 +901,8 @@ MUTANTS: tuple[Mutant, ...] = (
         domain={"grad_mode": "enabled"},
         region="in-place updates of inference tensors outside inference_mode with grad enabled",
         family="mode",
-        source="""
-        import torch
-        _MSG = "Inplace update to inference tensor outside InferenceMode"
-        def _wrap(orig):
-            def op(self, *args, **kwargs):
-                try:
-                    return orig(self, *args, **kwargs)
-                except RuntimeError as e:
-                    if _MSG in str(e) and torch.is_grad_enabled():
-                        return self
-                    raise
-            return op
-        for _name in ("add_", "mul_", "zero_", "fill_", "copy_", "__setitem__"):
-            setattr(torch.Tensor, _name, _wrap(getattr(torch.Tensor, _name)))
-        for _name in ("zero_", "fill_"):
-            setattr(torch, _name, _wrap(getattr(torch, _name)))
-        """,
-        witness="""
-        import torch
-        with torch.inference_mode():
-            t = torch.ones(3)
-        try:
-            t.add_(1)
-        except RuntimeError:
-            pass
-        else:
-            raise AssertionError("in-place on an inference tensor in grad mode did not raise")
-        """,
+        patch=_patch_inference_inplace_outside_accepted_in_grad_mode,
+        witness=_witness_inference_inplace_outside_accepted_in_grad_mode,
     ),
     Mutant(
         name="inference-inplace-inside-refused",
@@ -254,30 +911,8 @@ MUTANTS: tuple[Mutant, ...] = (
         domain={"grad_mode": "inference_mode"},
         region="in-place updates of inference tensors inside inference_mode",
         family="mode",
-        source="""
-        import torch
-        _MSG = "Inplace update to inference tensor outside InferenceMode."
-        def _wrap(orig):
-            def op(self, *args, **kwargs):
-                if torch.is_inference_mode_enabled() and self.is_inference():
-                    raise RuntimeError(_MSG)
-                return orig(self, *args, **kwargs)
-            return op
-        for _name in ("add_", "mul_", "zero_", "fill_", "copy_", "__setitem__"):
-            setattr(torch.Tensor, _name, _wrap(getattr(torch.Tensor, _name)))
-        for _name in ("zero_", "fill_"):
-            setattr(torch, _name, _wrap(getattr(torch, _name)))
-        """,
-        witness="""
-        import torch
-        with torch.inference_mode():
-            t = torch.ones(3)
-            try:
-                t.add_(1)
-            except RuntimeError as e:
-                raise AssertionError(f"in-place inside inference_mode refused: {e}") from e
-        assert t.tolist() == [2.0, 2.0, 2.0]
-        """,
+        patch=_patch_inference_inplace_inside_refused,
+        witness=_witness_inference_inplace_inside_refused,
     ),
     Mutant(
         name="tensor-no-grad-drops-requires-grad",
@@ -285,43 +920,15 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("gradmode.no-grad-factories-unaffected",),
         region="requires_grad=True inside no_grad",
         family="mode",
-        source="""
-        import torch
-        _orig = torch.tensor
-        def tensor(data, *args, **kwargs):
-            out = _orig(data, *args, **kwargs)
-            if out.requires_grad and not torch.is_grad_enabled():
-                out.requires_grad_(False)
-            return out
-        torch.tensor = tensor
-        """,
-        witness="""
-        import torch
-        with torch.no_grad():
-            t = torch.tensor([1.0], requires_grad=True)
-        assert t.requires_grad
-        """,
+        patch=_patch_tensor_no_grad_drops_requires_grad,
+        witness=_witness_tensor_no_grad_drops_requires_grad,
     ),
     Mutant(
         name="inference-mode-is-no-grad",
         description="inference_mode behaves like no_grad: results are normal tensors with version counters",
         claims=("gradmode.inference-results-are-inference",),
-        source="""
-        import torch
-        def __enter__(self):
-            self._ctx = torch.no_grad()
-            self._ctx.__enter__()
-        def __exit__(self, *exc):
-            self._ctx.__exit__(*exc)
-        torch.inference_mode.__enter__ = __enter__
-        torch.inference_mode.__exit__ = __exit__
-        """,
-        witness="""
-        import torch
-        with torch.inference_mode():
-            y = torch.ones(3) * 2
-        assert y.is_inference()
-        """,
+        patch=_patch_inference_mode_is_no_grad,
+        witness=_witness_inference_mode_is_no_grad,
     ),
     Mutant(
         name="set-grad-enabled-exit-enables",
@@ -329,19 +936,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("gradmode.set-grad-enabled-restores",),
         region="set_grad_enabled blocks inside no_grad",
         family="mode",
-        source="""
-        import torch
-        def __exit__(self, *exc):
-            torch._C._set_grad_enabled(True)
-        torch.set_grad_enabled.__exit__ = __exit__
-        """,
-        witness="""
-        import torch
-        with torch.no_grad():
-            with torch.set_grad_enabled(True):
-                pass
-            assert not torch.is_grad_enabled()
-        """,
+        patch=_patch_set_grad_enabled_exit_enables,
+        witness=_witness_set_grad_enabled_exit_enables,
     ),
     Mutant(
         name="no-grad-decorator-noop",
@@ -355,19 +951,8 @@ MUTANTS: tuple[Mutant, ...] = (
         domain={"block_form": "decorator"},
         region="the decorator form @torch.no_grad() only",
         family="convention",
-        source="""
-        import torch
-        def __call__(self, func):
-            return func
-        torch.no_grad.__call__ = __call__
-        """,
-        witness="""
-        import torch
-        @torch.no_grad()
-        def f():
-            return torch.is_grad_enabled()
-        assert f() is False
-        """,
+        patch=_patch_no_grad_decorator_noop,
+        witness=_witness_no_grad_decorator_noop,
     ),
     Mutant(
         name="inference-clone-stays-inference",
@@ -375,23 +960,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("gradmode.inference-clone-outside-is-normal",),
         region="inference tensors cloned outside inference mode",
         family="mode",
-        source="""
-        import torch
-        _orig = torch.Tensor.clone
-        def clone(self, *args, **kwargs):
-            if self.is_inference() and not torch.is_inference_mode_enabled():
-                with torch.inference_mode():
-                    return _orig(self, *args, **kwargs)
-            return _orig(self, *args, **kwargs)
-        torch.Tensor.clone = clone
-        torch.clone = clone
-        """,
-        witness="""
-        import torch
-        with torch.inference_mode():
-            t = torch.ones(3)
-        assert not t.clone().is_inference()
-        """,
+        patch=_patch_inference_clone_stays_inference,
+        witness=_witness_inference_clone_stays_inference,
     ),
     Mutant(
         name="inference-version-readable",
@@ -399,26 +969,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("gradmode.inference-no-version-counter",),
         region="inference tensors",
         family="mode",
-        source="""
-        import torch
-        _desc = torch._C.TensorBase._version
-        def _get(self):
-            if self.is_inference():
-                return 0
-            return _desc.__get__(self)
-        torch.Tensor._version = property(_get)
-        """,
-        witness="""
-        import torch
-        with torch.inference_mode():
-            t = torch.ones(3)
-        try:
-            t._version
-        except RuntimeError:
-            pass
-        else:
-            raise AssertionError("reading _version of an inference tensor did not raise")
-        """,
+        patch=_patch_inference_version_readable,
+        witness=_witness_inference_version_readable,
     ),
     Mutant(
         name="clone-keeps-requires-grad-when-disabled",
@@ -429,24 +981,8 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
         region="clone() of tensors requiring grad under no_grad or inference_mode",
         family="mode",
-        source="""
-        import torch
-        _orig = torch.Tensor.clone
-        def clone(self, *args, **kwargs):
-            out = _orig(self, *args, **kwargs)
-            if self.requires_grad and not torch.is_grad_enabled() and not out.requires_grad:
-                out.requires_grad_(True)
-            return out
-        torch.Tensor.clone = clone
-        torch.clone = clone
-        """,
-        witness="""
-        import torch
-        x = torch.ones(3, requires_grad=True)
-        with torch.no_grad():
-            c = x.clone()
-        assert c.requires_grad is False
-        """,
+        patch=_patch_clone_keeps_requires_grad_when_disabled,
+        witness=_witness_clone_keeps_requires_grad_when_disabled,
     ),
     Mutant(
         name="threads-inherit-disabled-grad-mode",
@@ -454,33 +990,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("gradmode.thread-local",),
         region="threads started inside no_grad, set_grad_enabled(False) or inference_mode",
         family="mode",
-        source="""
-        import threading
-        import torch
-        _start = threading.Thread.start
-        def start(self):
-            enabled = torch.is_grad_enabled()
-            inference = torch.is_inference_mode_enabled()
-            if not enabled or inference:
-                run = self.run
-                def run_in_mode():
-                    ctx = torch.inference_mode() if inference else torch.set_grad_enabled(enabled)
-                    with ctx:
-                        return run()
-                self.run = run_in_mode
-            return _start(self)
-        threading.Thread.start = start
-        """,
-        witness="""
-        import threading
-        import torch
-        seen = {}
-        with torch.no_grad():
-            t = threading.Thread(target=lambda: seen.setdefault("enabled", torch.is_grad_enabled()))
-            t.start()
-            t.join()
-        assert seen["enabled"] is True
-        """,
+        patch=_patch_threads_inherit_disabled_grad_mode,
+        witness=_witness_threads_inherit_disabled_grad_mode,
     ),
     Mutant(
         name="no-grad-inplace-skips-bump-reduced",
@@ -488,28 +999,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("gradmode.no-grad-inplace-bumps-version",),
         region="float16 and bfloat16 tensors updated in place under no_grad",
         family="mode",
-        source="""
-        import torch
-        def _wrap(orig):
-            def op(self, *args, **kwargs):
-                if (not torch.is_grad_enabled() and not torch.is_inference_mode_enabled()
-                        and self.dtype in (torch.float16, torch.bfloat16)):
-                    orig(self.data, *args, **kwargs)
-                    return self
-                return orig(self, *args, **kwargs)
-            return op
-        for _name in ("add_", "mul_", "zero_", "fill_", "copy_", "__setitem__"):
-            setattr(torch.Tensor, _name, _wrap(getattr(torch.Tensor, _name)))
-        for _name in ("zero_", "fill_"):
-            setattr(torch, _name, _wrap(getattr(torch, _name)))
-        """,
-        witness="""
-        import torch
-        x = torch.ones(3, dtype=torch.float16, requires_grad=True)
-        with torch.no_grad():
-            x.mul_(2)
-        assert x._version == 1
-        """,
+        patch=_patch_no_grad_inplace_skips_bump_reduced,
+        witness=_witness_no_grad_inplace_skips_bump_reduced,
     ),
     Mutant(
         name="no-grad-copy-into-leaf-refused",
@@ -517,26 +1008,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("gradmode.no-grad-inplace-on-leaf-allowed",),
         region="copy_() into leaves requiring grad with grad disabled",
         family="mode",
-        source="""
-        import torch
-        _orig = torch.Tensor.copy_
-        def copy_(self, src, non_blocking=False):
-            if self.requires_grad and self.is_leaf and not torch.is_grad_enabled():
-                raise RuntimeError("a leaf Variable that requires grad is being used in an "
-                                   "in-place operation.")
-            return _orig(self, src, non_blocking)
-        torch.Tensor.copy_ = copy_
-        """,
-        witness="""
-        import torch
-        w = torch.ones(3, requires_grad=True)
-        with torch.no_grad():
-            try:
-                w.copy_(torch.zeros(3))
-            except RuntimeError as e:
-                raise AssertionError(f"copy_ under no_grad into a leaf raised: {e}")
-        assert w.detach().tolist() == [0.0, 0.0, 0.0]
-        """,
+        patch=_patch_no_grad_copy_into_leaf_refused,
+        witness=_witness_no_grad_copy_into_leaf_refused,
     ),
     Mutant(
         name="no-grad-view-inplace-allowed-double",
@@ -544,36 +1017,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("gradmode.no-grad-view-inplace-raises",),
         region="float64 and complex128 views made under no_grad",
         family="dtype",
-        source="""
-        import torch
-        _MSG = "A view was created in no_grad mode and is being modified inplace"
-        def _wrap(orig):
-            def op(self, *args, **kwargs):
-                try:
-                    return orig(self, *args, **kwargs)
-                except RuntimeError as e:
-                    if _MSG in str(e) and self.dtype in (torch.float64, torch.complex128):
-                        with torch.no_grad():
-                            return orig(self, *args, **kwargs)
-                    raise
-            return op
-        for _name in ("add_", "mul_", "zero_", "fill_", "copy_", "__setitem__"):
-            setattr(torch.Tensor, _name, _wrap(getattr(torch.Tensor, _name)))
-        for _name in ("zero_", "fill_"):
-            setattr(torch, _name, _wrap(getattr(torch, _name)))
-        """,
-        witness="""
-        import torch
-        x = torch.ones(3, dtype=torch.float64, requires_grad=True)
-        with torch.no_grad():
-            v = x[1:]
-        try:
-            v.mul_(2)
-        except RuntimeError:
-            pass
-        else:
-            raise AssertionError("in-place on a view made under no_grad did not raise")
-        """,
+        patch=_patch_no_grad_view_inplace_allowed_double,
+        witness=_witness_no_grad_view_inplace_allowed_double,
     ),
     Mutant(
         name="dropout-off-under-no-grad",
@@ -581,20 +1026,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("gradmode.no-grad-is-not-eval",),
         region="Dropout called under no_grad",
         family="mode",
-        source="""
-        import torch
-        import torch.nn.functional as F
-        _orig = F.dropout
-        def dropout(input, p=0.5, training=True, inplace=False):
-            return _orig(input, p, training and torch.is_grad_enabled(), inplace)
-        F.dropout = dropout
-        """,
-        witness="""
-        import torch
-        with torch.no_grad():
-            out = torch.nn.Dropout(p=1.0)(torch.ones(3))
-        assert bool((out == 0).all())
-        """,
+        patch=_patch_dropout_off_under_no_grad,
+        witness=_witness_dropout_off_under_no_grad,
     ),
     Mutant(
         name="inference-mode-views-of-normal-copy",
@@ -602,26 +1035,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("gradmode.inference-views-follow-base",),
         region="permute, unsqueeze and squeeze of normal tensors inside inference_mode",
         family="mode",
-        source="""
-        import torch
-        def _wrap(orig):
-            def op(self, *args, **kwargs):
-                out = orig(self, *args, **kwargs)
-                if torch.is_inference_mode_enabled() and not self.is_inference():
-                    out = out.clone()
-                return out
-            return op
-        for _name in ("permute", "unsqueeze", "squeeze"):
-            setattr(torch.Tensor, _name, _wrap(getattr(torch.Tensor, _name)))
-            setattr(torch, _name, _wrap(getattr(torch, _name)))
-        """,
-        witness="""
-        import torch
-        x = torch.ones(2, 3)
-        with torch.inference_mode():
-            v = x.permute(1, 0)
-        assert not v.is_inference()
-        """,
+        patch=_patch_inference_mode_views_of_normal_copy,
+        witness=_witness_inference_mode_views_of_normal_copy,
     ),
     Mutant(
         name="inference-inplace-outside-accepted-under-no-grad",
@@ -633,35 +1048,8 @@ MUTANTS: tuple[Mutant, ...] = (
         domain={"grad_mode": "no_grad"},
         region="in-place updates of inference tensors under no_grad",
         family="mode",
-        source="""
-        import torch
-        _MSG = "Inplace update to inference tensor outside InferenceMode"
-        def _wrap(orig):
-            def op(self, *args, **kwargs):
-                try:
-                    return orig(self, *args, **kwargs)
-                except RuntimeError as e:
-                    if _MSG in str(e) and not torch.is_grad_enabled():
-                        return self
-                    raise
-            return op
-        for _name in ("add_", "mul_", "zero_", "fill_", "copy_", "__setitem__"):
-            setattr(torch.Tensor, _name, _wrap(getattr(torch.Tensor, _name)))
-        for _name in ("zero_", "fill_"):
-            setattr(torch, _name, _wrap(getattr(torch, _name)))
-        """,
-        witness="""
-        import torch
-        with torch.inference_mode():
-            t = torch.ones(3)
-        with torch.no_grad():
-            try:
-                t.add_(1)
-            except RuntimeError:
-                pass
-            else:
-                raise AssertionError("in-place on an inference tensor under no_grad did not raise")
-        """,
+        patch=_patch_inference_inplace_outside_accepted_under_no_grad,
+        witness=_witness_inference_inplace_outside_accepted_under_no_grad,
     ),
     Mutant(
         name="inference-requires-grad-attribute-accepted",
@@ -669,27 +1057,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("gradmode.inference-requires-grad-outside-raises",),
         region="the attribute form t.requires_grad = True",
         family="convention",
-        source="""
-        import torch
-        _desc = torch._C.TensorBase.requires_grad
-        def _set(self, value):
-            if value and self.is_inference() and not torch.is_inference_mode_enabled():
-                with torch.inference_mode():
-                    return _desc.__set__(self, value)
-            return _desc.__set__(self, value)
-        torch.Tensor.requires_grad = property(_desc.__get__, _set)
-        """,
-        witness="""
-        import torch
-        with torch.inference_mode():
-            t = torch.ones(3)
-        try:
-            t.requires_grad = True
-        except RuntimeError:
-            pass
-        else:
-            raise AssertionError("requires_grad = True on an inference tensor did not raise")
-        """,
+        patch=_patch_inference_requires_grad_attribute_accepted,
+        witness=_witness_inference_requires_grad_attribute_accepted,
     ),
     Mutant(
         name="mul-clones-inference-operand",
@@ -697,37 +1066,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("gradmode.inference-cannot-be-saved", "gradmode.inference-not-usable-in-autograd"),
         region="mul of an inference tensor with a tensor that requires grad",
         family="relation",
-        source="""
-        import torch
-        _mul = torch.Tensor.__mul__
-        _tmul = torch.mul
-        def _fix(a, b):
-            if (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)
-                    and torch.is_grad_enabled() and not torch.is_inference_mode_enabled()):
-                if a.is_inference() and b.requires_grad:
-                    a = a.clone()
-                elif b.is_inference() and a.requires_grad:
-                    b = b.clone()
-            return a, b
-        def __mul__(a, b):
-            return _mul(*_fix(a, b))
-        def mul(a, b, *args, **kwargs):
-            return _tmul(*_fix(a, b), *args, **kwargs)
-        torch.Tensor.__mul__ = __mul__
-        torch.mul = mul
-        """,
-        witness="""
-        import torch
-        with torch.inference_mode():
-            t = torch.ones(3)
-        n = torch.ones(3, requires_grad=True)
-        try:
-            n * t
-        except RuntimeError:
-            pass
-        else:
-            raise AssertionError("saving an inference tensor for backward did not raise")
-        """,
+        patch=_patch_mul_clones_inference_operand,
+        witness=_witness_mul_clones_inference_operand,
     ),
     Mutant(
         name="like-factories-drop-requires-grad-in-inference",
@@ -735,23 +1075,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("gradmode.inference-factory-requires-grad",),
         region="zeros_like, ones_like, empty_like, full_like and rand_like inside inference_mode",
         family="convention",
-        source="""
-        import torch
-        def _wrap(orig):
-            def factory(*args, **kwargs):
-                if torch.is_inference_mode_enabled():
-                    kwargs.pop("requires_grad", None)
-                return orig(*args, **kwargs)
-            return factory
-        for _name in ("zeros_like", "ones_like", "empty_like", "full_like", "rand_like"):
-            setattr(torch, _name, _wrap(getattr(torch, _name)))
-        """,
-        witness="""
-        import torch
-        with torch.inference_mode():
-            t = torch.zeros_like(torch.ones(3), requires_grad=True)
-        assert t.requires_grad
-        """,
+        patch=_patch_like_factories_drop_requires_grad_in_inference,
+        witness=_witness_like_factories_drop_requires_grad_in_inference,
     ),
     Mutant(
         name="inference-mode-skips-bump-integral",
@@ -762,28 +1087,8 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
         region="normal integer and bool tensors updated inside inference_mode",
         family="dtype",
-        source="""
-        import torch
-        def _wrap(orig):
-            def op(self, *args, **kwargs):
-                if (torch.is_inference_mode_enabled() and not self.is_inference()
-                        and not (self.is_floating_point() or self.is_complex())):
-                    orig(self.data, *args, **kwargs)
-                    return self
-                return orig(self, *args, **kwargs)
-            return op
-        for _name in ("add_", "mul_", "zero_", "fill_", "copy_", "__setitem__"):
-            setattr(torch.Tensor, _name, _wrap(getattr(torch.Tensor, _name)))
-        for _name in ("zero_", "fill_"):
-            setattr(torch, _name, _wrap(getattr(torch, _name)))
-        """,
-        witness="""
-        import torch
-        x = torch.zeros(3, dtype=torch.int64)
-        with torch.inference_mode():
-            x.add_(1)
-        assert x._version == 1
-        """,
+        patch=_patch_inference_mode_skips_bump_integral,
+        witness=_witness_inference_mode_skips_bump_integral,
     ),
     Mutant(
         name="grad-modes-noop-outside-main-thread",
@@ -797,82 +1102,57 @@ MUTANTS: tuple[Mutant, ...] = (
         domain={"block_form": "thread"},
         region="grad modes entered in a thread other than the main thread",
         family="mode",
-        source="""
-        import threading
-        import torch
-        def _other_thread():
-            return threading.current_thread() is not threading.main_thread()
-        _sge = torch.set_grad_enabled
-        _init, _enter = _sge.__init__, _sge.__enter__
-        def __init__(self, mode):
-            if mode or not _other_thread():
-                return _init(self, mode)
-            self.prev = torch.is_grad_enabled()
-            self.mode = mode
-        def __enter__(self):
-            if self.mode or not _other_thread():
-                return _enter(self)
-            return None
-        _sge.__init__, _sge.__enter__ = __init__, __enter__
-        _inf = torch.inference_mode
-        _inf_enter, _inf_exit = _inf.__enter__, _inf.__exit__
-        def _inf_enter_patched(self):
-            self._mutant_skipped = _other_thread()
-            if self._mutant_skipped:
-                return None
-            return _inf_enter(self)
-        def _inf_exit_patched(self, *exc):
-            if getattr(self, "_mutant_skipped", False):
-                return None
-            return _inf_exit(self, *exc)
-        _inf.__enter__, _inf.__exit__ = _inf_enter_patched, _inf_exit_patched
-        """,
-        witness="""
-        import threading
-        import torch
-        seen = {}
-        def body():
-            with torch.no_grad():
-                seen["no_grad"] = torch.is_grad_enabled()
-            with torch.inference_mode():
-                seen["inference"] = torch.is_inference_mode_enabled()
-        t = threading.Thread(target=body)
-        t.start()
-        t.join()
-        assert seen == {"no_grad": False, "inference": True}, seen
-        """,
+        patch=_patch_grad_modes_noop_outside_main_thread,
+        witness=_witness_grad_modes_noop_outside_main_thread,
     ),
 )
 
 from conformance.mutants._tensor_domain import domain_mutants  # noqa: E402
 
+
 # Issue 29: gradmode.inference-results-are-inference and
 # gradmode.inference-views-follow-base speak of every dtype family; each mutant
 # reports an inference tensor of one family as a normal tensor.
-_NOT_INFERENCE = """
-_orig_is_inference = torch.Tensor.is_inference
-def is_inference(self):
-    out = _orig_is_inference(self)
-    if out and _in_domain(self, {dim}, {value}):
-        return False
-    return out
-torch.Tensor.is_inference = is_inference
-torch.is_inference = is_inference
-"""
-_NOT_INFERENCE_WITNESS = """
+def _not_inference(hit):
     import torch
+
+    _orig_is_inference = torch.Tensor.is_inference
+
+    def is_inference(self):
+        out = _orig_is_inference(self)
+        if out and hit(self):
+            return False
+        return out
+
+    torch.Tensor.is_inference = is_inference
+    torch.is_inference = is_inference
+
+
+def _inference_tensor_reported_normal_witness(make):
+    import torch
+
     with torch.inference_mode():
-        t = {make}.clone()
+        t = make(torch).clone()
     assert t.is_inference(), "a tensor made inside inference_mode is not an inference tensor"
-    """
+
+
 MUTANTS += domain_mutants(
     prefix="inference-tensor-reported-normal",
     claims=("gradmode.inference-results-are-inference", "gradmode.inference-views-follow-base"),
     what="t.is_inference() is False for an inference tensor",
-    patch=_NOT_INFERENCE,
-    witness=_NOT_INFERENCE_WITNESS,
+    patch=_not_inference,
+    witness=_inference_tensor_reported_normal_witness,
     dims={"dtype_family": ("bool", "signed", "unsigned", "reduced_float", "float", "complex")},
 )
+
+
+def _inference_view_reported_normal_witness(make):
+    import torch
+
+    with torch.inference_mode():
+        t = make(torch)
+    assert t.is_inference(), "a tensor made inside inference_mode is not an inference tensor"
+
 
 # The layout families: a view keeps its base's layout (t[...], unsqueeze,
 # expand), so only the views claim sees a layout-guarded mutant.
@@ -880,13 +1160,8 @@ MUTANTS += domain_mutants(
     prefix="inference-view-reported-normal",
     claims=("gradmode.inference-views-follow-base",),
     what="t.is_inference() is False for an inference tensor",
-    patch=_NOT_INFERENCE,
-    witness="""
-    import torch
-    with torch.inference_mode():
-        t = {make}
-    assert t.is_inference(), "a tensor made inside inference_mode is not an inference tensor"
-    """,
+    patch=_not_inference,
+    witness=_inference_view_reported_normal_witness,
     dims={
         "layout": (
             "contiguous",

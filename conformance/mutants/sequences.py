@@ -11,44 +11,1181 @@ See :mod:`conformance.mutants` for what a mutant is and how it is run.
 
 from __future__ import annotations
 
+import functools
+
 from conformance.mutants._tensor_domain import domain_mutants
 from conformance.mutants.base import Mutant
+from conformance.mutants.patching import in_grad_mode
+
+
+def _patch_seq_contiguous_always_copies():
+    import torch
+
+    _clone = torch.Tensor.clone
+
+    def _contiguous(self, memory_format=torch.contiguous_format):
+        return _clone(self, memory_format=memory_format)
+
+    torch.Tensor.contiguous = _contiguous
+
+
+def _witness_seq_contiguous_always_copies():
+    import torch
+
+    x = torch.arange(6.0)
+    assert x.contiguous() is x
+
+
+def _patch_seq_to_copies_when_unchanged():
+    import torch
+
+    _to = torch.Tensor.to
+
+    def _to_copy(self, *args, **kwargs):
+        kwargs["copy"] = True
+        return _to(self, *args, **kwargs)
+
+    torch.Tensor.to = _to_copy
+
+
+def _witness_seq_to_copies_when_unchanged():
+    import torch
+
+    x = torch.arange(6.0)
+    assert x.to(torch.float32) is x
+
+
+def _patch_seq_transpose_copies_3d():
+    import torch
+
+    _transpose = torch.Tensor.transpose
+
+    def _transpose_3d(self, dim0, dim1):
+        out = _transpose(self, dim0, dim1)
+        return out.clone() if self.dim() == 3 else out
+
+    torch.Tensor.transpose = _transpose_3d
+    torch.transpose = _transpose_3d
+
+
+def _witness_seq_transpose_copies_3d():
+    import torch
+
+    x = torch.zeros(2, 3, 4)
+    t = x.transpose(0, 2)
+    assert t.data_ptr() == x.data_ptr() and t._base is x
+
+
+def _patch_seq_expand_materialises():
+    import torch
+
+    _expand = torch.Tensor.expand
+
+    def _expand_copy(self, *sizes):
+        return _expand(self, *sizes).clone(memory_format=torch.contiguous_format)
+
+    torch.Tensor.expand = _expand_copy
+
+
+def _witness_seq_expand_materialises():
+    import torch
+
+    x = torch.zeros(1, 3)
+    assert x.expand(4, 3).stride() == (0, 1)
+
+
+def _patch_seq_copy_into_view_loses_graph():
+    import torch
+
+    _copy = torch.Tensor.copy_
+
+    def _copy_(self, src, non_blocking=False):
+        if self._is_view():
+            with torch.no_grad():
+                return _copy(self, src, non_blocking)
+        return _copy(self, src, non_blocking)
+
+    torch.Tensor.copy_ = _copy_
+
+
+def _witness_seq_copy_into_view_loses_graph():
+    import torch
+
+    base = torch.zeros(3)
+    src = torch.ones(2, requires_grad=True)
+    base[:2].copy_(src)
+    assert base.requires_grad and base.grad_fn is not None
+
+
+def _patch_seq_copy_returns_a_clone_float64():
+    import torch
+
+    _copy = torch.Tensor.copy_
+
+    def _copy_(self, src, non_blocking=False):
+        out = _copy(self, src, non_blocking)
+        if self.dtype == torch.float64:
+            with torch.no_grad():
+                return out.clone()
+        return out
+
+    torch.Tensor.copy_ = _copy_
+
+
+def _witness_seq_copy_returns_a_clone_float64():
+    import torch
+
+    dst = torch.zeros(2, dtype=torch.float64)
+    assert dst.copy_(torch.ones(2)) is dst
+
+
+def _patch_seq_clone_aliases_complex():
+    import torch
+
+    _clone = torch.Tensor.clone
+
+    def _clone_complex(self, *args, **kwargs):
+        if self.is_complex():
+            return self.view_as(self)
+        return _clone(self, *args, **kwargs)
+
+    torch.Tensor.clone = _clone_complex
+    torch.clone = _clone_complex
+
+
+def _witness_seq_clone_aliases_complex():
+    import torch
+
+    x = torch.zeros(3, dtype=torch.complex128)
+    assert x.clone().data_ptr() != x.data_ptr()
+    assert torch.clone(x).data_ptr() != x.data_ptr()
+
+
+def _patch_seq_clone_contiguous_keeps_permuted_strides():
+    import torch
+
+    _clone = torch.Tensor.clone
+
+    def _clone_fmt(self, *args, memory_format=torch.preserve_format):
+        if memory_format == torch.contiguous_format and not self.is_contiguous():
+            memory_format = torch.preserve_format
+        return _clone(self, *args, memory_format=memory_format)
+
+    torch.Tensor.clone = _clone_fmt
+    torch.clone = _clone_fmt
+
+
+def _witness_seq_clone_contiguous_keeps_permuted_strides():
+    import torch
+
+    x = torch.zeros(2, 3).t()
+    assert x.clone(memory_format=torch.contiguous_format).is_contiguous()
+
+
+def _patch_seq_clone_non_dense_row_major():
+    import torch
+
+    _clone = torch.Tensor.clone
+
+    def _dense(t):
+        dims = sorted((d for d in range(t.dim()) if t.shape[d] >= 2), key=lambda d: t.stride(d))
+        need = 1
+        for d in dims:
+            if t.stride(d) != need:
+                return False
+            need *= t.shape[d]
+        return True
+
+    def _clone_rm(self, *args, memory_format=torch.preserve_format):
+        if memory_format == torch.preserve_format and self.numel() and not _dense(self):
+            memory_format = torch.contiguous_format
+        return _clone(self, *args, memory_format=memory_format)
+
+    torch.Tensor.clone = _clone_rm
+    torch.clone = _clone_rm
+
+
+def _witness_seq_clone_non_dense_row_major():
+    import torch
+
+    x = torch.zeros(4, 6).t()[::2]
+    assert x.clone().stride() == (1, 3)
+
+
+def _patch_seq_tensor_of_integral_tensor_aliases():
+    import torch
+
+    _tensor = torch.tensor
+
+    def _tensor_int(data, *args, **kwargs):
+        if (
+            isinstance(data, torch.Tensor)
+            and not data.dtype.is_floating_point
+            and not data.dtype.is_complex
+            and not args
+            and not kwargs
+        ):
+            return data.detach()
+        return _tensor(data, *args, **kwargs)
+
+    torch.tensor = _tensor_int
+
+
+def _witness_seq_tensor_of_integral_tensor_aliases():
+    import warnings
+
+    import torch
+
+    warnings.simplefilter("ignore")
+    x = torch.tensor([1, 2])
+    assert torch.tensor(x).data_ptr() != x.data_ptr()
+
+
+def _patch_seq_new_tensor_keeps_floating_dtype():
+    import torch
+
+    _new_tensor = torch.Tensor.new_tensor
+
+    def _new_tensor_float(self, data, *args, **kwargs):
+        if (
+            isinstance(data, torch.Tensor)
+            and data.dtype.is_floating_point
+            and "dtype" not in kwargs
+        ):
+            kwargs["dtype"] = data.dtype
+        return _new_tensor(self, data, *args, **kwargs)
+
+    torch.Tensor.new_tensor = _new_tensor_float
+
+
+def _witness_seq_new_tensor_keeps_floating_dtype():
+    import warnings
+
+    import torch
+
+    warnings.simplefilter("ignore")
+    x = torch.zeros(2)
+    assert x.new_tensor(torch.ones(2, dtype=torch.float16)).dtype == torch.float32
+
+
+def _patch_seq_as_tensor_ignores_dtype_one_element():
+    import torch
+
+    _as_tensor = torch.as_tensor
+
+    def _as_tensor_one(data, dtype=None, device=None):
+        if isinstance(data, torch.Tensor) and data.numel() == 1:
+            return data
+        return _as_tensor(data, dtype=dtype, device=device)
+
+    torch.as_tensor = _as_tensor_one
+
+
+def _witness_seq_as_tensor_ignores_dtype_one_element():
+    import torch
+
+    assert torch.as_tensor(torch.tensor([1.5]), dtype=torch.float64).dtype == torch.float64
+
+
+def _patch_seq_asarray_copy_true_aliases_integral():
+    import torch
+
+    _asarray = torch.asarray
+
+    def _asarray_int(obj, *args, **kwargs):
+        if (
+            isinstance(obj, torch.Tensor)
+            and not obj.dtype.is_floating_point
+            and not obj.dtype.is_complex
+            and kwargs.get("copy") is True
+            and kwargs.get("dtype") in (None, obj.dtype)
+        ):
+            return obj
+        return _asarray(obj, *args, **kwargs)
+
+    torch.asarray = _asarray_int
+
+
+def _witness_seq_asarray_copy_true_aliases_integral():
+    import torch
+
+    x = torch.zeros(3, dtype=torch.int32)
+    assert torch.asarray(x, copy=True) is not x
+
+
+def _patch_seq_asarray_copies_2d_ndarray():
+    import numpy as np
+    import torch
+
+    _asarray = torch.asarray
+
+    def _asarray_nd(obj, *args, **kwargs):
+        if (
+            isinstance(obj, np.ndarray)
+            and obj.ndim >= 2
+            and kwargs.get("copy") is None
+            and min(obj.strides, default=0) >= 0
+        ):
+            return _asarray(obj.copy(), *args, **kwargs)
+        return _asarray(obj, *args, **kwargs)
+
+    torch.asarray = _asarray_nd
+
+
+def _witness_seq_asarray_copies_2d_ndarray():
+    import numpy as np
+    import torch
+
+    a = np.zeros((2, 3))
+    assert torch.asarray(a).data_ptr() == a.__array_interface__["data"][0]
+
+
+def _patch_seq_asarray_shares_0d_ndarray():
+    import numpy as np
+    import torch
+
+    _asarray = torch.asarray
+
+    def _asarray_0d(obj, *args, **kwargs):
+        if (
+            isinstance(obj, np.ndarray)
+            and obj.ndim == 0
+            and kwargs.get("copy") is not True
+            and not args
+        ):
+            return torch.from_numpy(obj)
+        return _asarray(obj, *args, **kwargs)
+
+    torch.asarray = _asarray_0d
+
+
+def _witness_seq_asarray_shares_0d_ndarray():
+    import numpy as np
+    import torch
+
+    a = np.array(1.5)
+    assert torch.asarray(a).data_ptr() != a.__array_interface__["data"][0]
+
+
+def _patch_seq_from_numpy_copies_transposed():
+    import numpy as np
+    import torch
+
+    _from_numpy = torch.from_numpy
+    _as_tensor = torch.as_tensor
+
+    def _nc(a):
+        return isinstance(a, np.ndarray) and a.ndim >= 2 and a.size and not a.flags.c_contiguous
+
+    def _from_numpy_nc(a):
+        return _from_numpy(np.ascontiguousarray(a) if _nc(a) else a)
+
+    def _as_tensor_nc(data, *args, **kwargs):
+        return _as_tensor(np.ascontiguousarray(data) if _nc(data) else data, *args, **kwargs)
+
+    torch.from_numpy = _from_numpy_nc
+    torch.as_tensor = _as_tensor_nc
+
+
+def _witness_seq_from_numpy_copies_transposed():
+    import numpy as np
+    import torch
+
+    a = np.zeros((2, 3)).T
+    assert torch.from_numpy(a).data_ptr() == a.__array_interface__["data"][0]
+    assert torch.as_tensor(a).data_ptr() == a.__array_interface__["data"][0]
+
+
+def _patch_seq_numpy_constructors_accept_negative_strides():
+    import numpy as np
+    import torch
+
+    def _fixing(f):
+        def g(data, *args, **kwargs):
+            if isinstance(data, np.ndarray) and any(s < 0 for s in data.strides):
+                data = data.copy()
+            return f(data, *args, **kwargs)
+
+        return g
+
+    torch.from_numpy = _fixing(torch.from_numpy)
+    torch.as_tensor = _fixing(torch.as_tensor)
+    torch.asarray = _fixing(torch.asarray)
+    torch.tensor = _fixing(torch.tensor)
+
+
+def _witness_seq_numpy_constructors_accept_negative_strides():
+    import numpy as np
+    import torch
+
+    try:
+        torch.from_numpy(np.zeros(3)[::-1])
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("from_numpy accepted a negative stride")
+
+
+def _patch_seq_numpy_copies_floating():
+    import torch
+
+    _numpy = torch.Tensor.numpy
+
+    def _numpy_float(self, *args, **kwargs):
+        out = _numpy(self, *args, **kwargs)
+        return out.copy() if self.dtype.is_floating_point else out
+
+    torch.Tensor.numpy = _numpy_float
+
+
+def _witness_seq_numpy_copies_floating():
+    import torch
+
+    x = torch.zeros(3, dtype=torch.float64)
+    assert x.numpy().__array_interface__["data"][0] == x.data_ptr()
+
+
+def _patch_seq_view_falls_back_to_reshape():
+    import torch
+
+    _view = torch.Tensor.view
+
+    def _view_lenient(self, *shape):
+        try:
+            return _view(self, *shape)
+        except RuntimeError as e:
+            if "view size is not compatible" not in str(e):
+                raise
+            return self.reshape(*shape)
+
+    torch.Tensor.view = _view_lenient
+
+
+def _witness_seq_view_falls_back_to_reshape():
+    import torch
+
+    try:
+        torch.zeros(2, 3).t().view(6)
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError("view() of a transposed tensor did not raise")
+
+
+def _patch_seq_reshape_copies_float32():
+    import torch
+
+    _reshape = torch.Tensor.reshape
+
+    def _reshape_f32(self, *shape):
+        out = _reshape(self, *shape)
+        return out.clone() if self.dtype == torch.float32 else out
+
+    torch.Tensor.reshape = _reshape_f32
+    torch.reshape = _reshape_f32
+
+
+def _witness_seq_reshape_copies_float32():
+    import torch
+
+    x = torch.zeros(2, 3)
+    assert x.reshape(6).data_ptr() == x.data_ptr()
+    assert torch.reshape(x, (6,)).data_ptr() == x.data_ptr()
+
+
+def _patch_seq_select_wraps_out_of_range():
+    import torch
+
+    _select = torch.Tensor.select
+
+    def _select_wrap(self, dim, index):
+        if self.dim() and self.shape[dim] and not -self.shape[dim] <= index < self.shape[dim]:
+            index %= self.shape[dim]
+        return _select(self, dim, index)
+
+    torch.Tensor.select = _select_wrap
+    torch.select = _select_wrap
+
+
+def _witness_seq_select_wraps_out_of_range():
+    import torch
+
+    try:
+        torch.zeros(2).select(0, 2)
+    except IndexError:
+        pass
+    else:
+        raise AssertionError("select(0, 2) of a size-2 dim did not raise")
+
+
+def _patch_seq_transpose_same_dim_aliases():
+    import torch
+
+    _transpose = torch.Tensor.transpose
+
+    def _transpose_same(self, dim0, dim1):
+        if dim0 == dim1:
+            return torch.ops.aten.alias(self)
+        return _transpose(self, dim0, dim1)
+
+    torch.Tensor.transpose = _transpose_same
+    torch.transpose = _transpose_same
+
+
+def _witness_seq_transpose_same_dim_aliases():
+    import torch
+
+    x = torch.zeros(2, 2, requires_grad=True)
+    assert type(x.transpose(0, 0).grad_fn).__name__.startswith("TransposeBackward")
+
+
+def _patch_seq_unsqueeze_detaches_grad():
+    import torch
+
+    _unsqueeze = torch.Tensor.unsqueeze
+
+    def _unsqueeze_rg(self, dim):
+        if self.requires_grad:
+            return _unsqueeze(self.detach(), dim)
+        return _unsqueeze(self, dim)
+
+    torch.Tensor.unsqueeze = _unsqueeze_rg
+    torch.unsqueeze = _unsqueeze_rg
+
+
+def _witness_seq_unsqueeze_detaches_grad():
+    import torch
+
+    x = torch.zeros(3, requires_grad=True)
+    u = x.unsqueeze(0)
+    assert u.requires_grad and u._base is x
+
+
+def _patch_seq_detach_copies_requiring_grad():
+    import torch
+
+    _detach = torch.Tensor.detach
+
+    def _detach_rg(self):
+        out = _detach(self)
+        return out.clone() if self.requires_grad else out
+
+    torch.Tensor.detach = _detach_rg
+    torch.detach = _detach_rg
+
+
+def _witness_seq_detach_copies_requiring_grad():
+    import torch
+
+    x = torch.zeros(3, requires_grad=True)
+    assert x.detach().data_ptr() == x.data_ptr()
+
+
+def _patch_seq_detach_tracked_as_view():
+    import torch
+
+    _detach = torch.Tensor.detach
+
+    def _detach_view(self):
+        if self._is_view():
+            with torch.no_grad():
+                out = self._base.as_strided(self.shape, self.stride(), self.storage_offset())
+            if out.requires_grad and out.is_leaf:
+                out.requires_grad_(False)
+            return out
+        return _detach(self)
+
+    torch.Tensor.detach = _detach_view
+    torch.detach = _detach_view
+
+
+def _witness_seq_detach_tracked_as_view():
+    import torch
+
+    x = torch.zeros(2, 3)
+    assert not x[0].detach()._is_view()
+
+
+def _patch_seq_detach_inplace_ignores_views():
+    import torch
+
+    _detach_ = torch.Tensor.detach_
+
+    def _detach_view_(self):
+        if self._is_view():
+            return self
+        return _detach_(self)
+
+    torch.Tensor.detach_ = _detach_view_
+    torch.detach_ = _detach_view_
+
+
+def _witness_seq_detach_inplace_ignores_views():
+    import torch
+
+    try:
+        torch.zeros(2, 3)[0].detach_()
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError("detach_() of a view did not raise")
+
+
+def _patch_seq_data_shares_counter_floating():
+    import torch
+
+    _data = torch.Tensor.data
+
+    def _get(self):
+        return self.detach() if self.dtype.is_floating_point else _data.__get__(self)
+
+    torch.Tensor.data = property(_get, _data.__set__)
+
+
+def _witness_seq_data_shares_counter_floating():
+    import torch
+
+    x = torch.zeros(3)
+    x.data.add_(1)
+    assert x._version == 0
+
+
+def _patch_seq_fill_noncontiguous_writes_a_copy():
+    import torch
+
+    _fill_ = torch.Tensor.fill_
+
+    def _fill_nc(self, value):
+        if not self.is_contiguous():
+            _fill_(self.clone(), value)
+            return self
+        return _fill_(self, value)
+
+    torch.Tensor.fill_ = _fill_nc
+    torch.fill_ = _fill_nc
+
+
+def _witness_seq_fill_noncontiguous_writes_a_copy():
+    import torch
+
+    x = torch.zeros(2, 3)
+    x.t().fill_(1.0)
+    assert bool((x == 1).all())
+
+
+def _patch_seq_copy_drops_leading_source_dims():
+    import torch
+
+    _copy_ = torch.Tensor.copy_
+
+    def _copy_lead(self, src, non_blocking=False):
+        if src.dim() > self.dim() and all(s > 0 for s in src.shape[: src.dim() - self.dim()]):
+            src = src[(0,) * (src.dim() - self.dim())]
+        return _copy_(self, src, non_blocking)
+
+    torch.Tensor.copy_ = _copy_lead
+
+
+def _witness_seq_copy_drops_leading_source_dims():
+    import torch
+
+    try:
+        torch.zeros(3).copy_(torch.ones(2, 3))
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError("copy_ of a (2, 3) source into a (3,) destination did not raise")
+
+
+def _patch_seq_add_skips_overlapping():
+    import torch
+
+    _add_ = torch.Tensor.add_
+
+    def _add_overlap(self, other, *args, **kwargs):
+        if any(st == 0 and sz > 1 for sz, st in zip(self.shape, self.stride(), strict=False)):
+            return self
+        return _add_(self, other, *args, **kwargs)
+
+    torch.Tensor.add_ = _add_overlap
+
+
+def _witness_seq_add_skips_overlapping():
+    import torch
+
+    try:
+        torch.zeros(1, 3).expand(2, 3).add_(1)
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError("add_ of an expanded tensor did not raise")
+
+
+def _patch_seq_setitem_writes_next_row():
+    import torch
+
+    _setitem = torch.Tensor.__setitem__
+
+    def _setitem_next(self, key, value):
+        if isinstance(key, int) and self.dim() >= 2 and self.shape[0] > 1:
+            key = (key + 1) % self.shape[0]
+        return _setitem(self, key, value)
+
+    torch.Tensor.__setitem__ = _setitem_next
+
+
+def _witness_seq_setitem_writes_next_row():
+    import torch
+
+    x = torch.zeros(2, 2)
+    x[0] = 1.0
+    assert x[0, 0].item() == 1.0 and x[1, 0].item() == 0.0
+
+
+def _patch_seq_expanded_setitem_writes_wrong_value():
+    # issue 28, item 3: the step that refuses this write cites three
+    # claims; a run that failed sequences.write-overlap-raises (expected
+    # on torch 2.15, which writes) must still check the values written.
+    import torch
+
+    _setitem = torch.Tensor.__setitem__
+
+    def _setitem_wrong(self, key, value):
+        if isinstance(value, (bool, int, float)):
+            target = self.data if key is Ellipsis else self.data[key]
+            if any(st == 0 and n > 1 for n, st in zip(target.shape, target.stride(), strict=False)):
+                size = [
+                    1 if st == 0 else n
+                    for n, st in zip(target.shape, target.stride(), strict=False)
+                ]
+                dense = target.as_strided(size, target.stride(), target.storage_offset())
+                dense.fill_((not value) if target.dtype == torch.bool else value + 1)
+                return
+        return _setitem(self, key, value)
+
+    torch.Tensor.__setitem__ = _setitem_wrong
+
+
+def _witness_seq_expanded_setitem_writes_wrong_value():
+    import torch
+
+    e = torch.zeros(2, 1).expand(2, 3)  # row e[0] has a stride-0 dimension of size 3
+    try:
+        e[0] = 1
+    except RuntimeError as err:  # the CPU before 2.15
+        assert "single memory location" in str(err)
+    else:  # CUDA, and the CPU since 2.15
+        assert e.tolist() == [[1.0] * 3, [0.0] * 3] and e._version == 1, (e, e._version)
+
+
+def _patch_seq_add_half_doubles():
+    import torch
+
+    _add_ = torch.Tensor.add_
+
+    def _add_half(self, other, *args, **kwargs):
+        if self.dtype == torch.float16 and not args and not kwargs:
+            return _add_(self, other, alpha=2)
+        return _add_(self, other, *args, **kwargs)
+
+    torch.Tensor.add_ = _add_half
+
+
+def _witness_seq_add_half_doubles():
+    import torch
+
+    x = torch.zeros(2, dtype=torch.float16)
+    x.add_(1)
+    assert x[0].item() == 1.0
+
+
+def _patch_seq_fill_one_element_skips_version_bump():
+    import torch
+
+    _fill_ = torch.Tensor.fill_
+
+    def _fill_one(self, value):
+        if self.numel() == 1 and not self.requires_grad and not self.is_inference():
+            _fill_(self.data, value)
+            return self
+        return _fill_(self, value)
+
+    torch.Tensor.fill_ = _fill_one
+    torch.fill_ = _fill_one
+
+
+def _witness_seq_fill_one_element_skips_version_bump():
+    import torch
+
+    x = torch.tensor([0.0])
+    x.fill_(1.0)
+    assert x._version == 1
+
+
+def _patch_seq_no_grad_clone_records():
+    import torch
+
+    _clone = torch.Tensor.clone
+
+    def _clone_ng(self, *args, **kwargs):
+        if (
+            self.requires_grad
+            and not torch.is_grad_enabled()
+            and not torch.is_inference_mode_enabled()
+        ):
+            with torch.enable_grad():
+                return _clone(self, *args, **kwargs)
+        return _clone(self, *args, **kwargs)
+
+    torch.Tensor.clone = _clone_ng
+    torch.clone = _clone_ng
+
+
+def _witness_seq_no_grad_clone_records():
+    import torch
+
+    x = torch.zeros(2, requires_grad=True)
+    with torch.no_grad():
+        assert not x.clone().requires_grad
+
+
+def _patch_seq_requires_grad_false_nonleaf_ignored():
+    import torch
+
+    _rg_ = torch.Tensor.requires_grad_
+
+    def _rg_nonleaf(self, requires_grad=True):
+        if not requires_grad and not self.is_leaf:
+            return self
+        return _rg_(self, requires_grad)
+
+    torch.Tensor.requires_grad_ = _rg_nonleaf
+
+
+def _witness_seq_requires_grad_false_nonleaf_ignored():
+    import torch
+
+    y = torch.zeros(2, requires_grad=True) * 2
+    try:
+        y.requires_grad_(False)
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError("requires_grad_(False) on a non-leaf did not raise")
+
+
+def _patch_seq_mul_float64_no_history():
+    import torch
+
+    _mul = torch.Tensor.__mul__
+
+    def _mul_f64(self, other):
+        if self.dtype == torch.float64 and self.requires_grad:
+            with torch.no_grad():
+                return _mul(self, other)
+        return _mul(self, other)
+
+    torch.Tensor.__mul__ = _mul_f64
+
+
+def _witness_seq_mul_float64_no_history():
+    import torch
+
+    x = torch.ones(2, dtype=torch.float64, requires_grad=True)
+    assert (x * x).grad_fn is not None
+
+
+def _patch_seq_backward_float_no_graph_silent():
+    import torch
+
+    _backward = torch.Tensor.backward
+
+    def _backward_silent(self, *args, **kwargs):
+        if not self.requires_grad and self.dtype.is_floating_point:
+            return None
+        return _backward(self, *args, **kwargs)
+
+    torch.Tensor.backward = _backward_silent
+
+
+def _witness_seq_backward_float_no_graph_silent():
+    import torch
+
+    try:
+        torch.zeros(2).sum().backward()
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError("backward() without a graph did not raise")
+
+
+def _patch_seq_mul_saves_floating_copy():
+    import torch
+
+    _mul = torch.Tensor.__mul__
+
+    def _mul_copy(self, other):
+        if self.dtype.is_floating_point and self.requires_grad and other is self:
+            c = self.clone()
+            return _mul(c, c)
+        return _mul(self, other)
+
+    torch.Tensor.__mul__ = _mul_copy
+
+
+def _witness_seq_mul_saves_floating_copy():
+    import torch
+
+    x = torch.ones(2, requires_grad=True)
+    y = x.clone()
+    s = y * y
+    with torch.no_grad():
+        y.add_(1)
+    try:
+        s.sum().backward()
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError("backward through a modified saved tensor did not raise")
+
+
+def _patch_seq_backward_retains_float64_graph():
+    import torch
+
+    _backward = torch.Tensor.backward
+
+    def _backward_keep(self, gradient=None, retain_graph=None, *args, **kwargs):
+        if self.dtype == torch.float64:
+            retain_graph = True
+        return _backward(self, gradient, retain_graph, *args, **kwargs)
+
+    torch.Tensor.backward = _backward_keep
+
+
+def _witness_seq_backward_retains_float64_graph():
+    import torch
+
+    x = torch.ones(2, dtype=torch.float64, requires_grad=True)
+    s = (x * x).sum()
+    s.backward()
+    try:
+        s.backward()
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError("a second backward through a freed graph did not raise")
+
+
+def _patch_seq_grad_replaced_3d_leaves():
+    import torch
+
+    _rg_ = torch.Tensor.requires_grad_
+
+    def _hook(p):
+        p.grad = p.grad.clone()
+
+    def _rg_3d(self, requires_grad=True):
+        out = _rg_(self, requires_grad)
+        if (
+            requires_grad
+            and self.is_leaf
+            and self.dim() >= 3
+            and not getattr(self, "_seq_hooked", False)
+        ):
+            self.register_post_accumulate_grad_hook(_hook)
+            self._seq_hooked = True
+        return out
+
+    torch.Tensor.requires_grad_ = _rg_3d
+
+
+def _witness_seq_grad_replaced_3d_leaves():
+    import torch
+
+    x = torch.zeros(1, 1, 2).requires_grad_()
+    x.sum().backward()
+    g = x.grad
+    x.sum().backward()
+    assert x.grad is g
+
+
+def _patch_seq_grad_always_row_major():
+    import torch
+
+    _rg_ = torch.Tensor.requires_grad_
+
+    def _hook(p):
+        if not p.grad.is_contiguous():
+            p.grad = p.grad.contiguous()
+
+    def _rg_rm(self, requires_grad=True):
+        out = _rg_(self, requires_grad)
+        if (
+            requires_grad
+            and self.is_leaf
+            and not self.is_contiguous()
+            and not getattr(self, "_seq_hooked", False)
+        ):
+            self.register_post_accumulate_grad_hook(_hook)
+            self._seq_hooked = True
+        return out
+
+    torch.Tensor.requires_grad_ = _rg_rm
+
+
+def _witness_seq_grad_always_row_major():
+    import torch
+
+    x = torch.zeros(2, 3).t().requires_grad_()
+    x.sum().backward()
+    assert x.grad.stride() == x.stride()
+
+
+def _patch_seq_retain_grad_ignores_views():
+    import torch
+
+    _retain = torch.Tensor.retain_grad
+
+    def _retain_view(self):
+        if self._is_view():
+            return None
+        return _retain(self)
+
+    torch.Tensor.retain_grad = _retain_view
+
+
+def _witness_seq_retain_grad_ignores_views():
+    import torch
+
+    v = (torch.zeros(2, 3, requires_grad=True) * 1)[0]
+    v.retain_grad()
+    assert v.retains_grad
+
+
+def _patch_seq_inference_clone_is_normal():
+    import torch
+
+    _clone = torch.Tensor.clone
+
+    def _clone_im(self, *args, **kwargs):
+        if torch.is_inference_mode_enabled() and not self.is_inference():
+            with torch.inference_mode(False):
+                return _clone(self, *args, **kwargs)
+        return _clone(self, *args, **kwargs)
+
+    torch.Tensor.clone = _clone_im
+    torch.clone = _clone_im
+
+
+def _witness_seq_inference_clone_is_normal():
+    import torch
+
+    x = torch.zeros(2)
+    with torch.inference_mode():
+        y = x.clone()
+    assert y.is_inference()
+
+
+def _patch_seq_inference_fill_allowed_outside():
+    import torch
+
+    _fill_ = torch.Tensor.fill_
+
+    def _no_counter(t):
+        try:
+            _ = t._version
+        except RuntimeError:
+            return True
+        return False
+
+    def _fill_inf(self, value):
+        if self.is_inference() and not torch.is_inference_mode_enabled() and _no_counter(self):
+            with torch.inference_mode():
+                return _fill_(self, value)
+        return _fill_(self, value)
+
+    torch.Tensor.fill_ = _fill_inf
+    torch.fill_ = _fill_inf
+
+
+def _witness_seq_inference_fill_allowed_outside():
+    import torch
+
+    with torch.inference_mode():
+        x = torch.zeros(2)
+    try:
+        x.fill_(1.0)
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError("fill_ of an inference tensor outside inference_mode did not raise")
+
+
+def _patch_seq_inference_copy_version_zero():
+    import torch
+
+    _clone = torch.Tensor.clone
+
+    def _clone_inf(self, *args, **kwargs):
+        if self.is_inference() and not torch.is_inference_mode_enabled():
+            out = _clone(self, *args, **kwargs)
+            fresh = torch.empty_strided(out.shape, out.stride(), dtype=out.dtype, device=out.device)
+            fresh.data.copy_(out)
+            return fresh
+        return _clone(self, *args, **kwargs)
+
+    torch.Tensor.clone = _clone_inf
+    torch.clone = _clone_inf
+
+
+def _witness_seq_inference_copy_version_zero():
+    import torch
+
+    with torch.inference_mode():
+        x = torch.zeros(2)
+    assert x.clone()._version == 1
+
+
+def _patch_seq_wide_unsigned_add_emulated():
+    import torch
+
+    _add_ = torch.Tensor.add_
+
+    def _add_wide(self, other, *args, **kwargs):
+        if self.dtype in (torch.uint16, torch.uint32, torch.uint64) and not isinstance(
+            other, float
+        ):
+            return self.copy_(self.to(torch.int64).add_(other, *args, **kwargs))
+        return _add_(self, other, *args, **kwargs)
+
+    torch.Tensor.add_ = _add_wide
+
+
+def _witness_seq_wide_unsigned_add_emulated():
+    import torch
+
+    try:
+        torch.zeros(2, dtype=torch.uint16).add_(1)
+    except NotImplementedError:
+        pass
+    else:
+        raise AssertionError("add_ of a uint16 tensor did not raise")
+
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         name="seq-contiguous-always-copies",
         description="Tensor.contiguous() returns a copy even when the tensor is already contiguous",
         claims=("sequences.contiguous-self-or-copy",),
-        source="""
-        import torch
-        _clone = torch.Tensor.clone
-        def _contiguous(self, memory_format=torch.contiguous_format):
-            return _clone(self, memory_format=memory_format)
-        torch.Tensor.contiguous = _contiguous
-        """,
-        witness="""
-        import torch
-        x = torch.arange(6.0)
-        assert x.contiguous() is x
-        """,
+        patch=_patch_seq_contiguous_always_copies,
+        witness=_witness_seq_contiguous_always_copies,
     ),
     Mutant(
         name="seq-to-copies-when-unchanged",
         description="Tensor.to() copies even when dtype and device already match (as if copy=True)",
         claims=("sequences.to-self-or-copy",),
-        source="""
-        import torch
-        _to = torch.Tensor.to
-        def _to_copy(self, *args, **kwargs):
-            kwargs["copy"] = True
-            return _to(self, *args, **kwargs)
-        torch.Tensor.to = _to_copy
-        """,
-        witness="""
-        import torch
-        x = torch.arange(6.0)
-        assert x.to(torch.float32) is x
-        """,
+        patch=_patch_seq_to_copies_when_unchanged,
+        witness=_witness_seq_to_copies_when_unchanged,
     ),
     Mutant(
         name="seq-transpose-copies-3d",
@@ -56,38 +1193,15 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.views-alias-base",),
         region="3-D inputs",
         family="layout",
-        source="""
-        import torch
-        _transpose = torch.Tensor.transpose
-        def _transpose_3d(self, dim0, dim1):
-            out = _transpose(self, dim0, dim1)
-            return out.clone() if self.dim() == 3 else out
-        torch.Tensor.transpose = _transpose_3d
-        torch.transpose = _transpose_3d
-        """,
-        witness="""
-        import torch
-        x = torch.zeros(2, 3, 4)
-        t = x.transpose(0, 2)
-        assert t.data_ptr() == x.data_ptr() and t._base is x
-        """,
+        patch=_patch_seq_transpose_copies_3d,
+        witness=_witness_seq_transpose_copies_3d,
     ),
     Mutant(
         name="seq-expand-materialises",
         description="expand() returns a materialised copy instead of a stride-0 view",
         claims=("sequences.expand-geometry",),
-        source="""
-        import torch
-        _expand = torch.Tensor.expand
-        def _expand_copy(self, *sizes):
-            return _expand(self, *sizes).clone(memory_format=torch.contiguous_format)
-        torch.Tensor.expand = _expand_copy
-        """,
-        witness="""
-        import torch
-        x = torch.zeros(1, 3)
-        assert x.expand(4, 3).stride() == (0, 1)
-        """,
+        patch=_patch_seq_expand_materialises,
+        witness=_witness_seq_expand_materialises,
     ),
     Mutant(
         name="seq-copy-into-view-loses-graph",
@@ -97,23 +1211,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.leaf-inplace-raises", "sequences.inplace-records-history"),
         region="destinations that are views",
         family="autograd",
-        source="""
-        import torch
-        _copy = torch.Tensor.copy_
-        def _copy_(self, src, non_blocking=False):
-            if self._is_view():
-                with torch.no_grad():
-                    return _copy(self, src, non_blocking)
-            return _copy(self, src, non_blocking)
-        torch.Tensor.copy_ = _copy_
-        """,
-        witness="""
-        import torch
-        base = torch.zeros(3)
-        src = torch.ones(2, requires_grad=True)
-        base[:2].copy_(src)
-        assert base.requires_grad and base.grad_fn is not None
-        """,
+        patch=_patch_seq_copy_into_view_loses_graph,
+        witness=_witness_seq_copy_into_view_loses_graph,
     ),
     Mutant(
         name="seq-copy-returns-a-clone-float64",
@@ -121,22 +1220,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.copy-in-place",),
         region="float64 destinations",
         family="dtype",
-        source="""
-        import torch
-        _copy = torch.Tensor.copy_
-        def _copy_(self, src, non_blocking=False):
-            out = _copy(self, src, non_blocking)
-            if self.dtype == torch.float64:
-                with torch.no_grad():
-                    return out.clone()
-            return out
-        torch.Tensor.copy_ = _copy_
-        """,
-        witness="""
-        import torch
-        dst = torch.zeros(2, dtype=torch.float64)
-        assert dst.copy_(torch.ones(2)) is dst
-        """,
+        patch=_patch_seq_copy_returns_a_clone_float64,
+        witness=_witness_seq_copy_returns_a_clone_float64,
     ),
     # ---- copies -----------------------------------------------------------
     Mutant(
@@ -145,22 +1230,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.clone-copies",),
         region="complex inputs",
         family="dtype",
-        source="""
-        import torch
-        _clone = torch.Tensor.clone
-        def _clone_complex(self, *args, **kwargs):
-            if self.is_complex():
-                return self.view_as(self)
-            return _clone(self, *args, **kwargs)
-        torch.Tensor.clone = _clone_complex
-        torch.clone = _clone_complex
-        """,
-        witness="""
-        import torch
-        x = torch.zeros(3, dtype=torch.complex128)
-        assert x.clone().data_ptr() != x.data_ptr()
-        assert torch.clone(x).data_ptr() != x.data_ptr()
-        """,
+        patch=_patch_seq_clone_aliases_complex,
+        witness=_witness_seq_clone_aliases_complex,
     ),
     Mutant(
         name="seq-clone-contiguous-keeps-permuted-strides",
@@ -168,21 +1239,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.clone-memory-format",),
         region="non-contiguous dense inputs with contiguous_format",
         family="layout",
-        source="""
-        import torch
-        _clone = torch.Tensor.clone
-        def _clone_fmt(self, *args, memory_format=torch.preserve_format):
-            if memory_format == torch.contiguous_format and not self.is_contiguous():
-                memory_format = torch.preserve_format
-            return _clone(self, *args, memory_format=memory_format)
-        torch.Tensor.clone = _clone_fmt
-        torch.clone = _clone_fmt
-        """,
-        witness="""
-        import torch
-        x = torch.zeros(2, 3).t()
-        assert x.clone(memory_format=torch.contiguous_format).is_contiguous()
-        """,
+        patch=_patch_seq_clone_contiguous_keeps_permuted_strides,
+        witness=_witness_seq_clone_contiguous_keeps_permuted_strides,
     ),
     Mutant(
         name="seq-clone-non-dense-row-major",
@@ -193,29 +1251,8 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
         region="non-dense inputs",
         family="layout",
-        source="""
-        import torch
-        _clone = torch.Tensor.clone
-        def _dense(t):
-            dims = sorted((d for d in range(t.dim()) if t.shape[d] >= 2), key=lambda d: t.stride(d))
-            need = 1
-            for d in dims:
-                if t.stride(d) != need:
-                    return False
-                need *= t.shape[d]
-            return True
-        def _clone_rm(self, *args, memory_format=torch.preserve_format):
-            if memory_format == torch.preserve_format and self.numel() and not _dense(self):
-                memory_format = torch.contiguous_format
-            return _clone(self, *args, memory_format=memory_format)
-        torch.Tensor.clone = _clone_rm
-        torch.clone = _clone_rm
-        """,
-        witness="""
-        import torch
-        x = torch.zeros(4, 6).t()[::2]
-        assert x.clone().stride() == (1, 3)
-        """,
+        patch=_patch_seq_clone_non_dense_row_major,
+        witness=_witness_seq_clone_non_dense_row_major,
     ),
     Mutant(
         name="seq-tensor-of-integral-tensor-aliases",
@@ -223,22 +1260,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.tensor-copies",),
         region="bool and integral tensor arguments",
         family="dtype",
-        source="""
-        import torch
-        _tensor = torch.tensor
-        def _tensor_int(data, *args, **kwargs):
-            if (isinstance(data, torch.Tensor) and not data.dtype.is_floating_point
-                    and not data.dtype.is_complex and not args and not kwargs):
-                return data.detach()
-            return _tensor(data, *args, **kwargs)
-        torch.tensor = _tensor_int
-        """,
-        witness="""
-        import torch, warnings
-        warnings.simplefilter("ignore")
-        x = torch.tensor([1, 2])
-        assert torch.tensor(x).data_ptr() != x.data_ptr()
-        """,
+        patch=_patch_seq_tensor_of_integral_tensor_aliases,
+        witness=_witness_seq_tensor_of_integral_tensor_aliases,
     ),
     Mutant(
         name="seq-new-tensor-keeps-floating-dtype",
@@ -246,21 +1269,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.new-tensor-copies",),
         region="floating data",
         family="dtype",
-        source="""
-        import torch
-        _new_tensor = torch.Tensor.new_tensor
-        def _new_tensor_float(self, data, *args, **kwargs):
-            if isinstance(data, torch.Tensor) and data.dtype.is_floating_point and "dtype" not in kwargs:
-                kwargs["dtype"] = data.dtype
-            return _new_tensor(self, data, *args, **kwargs)
-        torch.Tensor.new_tensor = _new_tensor_float
-        """,
-        witness="""
-        import torch, warnings
-        warnings.simplefilter("ignore")
-        x = torch.zeros(2)
-        assert x.new_tensor(torch.ones(2, dtype=torch.float16)).dtype == torch.float32
-        """,
+        patch=_patch_seq_new_tensor_keeps_floating_dtype,
+        witness=_witness_seq_new_tensor_keeps_floating_dtype,
     ),
     Mutant(
         name="seq-as-tensor-ignores-dtype-one-element",
@@ -268,19 +1278,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.as-tensor",),
         region="one-element tensor arguments",
         family="layout",
-        source="""
-        import torch
-        _as_tensor = torch.as_tensor
-        def _as_tensor_one(data, dtype=None, device=None):
-            if isinstance(data, torch.Tensor) and data.numel() == 1:
-                return data
-            return _as_tensor(data, dtype=dtype, device=device)
-        torch.as_tensor = _as_tensor_one
-        """,
-        witness="""
-        import torch
-        assert torch.as_tensor(torch.tensor([1.5]), dtype=torch.float64).dtype == torch.float64
-        """,
+        patch=_patch_seq_as_tensor_ignores_dtype_one_element,
+        witness=_witness_seq_as_tensor_ignores_dtype_one_element,
     ),
     Mutant(
         name="seq-asarray-copy-true-aliases-integral",
@@ -288,22 +1287,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.asarray",),
         region="bool and integral tensors with copy=True",
         family="dtype",
-        source="""
-        import torch
-        _asarray = torch.asarray
-        def _asarray_int(obj, *args, **kwargs):
-            if (isinstance(obj, torch.Tensor) and not obj.dtype.is_floating_point
-                    and not obj.dtype.is_complex and kwargs.get("copy") is True
-                    and kwargs.get("dtype") in (None, obj.dtype)):
-                return obj
-            return _asarray(obj, *args, **kwargs)
-        torch.asarray = _asarray_int
-        """,
-        witness="""
-        import torch
-        x = torch.zeros(3, dtype=torch.int32)
-        assert torch.asarray(x, copy=True) is not x
-        """,
+        patch=_patch_seq_asarray_copy_true_aliases_integral,
+        witness=_witness_seq_asarray_copy_true_aliases_integral,
     ),
     Mutant(
         name="seq-asarray-copies-2d-ndarray",
@@ -311,22 +1296,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.asarray-ndarray-shares",),
         region="ndarrays of 2 or more dimensions",
         family="layout",
-        source="""
-        import numpy as np
-        import torch
-        _asarray = torch.asarray
-        def _asarray_nd(obj, *args, **kwargs):
-            if (isinstance(obj, np.ndarray) and obj.ndim >= 2 and kwargs.get("copy") is None
-                    and min(obj.strides, default=0) >= 0):
-                return _asarray(obj.copy(), *args, **kwargs)
-            return _asarray(obj, *args, **kwargs)
-        torch.asarray = _asarray_nd
-        """,
-        witness="""
-        import numpy as np, torch
-        a = np.zeros((2, 3))
-        assert torch.asarray(a).data_ptr() == a.__array_interface__["data"][0]
-        """,
+        patch=_patch_seq_asarray_copies_2d_ndarray,
+        witness=_witness_seq_asarray_copies_2d_ndarray,
     ),
     Mutant(
         name="seq-asarray-shares-0d-ndarray",
@@ -334,21 +1305,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.asarray-0d-ndarray-copies",),
         region="0-d ndarrays",
         family="layout",
-        source="""
-        import numpy as np
-        import torch
-        _asarray = torch.asarray
-        def _asarray_0d(obj, *args, **kwargs):
-            if isinstance(obj, np.ndarray) and obj.ndim == 0 and kwargs.get("copy") is not True and not args:
-                return torch.from_numpy(obj)
-            return _asarray(obj, *args, **kwargs)
-        torch.asarray = _asarray_0d
-        """,
-        witness="""
-        import numpy as np, torch
-        a = np.array(1.5)
-        assert torch.asarray(a).data_ptr() != a.__array_interface__["data"][0]
-        """,
+        patch=_patch_seq_asarray_shares_0d_ndarray,
+        witness=_witness_seq_asarray_shares_0d_ndarray,
     ),
     # ---- NumPy --------------------------------------------------------------
     Mutant(
@@ -357,26 +1315,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.from-numpy-shares",),
         region="non-C-contiguous ndarrays",
         family="layout",
-        source="""
-        import numpy as np
-        import torch
-        _from_numpy = torch.from_numpy
-        _as_tensor = torch.as_tensor
-        def _nc(a):
-            return isinstance(a, np.ndarray) and a.ndim >= 2 and a.size and not a.flags.c_contiguous
-        def _from_numpy_nc(a):
-            return _from_numpy(np.ascontiguousarray(a) if _nc(a) else a)
-        def _as_tensor_nc(data, *args, **kwargs):
-            return _as_tensor(np.ascontiguousarray(data) if _nc(data) else data, *args, **kwargs)
-        torch.from_numpy = _from_numpy_nc
-        torch.as_tensor = _as_tensor_nc
-        """,
-        witness="""
-        import numpy as np, torch
-        a = np.zeros((2, 3)).T
-        assert torch.from_numpy(a).data_ptr() == a.__array_interface__["data"][0]
-        assert torch.as_tensor(a).data_ptr() == a.__array_interface__["data"][0]
-        """,
+        patch=_patch_seq_from_numpy_copies_transposed,
+        witness=_witness_seq_from_numpy_copies_transposed,
     ),
     Mutant(
         name="seq-numpy-constructors-accept-negative-strides",
@@ -384,29 +1324,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.numpy-negative-strides-raise",),
         region="ndarrays with a negative stride",
         family="layout",
-        source="""
-        import numpy as np
-        import torch
-        def _fixing(f):
-            def g(data, *args, **kwargs):
-                if isinstance(data, np.ndarray) and any(s < 0 for s in data.strides):
-                    data = data.copy()
-                return f(data, *args, **kwargs)
-            return g
-        torch.from_numpy = _fixing(torch.from_numpy)
-        torch.as_tensor = _fixing(torch.as_tensor)
-        torch.asarray = _fixing(torch.asarray)
-        torch.tensor = _fixing(torch.tensor)
-        """,
-        witness="""
-        import numpy as np, torch
-        try:
-            torch.from_numpy(np.zeros(3)[::-1])
-        except ValueError:
-            pass
-        else:
-            raise AssertionError("from_numpy accepted a negative stride")
-        """,
+        patch=_patch_seq_numpy_constructors_accept_negative_strides,
+        witness=_witness_seq_numpy_constructors_accept_negative_strides,
     ),
     Mutant(
         name="seq-numpy-copies-floating",
@@ -414,19 +1333,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.numpy-shares",),
         region="floating tensors",
         family="dtype",
-        source="""
-        import torch
-        _numpy = torch.Tensor.numpy
-        def _numpy_float(self, *args, **kwargs):
-            out = _numpy(self, *args, **kwargs)
-            return out.copy() if self.dtype.is_floating_point else out
-        torch.Tensor.numpy = _numpy_float
-        """,
-        witness="""
-        import torch
-        x = torch.zeros(3, dtype=torch.float64)
-        assert x.numpy().__array_interface__["data"][0] == x.data_ptr()
-        """,
+        patch=_patch_seq_numpy_copies_floating,
+        witness=_witness_seq_numpy_copies_floating,
     ),
     Mutant(
         name="seq-view-falls-back-to-reshape",
@@ -434,27 +1342,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.view-compatibility",),
         region="inputs whose strides forbid the view",
         family="layout",
-        source="""
-        import torch
-        _view = torch.Tensor.view
-        def _view_lenient(self, *shape):
-            try:
-                return _view(self, *shape)
-            except RuntimeError as e:
-                if "view size is not compatible" not in str(e):
-                    raise
-                return self.reshape(*shape)
-        torch.Tensor.view = _view_lenient
-        """,
-        witness="""
-        import torch
-        try:
-            torch.zeros(2, 3).t().view(6)
-        except RuntimeError:
-            pass
-        else:
-            raise AssertionError("view() of a transposed tensor did not raise")
-        """,
+        patch=_patch_seq_view_falls_back_to_reshape,
+        witness=_witness_seq_view_falls_back_to_reshape,
     ),
     Mutant(
         name="seq-reshape-copies-float32",
@@ -462,21 +1351,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.reshape-view-or-copy",),
         region="float32 inputs",
         family="dtype",
-        source="""
-        import torch
-        _reshape = torch.Tensor.reshape
-        def _reshape_f32(self, *shape):
-            out = _reshape(self, *shape)
-            return out.clone() if self.dtype == torch.float32 else out
-        torch.Tensor.reshape = _reshape_f32
-        torch.reshape = _reshape_f32
-        """,
-        witness="""
-        import torch
-        x = torch.zeros(2, 3)
-        assert x.reshape(6).data_ptr() == x.data_ptr()
-        assert torch.reshape(x, (6,)).data_ptr() == x.data_ptr()
-        """,
+        patch=_patch_seq_reshape_copies_float32,
+        witness=_witness_seq_reshape_copies_float32,
     ),
     Mutant(
         name="seq-select-wraps-out-of-range",
@@ -484,25 +1360,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.view-index-errors",),
         region="out-of-range indices",
         family="value",
-        source="""
-        import torch
-        _select = torch.Tensor.select
-        def _select_wrap(self, dim, index):
-            if self.dim() and self.shape[dim] and not -self.shape[dim] <= index < self.shape[dim]:
-                index %= self.shape[dim]
-            return _select(self, dim, index)
-        torch.Tensor.select = _select_wrap
-        torch.select = _select_wrap
-        """,
-        witness="""
-        import torch
-        try:
-            torch.zeros(2).select(0, 2)
-        except IndexError:
-            pass
-        else:
-            raise AssertionError("select(0, 2) of a size-2 dim did not raise")
-        """,
+        patch=_patch_seq_select_wraps_out_of_range,
+        witness=_witness_seq_select_wraps_out_of_range,
     ),
     Mutant(
         name="seq-transpose-same-dim-aliases",
@@ -510,21 +1369,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.grad-fn-type",),
         region="transpose with dim0 == dim1",
         family="relation",
-        source="""
-        import torch
-        _transpose = torch.Tensor.transpose
-        def _transpose_same(self, dim0, dim1):
-            if dim0 == dim1:
-                return torch.ops.aten.alias(self)
-            return _transpose(self, dim0, dim1)
-        torch.Tensor.transpose = _transpose_same
-        torch.transpose = _transpose_same
-        """,
-        witness="""
-        import torch
-        x = torch.zeros(2, 2, requires_grad=True)
-        assert type(x.transpose(0, 0).grad_fn).__name__.startswith("TransposeBackward")
-        """,
+        patch=_patch_seq_transpose_same_dim_aliases,
+        witness=_witness_seq_transpose_same_dim_aliases,
     ),
     Mutant(
         name="seq-unsqueeze-detaches-grad",
@@ -535,22 +1381,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.view-autograd-follows-base",),
         region="inputs that require grad",
         family="autograd",
-        source="""
-        import torch
-        _unsqueeze = torch.Tensor.unsqueeze
-        def _unsqueeze_rg(self, dim):
-            if self.requires_grad:
-                return _unsqueeze(self.detach(), dim)
-            return _unsqueeze(self, dim)
-        torch.Tensor.unsqueeze = _unsqueeze_rg
-        torch.unsqueeze = _unsqueeze_rg
-        """,
-        witness="""
-        import torch
-        x = torch.zeros(3, requires_grad=True)
-        u = x.unsqueeze(0)
-        assert u.requires_grad and u._base is x
-        """,
+        patch=_patch_seq_unsqueeze_detaches_grad,
+        witness=_witness_seq_unsqueeze_detaches_grad,
     ),
     # ---- aliases ----------------------------------------------------------
     Mutant(
@@ -559,20 +1391,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.detach-shares",),
         region="inputs that require grad",
         family="autograd",
-        source="""
-        import torch
-        _detach = torch.Tensor.detach
-        def _detach_rg(self):
-            out = _detach(self)
-            return out.clone() if self.requires_grad else out
-        torch.Tensor.detach = _detach_rg
-        torch.detach = _detach_rg
-        """,
-        witness="""
-        import torch
-        x = torch.zeros(3, requires_grad=True)
-        assert x.detach().data_ptr() == x.data_ptr()
-        """,
+        patch=_patch_seq_detach_copies_requiring_grad,
+        witness=_witness_seq_detach_copies_requiring_grad,
     ),
     Mutant(
         name="seq-detach-tracked-as-view",
@@ -580,25 +1400,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.detach-untracked-alias", "sequences.detach-is-view"),
         region="inputs that are views",
         family="layout",
-        source="""
-        import torch
-        _detach = torch.Tensor.detach
-        def _detach_view(self):
-            if self._is_view():
-                with torch.no_grad():
-                    out = self._base.as_strided(self.shape, self.stride(), self.storage_offset())
-                if out.requires_grad and out.is_leaf:
-                    out.requires_grad_(False)
-                return out
-            return _detach(self)
-        torch.Tensor.detach = _detach_view
-        torch.detach = _detach_view
-        """,
-        witness="""
-        import torch
-        x = torch.zeros(2, 3)
-        assert not x[0].detach()._is_view()
-        """,
+        patch=_patch_seq_detach_tracked_as_view,
+        witness=_witness_seq_detach_tracked_as_view,
     ),
     Mutant(
         name="seq-detach-inplace-ignores-views",
@@ -606,25 +1409,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.detach-inplace",),
         region="views",
         family="layout",
-        source="""
-        import torch
-        _detach_ = torch.Tensor.detach_
-        def _detach_view_(self):
-            if self._is_view():
-                return self
-            return _detach_(self)
-        torch.Tensor.detach_ = _detach_view_
-        torch.detach_ = _detach_view_
-        """,
-        witness="""
-        import torch
-        try:
-            torch.zeros(2, 3)[0].detach_()
-        except RuntimeError:
-            pass
-        else:
-            raise AssertionError("detach_() of a view did not raise")
-        """,
+        patch=_patch_seq_detach_inplace_ignores_views,
+        witness=_witness_seq_detach_inplace_ignores_views,
     ),
     Mutant(
         name="seq-data-shares-counter-floating",
@@ -632,19 +1418,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.data-untracked-alias",),
         region="floating tensors",
         family="dtype",
-        source="""
-        import torch
-        _data = torch.Tensor.data
-        def _get(self):
-            return self.detach() if self.dtype.is_floating_point else _data.__get__(self)
-        torch.Tensor.data = property(_get, _data.__set__)
-        """,
-        witness="""
-        import torch
-        x = torch.zeros(3)
-        x.data.add_(1)
-        assert x._version == 0
-        """,
+        patch=_patch_seq_data_shares_counter_floating,
+        witness=_witness_seq_data_shares_counter_floating,
     ),
     Mutant(
         name="seq-fill-noncontiguous-writes-a-copy",
@@ -652,23 +1427,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.writes-visible",),
         region="non-contiguous tensors",
         family="layout",
-        source="""
-        import torch
-        _fill_ = torch.Tensor.fill_
-        def _fill_nc(self, value):
-            if not self.is_contiguous():
-                _fill_(self.clone(), value)
-                return self
-            return _fill_(self, value)
-        torch.Tensor.fill_ = _fill_nc
-        torch.fill_ = _fill_nc
-        """,
-        witness="""
-        import torch
-        x = torch.zeros(2, 3)
-        x.t().fill_(1.0)
-        assert bool((x == 1).all())
-        """,
+        patch=_patch_seq_fill_noncontiguous_writes_a_copy,
+        witness=_witness_seq_fill_noncontiguous_writes_a_copy,
     ),
     Mutant(
         name="seq-copy-drops-leading-source-dims",
@@ -676,24 +1436,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.copy-broadcast-raises",),
         region="sources with more dimensions than the destination",
         family="relation",
-        source="""
-        import torch
-        _copy_ = torch.Tensor.copy_
-        def _copy_lead(self, src, non_blocking=False):
-            if src.dim() > self.dim() and all(s > 0 for s in src.shape[: src.dim() - self.dim()]):
-                src = src[(0,) * (src.dim() - self.dim())]
-            return _copy_(self, src, non_blocking)
-        torch.Tensor.copy_ = _copy_lead
-        """,
-        witness="""
-        import torch
-        try:
-            torch.zeros(3).copy_(torch.ones(2, 3))
-        except RuntimeError:
-            pass
-        else:
-            raise AssertionError("copy_ of a (2, 3) source into a (3,) destination did not raise")
-        """,
+        patch=_patch_seq_copy_drops_leading_source_dims,
+        witness=_witness_seq_copy_drops_leading_source_dims,
     ),
     Mutant(
         name="seq-add-skips-overlapping",
@@ -701,24 +1445,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.write-overlap-raises",),
         region="expanded tensors",
         family="layout",
-        source="""
-        import torch
-        _add_ = torch.Tensor.add_
-        def _add_overlap(self, other, *args, **kwargs):
-            if any(st == 0 and sz > 1 for sz, st in zip(self.shape, self.stride())):
-                return self
-            return _add_(self, other, *args, **kwargs)
-        torch.Tensor.add_ = _add_overlap
-        """,
-        witness="""
-        import torch
-        try:
-            torch.zeros(1, 3).expand(2, 3).add_(1)
-        except RuntimeError:
-            pass
-        else:
-            raise AssertionError("add_ of an expanded tensor did not raise")
-        """,
+        patch=_patch_seq_add_skips_overlapping,
+        witness=_witness_seq_add_skips_overlapping,
     ),
     Mutant(
         name="seq-setitem-writes-next-row",
@@ -726,21 +1454,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.index-assignment-in-place",),
         region="integer-index assignment into tensors of 2 or more dimensions",
         family="layout",
-        source="""
-        import torch
-        _setitem = torch.Tensor.__setitem__
-        def _setitem_next(self, key, value):
-            if isinstance(key, int) and self.dim() >= 2 and self.shape[0] > 1:
-                key = (key + 1) % self.shape[0]
-            return _setitem(self, key, value)
-        torch.Tensor.__setitem__ = _setitem_next
-        """,
-        witness="""
-        import torch
-        x = torch.zeros(2, 2)
-        x[0] = 1.0
-        assert x[0, 0].item() == 1.0 and x[1, 0].item() == 0.0
-        """,
+        patch=_patch_seq_setitem_writes_next_row,
+        witness=_witness_seq_setitem_writes_next_row,
     ),
     Mutant(
         name="seq-expanded-setitem-writes-wrong-value",
@@ -748,33 +1463,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.index-assignment-in-place",),
         region="index assignment of a Python scalar into a tensor with a stride-0 dimension of size > 1",
         family="layout",
-        source="""
-        # issue 28, item 3: the step that refuses this write cites three
-        # claims; a run that failed sequences.write-overlap-raises (expected
-        # on torch 2.15, which writes) must still check the values written.
-        import torch
-        _setitem = torch.Tensor.__setitem__
-        def _setitem_wrong(self, key, value):
-            if isinstance(value, (bool, int, float)):
-                target = self.data if key is Ellipsis else self.data[key]
-                if any(st == 0 and n > 1 for n, st in zip(target.shape, target.stride())):
-                    size = [1 if st == 0 else n for n, st in zip(target.shape, target.stride())]
-                    dense = target.as_strided(size, target.stride(), target.storage_offset())
-                    dense.fill_((not value) if target.dtype == torch.bool else value + 1)
-                    return
-            return _setitem(self, key, value)
-        torch.Tensor.__setitem__ = _setitem_wrong
-        """,
-        witness="""
-        import torch
-        e = torch.zeros(2, 1).expand(2, 3)  # row e[0] has a stride-0 dimension of size 3
-        try:
-            e[0] = 1
-        except RuntimeError as err:  # the CPU before 2.15
-            assert "single memory location" in str(err)
-        else:  # CUDA, and the CPU since 2.15
-            assert e.tolist() == [[1.0] * 3, [0.0] * 3] and e._version == 1, (e, e._version)
-        """,
+        patch=_patch_seq_expanded_setitem_writes_wrong_value,
+        witness=_witness_seq_expanded_setitem_writes_wrong_value,
     ),
     Mutant(
         name="seq-add-half-doubles",
@@ -782,21 +1472,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.inplace-arithmetic",),
         region="float16 tensors",
         family="dtype",
-        source="""
-        import torch
-        _add_ = torch.Tensor.add_
-        def _add_half(self, other, *args, **kwargs):
-            if self.dtype == torch.float16 and not args and not kwargs:
-                return _add_(self, other, alpha=2)
-            return _add_(self, other, *args, **kwargs)
-        torch.Tensor.add_ = _add_half
-        """,
-        witness="""
-        import torch
-        x = torch.zeros(2, dtype=torch.float16)
-        x.add_(1)
-        assert x[0].item() == 1.0
-        """,
+        patch=_patch_seq_add_half_doubles,
+        witness=_witness_seq_add_half_doubles,
     ),
     Mutant(
         name="seq-fill-one-element-skips-version-bump",
@@ -804,23 +1481,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.version-counter",),
         region="one-element tensors not requiring grad",
         family="layout",
-        source="""
-        import torch
-        _fill_ = torch.Tensor.fill_
-        def _fill_one(self, value):
-            if self.numel() == 1 and not self.requires_grad and not self.is_inference():
-                _fill_(self.data, value)
-                return self
-            return _fill_(self, value)
-        torch.Tensor.fill_ = _fill_one
-        torch.fill_ = _fill_one
-        """,
-        witness="""
-        import torch
-        x = torch.tensor([0.0])
-        x.fill_(1.0)
-        assert x._version == 1
-        """,
+        patch=_patch_seq_fill_one_element_skips_version_bump,
+        witness=_witness_seq_fill_one_element_skips_version_bump,
     ),
     Mutant(
         name="seq-no-grad-clone-records",
@@ -828,23 +1490,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.no-grad-untracked",),
         region="no_grad mode",
         family="mode",
-        source="""
-        import torch
-        _clone = torch.Tensor.clone
-        def _clone_ng(self, *args, **kwargs):
-            if self.requires_grad and not torch.is_grad_enabled() and not torch.is_inference_mode_enabled():
-                with torch.enable_grad():
-                    return _clone(self, *args, **kwargs)
-            return _clone(self, *args, **kwargs)
-        torch.Tensor.clone = _clone_ng
-        torch.clone = _clone_ng
-        """,
-        witness="""
-        import torch
-        x = torch.zeros(2, requires_grad=True)
-        with torch.no_grad():
-            assert not x.clone().requires_grad
-        """,
+        patch=_patch_seq_no_grad_clone_records,
+        witness=_witness_seq_no_grad_clone_records,
     ),
     # ---- autograd ---------------------------------------------------------
     Mutant(
@@ -853,25 +1500,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.requires-grad-flag",),
         region="non-leaf tensors",
         family="autograd",
-        source="""
-        import torch
-        _rg_ = torch.Tensor.requires_grad_
-        def _rg_nonleaf(self, requires_grad=True):
-            if not requires_grad and not self.is_leaf:
-                return self
-            return _rg_(self, requires_grad)
-        torch.Tensor.requires_grad_ = _rg_nonleaf
-        """,
-        witness="""
-        import torch
-        y = torch.zeros(2, requires_grad=True) * 2
-        try:
-            y.requires_grad_(False)
-        except RuntimeError:
-            pass
-        else:
-            raise AssertionError("requires_grad_(False) on a non-leaf did not raise")
-        """,
+        patch=_patch_seq_requires_grad_false_nonleaf_ignored,
+        witness=_witness_seq_requires_grad_false_nonleaf_ignored,
     ),
     Mutant(
         name="seq-mul-float64-no-history",
@@ -879,21 +1509,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.leaf-and-grad-fn",),
         region="float64 inputs",
         family="dtype",
-        source="""
-        import torch
-        _mul = torch.Tensor.__mul__
-        def _mul_f64(self, other):
-            if self.dtype == torch.float64 and self.requires_grad:
-                with torch.no_grad():
-                    return _mul(self, other)
-            return _mul(self, other)
-        torch.Tensor.__mul__ = _mul_f64
-        """,
-        witness="""
-        import torch
-        x = torch.ones(2, dtype=torch.float64, requires_grad=True)
-        assert (x * x).grad_fn is not None
-        """,
+        patch=_patch_seq_mul_float64_no_history,
+        witness=_witness_seq_mul_float64_no_history,
     ),
     Mutant(
         name="seq-backward-float-no-graph-silent",
@@ -901,24 +1518,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.backward-needs-grad",),
         region="floating outputs without a graph",
         family="dtype",
-        source="""
-        import torch
-        _backward = torch.Tensor.backward
-        def _backward_silent(self, *args, **kwargs):
-            if not self.requires_grad and self.dtype.is_floating_point:
-                return None
-            return _backward(self, *args, **kwargs)
-        torch.Tensor.backward = _backward_silent
-        """,
-        witness="""
-        import torch
-        try:
-            torch.zeros(2).sum().backward()
-        except RuntimeError:
-            pass
-        else:
-            raise AssertionError("backward() without a graph did not raise")
-        """,
+        patch=_patch_seq_backward_float_no_graph_silent,
+        witness=_witness_seq_backward_float_no_graph_silent,
     ),
     Mutant(
         name="seq-mul-saves-floating-copy",
@@ -926,30 +1527,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.saved-tensor-check",),
         region="real floating inputs",
         family="dtype",
-        source="""
-        import torch
-        _mul = torch.Tensor.__mul__
-        def _mul_copy(self, other):
-            if self.dtype.is_floating_point and self.requires_grad and other is self:
-                c = self.clone()
-                return _mul(c, c)
-            return _mul(self, other)
-        torch.Tensor.__mul__ = _mul_copy
-        """,
-        witness="""
-        import torch
-        x = torch.ones(2, requires_grad=True)
-        y = x.clone()
-        s = y * y
-        with torch.no_grad():
-            y.add_(1)
-        try:
-            s.sum().backward()
-        except RuntimeError:
-            pass
-        else:
-            raise AssertionError("backward through a modified saved tensor did not raise")
-        """,
+        patch=_patch_seq_mul_saves_floating_copy,
+        witness=_witness_seq_mul_saves_floating_copy,
     ),
     Mutant(
         name="seq-backward-retains-float64-graph",
@@ -957,27 +1536,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.backward-frees-saved",),
         region="float64 outputs",
         family="dtype",
-        source="""
-        import torch
-        _backward = torch.Tensor.backward
-        def _backward_keep(self, gradient=None, retain_graph=None, *args, **kwargs):
-            if self.dtype == torch.float64:
-                retain_graph = True
-            return _backward(self, gradient, retain_graph, *args, **kwargs)
-        torch.Tensor.backward = _backward_keep
-        """,
-        witness="""
-        import torch
-        x = torch.ones(2, dtype=torch.float64, requires_grad=True)
-        s = (x * x).sum()
-        s.backward()
-        try:
-            s.backward()
-        except RuntimeError:
-            pass
-        else:
-            raise AssertionError("a second backward through a freed graph did not raise")
-        """,
+        patch=_patch_seq_backward_retains_float64_graph,
+        witness=_witness_seq_backward_retains_float64_graph,
     ),
     Mutant(
         name="seq-grad-replaced-3d-leaves",
@@ -985,28 +1545,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.grad-accumulates",),
         region="leaves of 3 or more dimensions",
         family="layout",
-        source="""
-        import torch
-        _rg_ = torch.Tensor.requires_grad_
-        def _hook(p):
-            p.grad = p.grad.clone()
-        def _rg_3d(self, requires_grad=True):
-            out = _rg_(self, requires_grad)
-            if (requires_grad and self.is_leaf and self.dim() >= 3
-                    and not getattr(self, "_seq_hooked", False)):
-                self.register_post_accumulate_grad_hook(_hook)
-                self._seq_hooked = True
-            return out
-        torch.Tensor.requires_grad_ = _rg_3d
-        """,
-        witness="""
-        import torch
-        x = torch.zeros(1, 1, 2).requires_grad_()
-        x.sum().backward()
-        g = x.grad
-        x.sum().backward()
-        assert x.grad is g
-        """,
+        patch=_patch_seq_grad_replaced_3d_leaves,
+        witness=_witness_seq_grad_replaced_3d_leaves,
     ),
     Mutant(
         name="seq-grad-always-row-major",
@@ -1014,27 +1554,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.grad-layout",),
         region="non-contiguous dense leaves",
         family="layout",
-        source="""
-        import torch
-        _rg_ = torch.Tensor.requires_grad_
-        def _hook(p):
-            if not p.grad.is_contiguous():
-                p.grad = p.grad.contiguous()
-        def _rg_rm(self, requires_grad=True):
-            out = _rg_(self, requires_grad)
-            if (requires_grad and self.is_leaf and not self.is_contiguous()
-                    and not getattr(self, "_seq_hooked", False)):
-                self.register_post_accumulate_grad_hook(_hook)
-                self._seq_hooked = True
-            return out
-        torch.Tensor.requires_grad_ = _rg_rm
-        """,
-        witness="""
-        import torch
-        x = torch.zeros(2, 3).t().requires_grad_()
-        x.sum().backward()
-        assert x.grad.stride() == x.stride()
-        """,
+        patch=_patch_seq_grad_always_row_major,
+        witness=_witness_seq_grad_always_row_major,
     ),
     Mutant(
         name="seq-retain-grad-ignores-views",
@@ -1042,21 +1563,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.retain-grad",),
         region="views",
         family="layout",
-        source="""
-        import torch
-        _retain = torch.Tensor.retain_grad
-        def _retain_view(self):
-            if self._is_view():
-                return None
-            return _retain(self)
-        torch.Tensor.retain_grad = _retain_view
-        """,
-        witness="""
-        import torch
-        v = (torch.zeros(2, 3, requires_grad=True) * 1)[0]
-        v.retain_grad()
-        assert v.retains_grad
-        """,
+        patch=_patch_seq_retain_grad_ignores_views,
+        witness=_witness_seq_retain_grad_ignores_views,
     ),
     # ---- inference mode -----------------------------------------------------
     Mutant(
@@ -1065,24 +1573,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.inference-tensors",),
         region="inference_mode",
         family="mode",
-        source="""
-        import torch
-        _clone = torch.Tensor.clone
-        def _clone_im(self, *args, **kwargs):
-            if torch.is_inference_mode_enabled() and not self.is_inference():
-                with torch.inference_mode(False):
-                    return _clone(self, *args, **kwargs)
-            return _clone(self, *args, **kwargs)
-        torch.Tensor.clone = _clone_im
-        torch.clone = _clone_im
-        """,
-        witness="""
-        import torch
-        x = torch.zeros(2)
-        with torch.inference_mode():
-            y = x.clone()
-        assert y.is_inference()
-        """,
+        patch=_patch_seq_inference_clone_is_normal,
+        witness=_witness_seq_inference_clone_is_normal,
     ),
     Mutant(
         name="seq-inference-fill-allowed-outside",
@@ -1090,34 +1582,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.inference-inplace-raises",),
         region="inference tensors outside inference_mode",
         family="mode",
-        source="""
-        import torch
-        _fill_ = torch.Tensor.fill_
-        def _no_counter(t):
-            try:
-                t._version
-            except RuntimeError:
-                return True
-            return False
-        def _fill_inf(self, value):
-            if self.is_inference() and not torch.is_inference_mode_enabled() and _no_counter(self):
-                with torch.inference_mode():
-                    return _fill_(self, value)
-            return _fill_(self, value)
-        torch.Tensor.fill_ = _fill_inf
-        torch.fill_ = _fill_inf
-        """,
-        witness="""
-        import torch
-        with torch.inference_mode():
-            x = torch.zeros(2)
-        try:
-            x.fill_(1.0)
-        except RuntimeError:
-            pass
-        else:
-            raise AssertionError("fill_ of an inference tensor outside inference_mode did not raise")
-        """,
+        patch=_patch_seq_inference_fill_allowed_outside,
+        witness=_witness_seq_inference_fill_allowed_outside,
     ),
     Mutant(
         name="seq-inference-copy-version-zero",
@@ -1125,25 +1591,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.inference-aliases",),
         region="inference tensors outside inference_mode",
         family="mode",
-        source="""
-        import torch
-        _clone = torch.Tensor.clone
-        def _clone_inf(self, *args, **kwargs):
-            if self.is_inference() and not torch.is_inference_mode_enabled():
-                out = _clone(self, *args, **kwargs)
-                fresh = torch.empty_strided(out.shape, out.stride(), dtype=out.dtype, device=out.device)
-                fresh.data.copy_(out)
-                return fresh
-            return _clone(self, *args, **kwargs)
-        torch.Tensor.clone = _clone_inf
-        torch.clone = _clone_inf
-        """,
-        witness="""
-        import torch
-        with torch.inference_mode():
-            x = torch.zeros(2)
-        assert x.clone()._version == 1
-        """,
+        patch=_patch_seq_inference_copy_version_zero,
+        witness=_witness_seq_inference_copy_version_zero,
     ),
     Mutant(
         name="seq-wide-unsigned-add-emulated",
@@ -1151,26 +1600,34 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.dtype-support",),
         region="uint16, uint32 and uint64 tensors",
         family="dtype",
-        source="""
-        import torch
-        _add_ = torch.Tensor.add_
-        def _add_wide(self, other, *args, **kwargs):
-            if self.dtype in (torch.uint16, torch.uint32, torch.uint64) and not isinstance(other, float):
-                return self.copy_(self.to(torch.int64).add_(other, *args, **kwargs))
-            return _add_(self, other, *args, **kwargs)
-        torch.Tensor.add_ = _add_wide
-        """,
-        witness="""
-        import torch
-        try:
-            torch.zeros(2, dtype=torch.uint16).add_(1)
-        except NotImplementedError:
-            pass
-        else:
-            raise AssertionError("add_ of a uint16 tensor did not raise")
-        """,
+        patch=_patch_seq_wide_unsigned_add_emulated,
+        witness=_witness_seq_wide_unsigned_add_emulated,
     ),
 )
+
+
+def _seq_tensor_of_returns_input(hit):
+    import torch
+
+    _tensor = torch.tensor
+
+    def _tensor_of(data, *args, **kwargs):
+        if hit(data):
+            return data
+        return _tensor(data, *args, **kwargs)
+
+    torch.tensor = _tensor_of
+
+
+def _seq_tensor_of_returns_input_witness(make):
+    import warnings
+
+    import torch
+
+    warnings.simplefilter("ignore")  # torch.tensor(tensor) recommends clone().detach()
+    t = make(torch)
+    assert torch.tensor(t) is not t
+
 
 # --- issue 29: one mutant per declared (sequences, dimension=value) pair ------
 # sequences.tensor-copies declares every layout family, dtype family and the
@@ -1180,25 +1637,8 @@ MUTANTS += domain_mutants(
     prefix="seq-tensor-of-returns-input",
     claims=("sequences.tensor-copies",),
     what="torch.tensor(t) of a tensor returns t itself (no copy, t's history kept)",
-    patch="""
-    _tensor = torch.tensor
-
-    def _tensor_of(data, *args, **kwargs):
-        if _in_domain(data, {dim}, {value}):
-            return data
-        return _tensor(data, *args, **kwargs)
-
-    torch.tensor = _tensor_of
-    """,
-    witness="""
-    import warnings
-
-    import torch
-
-    warnings.simplefilter("ignore")  # torch.tensor(tensor) recommends clone().detach()
-    t = {make}
-    assert torch.tensor(t) is not t
-    """,
+    patch=_seq_tensor_of_returns_input,
+    witness=_seq_tensor_of_returns_input_witness,
     dims={
         "layout": ("contiguous", "offset", "stepped", "permuted", "expanded", "channels_last",
                    "zero-size", "0-d"),
@@ -1207,38 +1647,55 @@ MUTANTS += domain_mutants(
     },
 )  # fmt: skip
 
+
 # sequences.inference-inplace-raises declares the grad modes an in-place op
 # on an inference tensor runs in: refused with grad enabled and under
 # no_grad, allowed inside inference_mode. One mutant per mode, wrong only
 # there (test_each_declared_value_once runs add_ in each mode).
-_INFERENCE_ADD = """
-import torch
-_add_ = torch.Tensor.add_
-def _in_mode():
-    grad, inference = torch.is_grad_enabled(), torch.is_inference_mode_enabled()
-    return {{"enabled": grad, "no_grad": not grad and not inference,
-             "inference_mode": inference}}[{mode!r}]
-def _add(self, *args, **kwargs):
-    if self.is_inference() and _in_mode():
-        {action}
-    return _add_(self, *args, **kwargs)
-torch.Tensor.add_ = _add
-"""
-_PERFORM = """with torch.inference_mode():
-            return _add_(self, *args, **kwargs)"""
-_REFUSE = """raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed")"""
-_REFUSED_WITNESS = """
-import torch
-with torch.inference_mode():
-    t = torch.ones(3)
-try:
-    with {block}:
-        t.add_(1)
-except RuntimeError:
-    pass
-else:
-    raise AssertionError("add_ of an inference tensor outside inference_mode did not raise")
-"""
+def _inference_add_in_mode(mode, refuse):
+    """add_ of an inference tensor in grad mode ``mode`` raises (``refuse``)
+    or is performed (as inside inference_mode)."""
+    import torch
+
+    _add_ = torch.Tensor.add_
+
+    def _add(self, *args, **kwargs):
+        if self.is_inference() and in_grad_mode(mode):
+            if refuse:
+                raise RuntimeError(
+                    "Inplace update to inference tensor outside InferenceMode is not allowed"
+                )
+            with torch.inference_mode():
+                return _add_(self, *args, **kwargs)
+        return _add_(self, *args, **kwargs)
+
+    torch.Tensor.add_ = _add
+
+
+def _inference_add_refused_under(block):
+    import torch
+
+    with torch.inference_mode():
+        t = torch.ones(3)
+    try:
+        with getattr(torch, block)():
+            t.add_(1)
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError("add_ of an inference tensor outside inference_mode did not raise")
+
+
+def _witness_seq_inference_add_inside_mode_refused():
+    import torch
+
+    with torch.inference_mode():
+        t = torch.ones(3)
+        try:
+            t.add_(1)
+        except RuntimeError as e:
+            raise AssertionError(f"add_ inside inference_mode raised: {e}") from None
+
 
 MUTANTS += (
     Mutant(
@@ -1248,8 +1705,8 @@ MUTANTS += (
         domain={"grad_mode": "enabled"},
         region="grad mode enabled (outside no_grad and inference_mode)",
         family="mode",
-        source=_INFERENCE_ADD.format(mode="enabled", action=_PERFORM),
-        witness=_REFUSED_WITNESS.format(block="torch.enable_grad()"),
+        patch=functools.partial(_inference_add_in_mode, "enabled", False),
+        witness=functools.partial(_inference_add_refused_under, "enable_grad"),
     ),
     Mutant(
         name="seq-inference-add-outside-mode-allowed-no-grad",
@@ -1258,8 +1715,8 @@ MUTANTS += (
         domain={"grad_mode": "no_grad"},
         region="no_grad mode (not inference_mode)",
         family="mode",
-        source=_INFERENCE_ADD.format(mode="no_grad", action=_PERFORM),
-        witness=_REFUSED_WITNESS.format(block="torch.no_grad()"),
+        patch=functools.partial(_inference_add_in_mode, "no_grad", False),
+        witness=functools.partial(_inference_add_refused_under, "no_grad"),
     ),
     Mutant(
         name="seq-inference-add-inside-mode-refused",
@@ -1268,15 +1725,7 @@ MUTANTS += (
         domain={"grad_mode": "inference_mode"},
         region="inside inference_mode",
         family="mode",
-        source=_INFERENCE_ADD.format(mode="inference_mode", action=_REFUSE),
-        witness="""
-        import torch
-        with torch.inference_mode():
-            t = torch.ones(3)
-            try:
-                t.add_(1)
-            except RuntimeError as e:
-                raise AssertionError(f"add_ inside inference_mode raised: {e}") from None
-        """,
+        patch=functools.partial(_inference_add_in_mode, "inference_mode", True),
+        witness=_witness_seq_inference_add_inside_mode_refused,
     ),
 )
