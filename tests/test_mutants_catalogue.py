@@ -76,6 +76,56 @@ def test_mutant_is_documented_and_compiles(mutant: Mutant):
     assert mutant.source.strip(), f"{mutant.name}: no readable patch source"
 
 
+def _run_python(code: str) -> subprocess.CompletedProcess:
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
+    return subprocess.run([sys.executable, "-c", code], cwd=str(ROOT), env=env,
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+
+
+def test_importing_the_catalogue_imports_no_torch_and_patches_nothing():
+    """A mutant names functions; building the records resolves no target."""
+    proc = _run_python(
+        "import sys\n"
+        "import conformance.mutants as m\n"
+        "assert len(m.CATALOGUE) > 900\n"
+        "heavy = sorted(n for n in sys.modules if n.split('.')[0] in ('torch', 'numpy'))\n"
+        "assert not heavy, heavy\n"
+    )
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_the_catalogue_gives_hypothesis_no_constants():
+    """After :func:`conformance.mutants.install`, Hypothesis' pool of local
+    constants holds none of the numbers only the catalogue's modules spell
+    (a patch's thresholds must not steer the suite's draws)."""
+    proc = _run_python(
+        "import sys\n"
+        "from hypothesis.internal.conjecture import providers\n"
+        "from hypothesis.internal.constants_ast import constants_from_module, is_local_module_file\n"
+        "import conformance.mutants as m\n"
+        "m.install('control')\n"
+        "hidden = [sys.modules[n] for n in m.AREA_MODULES.values()]\n"
+        "hidden += [sys.modules['conformance.mutants.patching'], sys.modules['conformance.mutants._tensor_domain']]\n"
+        "ids = {id(x) for x in hidden}\n"
+        "mine = set().union(*(set(constants_from_module(x, limit=False).integers)\n"
+        "                   | set(constants_from_module(x, limit=False).floats) for x in hidden))\n"
+        "others = set()\n"
+        "for x in list(sys.modules.values()):\n"
+        "    f = getattr(x, '__file__', None)\n"
+        "    if f and id(x) not in ids and is_local_module_file(f):\n"
+        "        c = constants_from_module(x)\n"
+        "        others |= set(c.integers) | set(c.floats)\n"
+        "assert mine - others, 'the catalogue spells no number of its own: nothing to check'\n"
+        "pool = providers._get_local_constants()\n"
+        "leaked = (set(pool.integers) | set(pool.floats)) & (mine - others)\n"
+        "assert not leaked, sorted(leaked)\n"
+    )
+    assert proc.returncode == 0, proc.stderr
+
+
 #: Child program of the calling-form check: imports torch and the catalogue
 #: once, then per mutant forks a child that applies the patch and reports
 #: which attributes of ``torch.Tensor`` and of ``torch`` it rebound.

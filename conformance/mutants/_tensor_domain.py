@@ -26,10 +26,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from conformance.mutants.base import Mutant
+from conformance.mutants.patching import Patch, np, torch
 
 __all__ = [
     "InDomain",
     "in_domain",
+    "other_dtype",
+    "is_dense",
+    "bind_domain",
+    "LAYOUTS",
+    "DTYPE_FAMILIES",
+    "TENSOR_KINDS",
     "ndarray_kinds",
     "domain_mutants",
     "LAYOUT_MAKERS",
@@ -39,7 +46,10 @@ __all__ = [
 ]
 
 
-def _dense(t):
+def is_dense(t):
+    """Whether ``t``'s elements fill a block of its storage without gaps, in
+    some order of its dims (strides sorted, each the product of the sizes
+    before it; dims of size 1 ignored)."""
     expected = 1
     for size, stride in sorted(((s, st) for s, st in zip(t.shape, t.stride(), strict=False)
                                 if s != 1), key=lambda p: p[1]):  # fmt: skip
@@ -50,8 +60,6 @@ def _dense(t):
 
 
 def _layout_kinds(t):
-    import torch
-
     kinds = set()
     if t.dim() == 0:
         kinds.add("0-d")
@@ -62,7 +70,7 @@ def _layout_kinds(t):
     sized = [(s, st) for s, st in zip(t.shape, t.stride(), strict=False) if s > 1]
     if any(st == 0 for _, st in sized):
         kinds.add("expanded")
-    elif t.numel() > 0 and not _dense(t):
+    elif t.numel() > 0 and not is_dense(t):
         kinds.add("stepped")
     strides = [st for _, st in sized if st != 0]
     if any(a < b for a, b in zip(strides, strides[1:], strict=False)):
@@ -76,8 +84,6 @@ def _layout_kinds(t):
 
 
 def _dtype_family(dtype):
-    import torch
-
     if dtype == torch.bool:
         return "bool"
     if dtype in (torch.float16, torch.bfloat16):
@@ -94,8 +100,6 @@ def _dtype_family(dtype):
 
 
 def _tensor_kind(t):
-    import torch
-
     if t.is_inference():
         return "inference"
     if isinstance(t, torch.nn.Parameter):
@@ -111,7 +115,6 @@ def in_domain(t, dim: str, value: str) -> bool:
     """Whether ``t`` is a tensor at ``dim=value`` of the domain vocabulary
     (``conformance/domains.toml``), computed as the suite's features are
     (with ``__torch_function__`` subclass dispatch off)."""
-    import torch
 
     if not isinstance(t, torch.Tensor):
         return False
@@ -125,6 +128,19 @@ def in_domain(t, dim: str, value: str) -> bool:
         if dim == "math_bit":
             return ("conj" if t.is_conj() else "neg" if t.is_neg() else "none") == value
     raise ValueError(dim)
+
+
+def other_dtype(dtype):
+    """Another dtype of ``dtype``'s kind that holds its values: float32 for
+    float64, complex128 for complex64, complex64 for other complex dtypes,
+    float64 for the rest (what the "converts" mutants copy to)."""
+    if dtype == torch.float64:
+        return torch.float32
+    if dtype == torch.complex64:
+        return torch.complex128
+    if dtype.is_complex:
+        return torch.complex64
+    return torch.float64
 
 
 @dataclass(frozen=True)
@@ -143,7 +159,6 @@ def ndarray_kinds(a):
     """The kinds of NumPy array ``a``: a copy of
     :func:`conformance.evidence.ndarray_kinds` (a patch must not import the
     suite's modules before it runs)."""
-    import numpy as np
 
     if isinstance(a, np.generic):
         return {"numpy_scalar"}
@@ -163,32 +178,39 @@ def ndarray_kinds(a):
     return kinds or {"plain"}
 
 
-#: A maker builds a witness's input: ``make(torch)`` (torch passed in, so that
+#: The values of the tensor dimensions of ``conformance/domains.toml``: every
+#: layout family, dtype family and tensor kind.
+LAYOUTS = ("contiguous", "offset", "stepped", "permuted", "expanded", "channels_last",
+           "zero-size", "0-d")  # fmt: skip
+DTYPE_FAMILIES = ("bool", "signed", "unsigned", "reduced_float", "float", "complex")
+TENSOR_KINDS = ("plain", "leaf", "non_leaf", "parameter", "subclass", "inference")
+
+#: A maker builds a witness's input: ``make()`` (a function, so that
 #: importing the catalogue imports no torch).
 Maker = Callable[..., object]
 
 #: A float32 tensor of each layout family (a witness's input).
 LAYOUT_MAKERS: dict[str, Maker] = {
-    "contiguous": lambda torch: torch.arange(6.0).reshape(2, 3),
-    "offset": lambda torch: torch.arange(12.0).reshape(4, 3)[1:],
-    "stepped": lambda torch: torch.arange(12.0).reshape(2, 6)[:, ::2],
-    "permuted": lambda torch: torch.arange(6.0).reshape(3, 2).t(),
-    "expanded": lambda torch: torch.arange(3.0).expand(2, 3),
-    "channels_last": lambda torch: (
+    "contiguous": lambda: torch.arange(6.0).reshape(2, 3),
+    "offset": lambda: torch.arange(12.0).reshape(4, 3)[1:],
+    "stepped": lambda: torch.arange(12.0).reshape(2, 6)[:, ::2],
+    "permuted": lambda: torch.arange(6.0).reshape(3, 2).t(),
+    "expanded": lambda: torch.arange(3.0).expand(2, 3),
+    "channels_last": lambda: (
         torch.arange(24.0).reshape(2, 3, 2, 2).contiguous(memory_format=torch.channels_last)
     ),
-    "zero-size": lambda torch: torch.zeros(0, 3),
-    "0-d": lambda torch: torch.tensor(1.5),
+    "zero-size": lambda: torch.zeros(0, 3),
+    "0-d": lambda: torch.tensor(1.5),
 }
 
 #: A contiguous tensor of each dtype family (a witness's input).
 FAMILY_MAKERS: dict[str, Maker] = {
-    "bool": lambda torch: torch.tensor([True, False, True]),
-    "signed": lambda torch: torch.tensor([1, -2, 3], dtype=torch.int32),
-    "unsigned": lambda torch: torch.tensor([1, 2, 3], dtype=torch.uint8),
-    "reduced_float": lambda torch: torch.tensor([1.5, -2.0, 3.0], dtype=torch.float16),
-    "float": lambda torch: torch.tensor([1.5, -2.0, 3.0], dtype=torch.float64),
-    "complex": lambda torch: torch.tensor([1 + 2j, -3j, 4.0], dtype=torch.complex64),
+    "bool": lambda: torch.tensor([True, False, True]),
+    "signed": lambda: torch.tensor([1, -2, 3], dtype=torch.int32),
+    "unsigned": lambda: torch.tensor([1, 2, 3], dtype=torch.uint8),
+    "reduced_float": lambda: torch.tensor([1.5, -2.0, 3.0], dtype=torch.float16),
+    "float": lambda: torch.tensor([1.5, -2.0, 3.0], dtype=torch.float64),
+    "complex": lambda: torch.tensor([1 + 2j, -3j, 4.0], dtype=torch.complex64),
 }
 
 #: The words of a region, per dimension.
@@ -208,19 +230,25 @@ _FAMILY = {
 
 #: A tensor of each math bit (a witness's input).
 MATH_BIT_MAKERS: dict[str, Maker] = {
-    "none": lambda torch: torch.tensor([1 + 2j, 3j]),
-    "conj": lambda torch: torch.tensor([1 + 2j, 3j]).conj(),
-    "neg": lambda torch: torch.tensor([1 + 2j, 3j]).conj().imag,
+    "none": lambda: torch.tensor([1 + 2j, 3j]),
+    "conj": lambda: torch.tensor([1 + 2j, 3j]).conj(),
+    "neg": lambda: torch.tensor([1 + 2j, 3j]).conj().imag,
 }
 
 #: A float32 tensor of each tensor kind (a witness's input).
 TENSOR_KIND_MAKERS: dict[str, Maker] = {
-    "plain": lambda torch: torch.ones(3),
-    "leaf": lambda torch: torch.ones(3, requires_grad=True),
-    "non_leaf": lambda torch: torch.ones(3, requires_grad=True) * 2,
-    "parameter": lambda torch: torch.nn.Parameter(torch.ones(3)),
-    "inference": lambda torch: torch.inference_mode()(torch.ones)(3),
+    "plain": lambda: torch.ones(3),
+    "leaf": lambda: torch.ones(3, requires_grad=True),
+    "non_leaf": lambda: torch.ones(3, requires_grad=True) * 2,
+    "parameter": lambda: torch.nn.Parameter(torch.ones(3)),
+    "inference": lambda: torch.inference_mode()(torch.ones)(3),
 }
+
+
+def bind_domain(patch, hit: InDomain):
+    """The patch of one domain value: a combinator template's ``given(hit)``,
+    or a function ``patch(hit)`` called with it."""
+    return patch.given(hit) if isinstance(patch, Patch) else functools.partial(patch, hit)
 
 
 def domain_mutants(
@@ -237,7 +265,7 @@ def domain_mutants(
 
     ``patch(hit)`` patches torch, calling ``hit(x)`` (an :class:`InDomain`)
     to test whether ``x`` is at the mutant's value; ``witness(make)``
-    asserts the real behaviour on ``make(torch)``, an input of that value
+    asserts the real behaviour on ``make()``, an input of that value
     (from :data:`LAYOUT_MAKERS`, :data:`FAMILY_MAKERS`,
     :data:`TENSOR_KIND_MAKERS`, :data:`MATH_BIT_MAKERS`, or ``makers[dim]``,
     which replaces them). ``what`` describes the wrong behaviour
@@ -262,7 +290,7 @@ def domain_mutants(
                     domain={dim: value},
                     region=_REGION[dim].format(value=value),
                     family=_FAMILY[dim],
-                    patch=functools.partial(patch, InDomain(dim, value)),
+                    patch=bind_domain(patch, InDomain(dim, value)),
                     witness=functools.partial(witness, makers[dim][value]),
                 )
             )

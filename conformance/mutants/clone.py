@@ -9,39 +9,48 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-from conformance.mutants._tensor_domain import InDomain, Maker
+from conformance.mutants._tensor_domain import (
+    DTYPE_FAMILIES,
+    LAYOUTS,
+    TENSOR_KINDS,
+    InDomain,
+    Maker,
+    bind_domain,
+    is_dense,
+)
 from conformance.mutants.base import Mutant
+from conformance.mutants.patching import accepted, refused, torch, wrap
 
-#: A witness's input at each domain value: ``make(torch)`` builds a small
+#: A witness's input at each domain value: ``make()`` builds a small
 #: tensor at that value (and at the default of every other dimension).
 DOMAIN_WITNESS_INPUT: dict[tuple[str, str], Maker] = {
-    ("layout", "contiguous"): lambda torch: torch.arange(6.0).reshape(2, 3),
-    ("layout", "offset"): lambda torch: torch.arange(12.0).reshape(4, 3)[1:],
-    ("layout", "stepped"): lambda torch: torch.arange(12.0).reshape(2, 6)[:, ::2],
-    ("layout", "permuted"): lambda torch: torch.arange(6.0).reshape(3, 2).t(),
-    ("layout", "expanded"): lambda torch: torch.arange(3.0).reshape(1, 3).expand(2, 3),
-    ("layout", "channels_last"): lambda torch: (
+    ("layout", "contiguous"): lambda: torch.arange(6.0).reshape(2, 3),
+    ("layout", "offset"): lambda: torch.arange(12.0).reshape(4, 3)[1:],
+    ("layout", "stepped"): lambda: torch.arange(12.0).reshape(2, 6)[:, ::2],
+    ("layout", "permuted"): lambda: torch.arange(6.0).reshape(3, 2).t(),
+    ("layout", "expanded"): lambda: torch.arange(3.0).reshape(1, 3).expand(2, 3),
+    ("layout", "channels_last"): lambda: (
         torch.arange(24.0).reshape(2, 3, 2, 2).contiguous(memory_format=torch.channels_last)
     ),
-    ("layout", "zero-size"): lambda torch: torch.zeros(0, 3),
-    ("layout", "0-d"): lambda torch: torch.tensor(1.5),
-    ("dtype_family", "bool"): lambda torch: torch.tensor([True, False, True]),
-    ("dtype_family", "signed"): lambda torch: torch.arange(-1, 2),
-    ("dtype_family", "unsigned"): lambda torch: torch.arange(3, dtype=torch.uint8),
-    ("dtype_family", "reduced_float"): lambda torch: torch.arange(3, dtype=torch.float16),
-    ("dtype_family", "float"): lambda torch: torch.arange(3.0),
-    ("dtype_family", "complex"): lambda torch: torch.tensor([1 + 2j, 3 - 1j]),
-    ("tensor_kind", "plain"): lambda torch: torch.arange(3.0),
-    ("tensor_kind", "leaf"): lambda torch: torch.arange(3.0).requires_grad_(),
-    ("tensor_kind", "non_leaf"): lambda torch: torch.arange(3.0).requires_grad_() * 2,
-    ("tensor_kind", "parameter"): lambda torch: torch.nn.Parameter(torch.arange(3.0)),
-    ("tensor_kind", "subclass"): lambda torch: torch.arange(3.0).as_subclass(
+    ("layout", "zero-size"): lambda: torch.zeros(0, 3),
+    ("layout", "0-d"): lambda: torch.tensor(1.5),
+    ("dtype_family", "bool"): lambda: torch.tensor([True, False, True]),
+    ("dtype_family", "signed"): lambda: torch.arange(-1, 2),
+    ("dtype_family", "unsigned"): lambda: torch.arange(3, dtype=torch.uint8),
+    ("dtype_family", "reduced_float"): lambda: torch.arange(3, dtype=torch.float16),
+    ("dtype_family", "float"): lambda: torch.arange(3.0),
+    ("dtype_family", "complex"): lambda: torch.tensor([1 + 2j, 3 - 1j]),
+    ("tensor_kind", "plain"): lambda: torch.arange(3.0),
+    ("tensor_kind", "leaf"): lambda: torch.arange(3.0).requires_grad_(),
+    ("tensor_kind", "non_leaf"): lambda: torch.arange(3.0).requires_grad_() * 2,
+    ("tensor_kind", "parameter"): lambda: torch.nn.Parameter(torch.arange(3.0)),
+    ("tensor_kind", "subclass"): lambda: torch.arange(3.0).as_subclass(
         type("Sub", (torch.Tensor,), {})
     ),
-    ("tensor_kind", "inference"): lambda torch: torch.inference_mode()(torch.arange)(3.0),
-    ("math_bit", "none"): lambda torch: torch.tensor([1 + 2j, 3 - 1j]),
-    ("math_bit", "conj"): lambda torch: torch.tensor([1 + 2j, 3 - 1j]).conj(),
-    ("math_bit", "neg"): lambda torch: torch.tensor([1 + 2j, 3 - 1j]).conj().imag,
+    ("tensor_kind", "inference"): lambda: torch.inference_mode()(torch.arange)(3.0),
+    ("math_bit", "none"): lambda: torch.tensor([1 + 2j, 3 - 1j]),
+    ("math_bit", "conj"): lambda: torch.tensor([1 + 2j, 3 - 1j]).conj(),
+    ("math_bit", "neg"): lambda: torch.tensor([1 + 2j, 3 - 1j]).conj().imag,
 }
 
 #: Each domain value in words (a mutant's ``region``) and its mutant family.
@@ -86,9 +95,7 @@ DOMAIN_REGION: dict[tuple[str, str], tuple[str, str]] = {
 
 def _check_at(make: Maker, check: Callable[[object], object]) -> None:
     """The witness of a domain mutant: ``check`` on the input ``make`` builds."""
-    import torch
-
-    check(make(torch))
+    check(make())
 
 
 def domain_mutants(
@@ -124,97 +131,55 @@ def domain_mutants(
                 domain={dim: v},
                 region=region,
                 family=family,
-                patch=functools.partial(patch, InDomain(dim, v)),
+                patch=bind_domain(patch, InDomain(dim, v)),
                 witness=functools.partial(_check_at, DOMAIN_WITNESS_INPUT[(dim, v)], check),
             ))  # fmt: skip
     return tuple(out)
 
 
-def _patch_clone_shares_storage():
-    import torch
-
-    _view_as = torch.Tensor.view_as
-
-    def _clone(self, *args, **kwargs):
-        return _view_as(self, self)
-
-    torch.Tensor.clone = _clone
-    torch.clone = _clone
+def _clone_shares_storage(view_as, self, *args, **kwargs):
+    return view_as(self, self)
 
 
 def _witness_clone_shares_storage():
-    import torch
-
     x = torch.arange(4.0)
     assert x.clone().data_ptr() != x.data_ptr()
 
 
-def _patch_clone_shares_expanded():
-    import torch
-
-    _orig = torch.Tensor.clone
-
-    def clone(self, *args, **kwargs):
-        if any(st == 0 and sz > 1 for sz, st in zip(self.shape, self.stride(), strict=False)):
-            return self.view_as(self)
-        return _orig(self, *args, **kwargs)
-
-    torch.Tensor.clone = clone
-    torch.clone = clone
+def _clone_shares_expanded(orig, self, *args, **kwargs):
+    if any(st == 0 and sz > 1 for sz, st in zip(self.shape, self.stride(), strict=False)):
+        return self.view_as(self)
+    return orig(self, *args, **kwargs)
 
 
 def _witness_clone_shares_expanded():
-    import torch
-
     x = torch.arange(3.0).expand(2, 3)
     assert x.clone().untyped_storage().data_ptr() != x.untyped_storage().data_ptr()
 
 
-def _patch_clone_shares_0d():
-    import torch
-
-    _orig = torch.Tensor.clone
-
-    def clone(self, *args, **kwargs):
-        if self.dim() == 0:
-            return self.view_as(self)
-        return _orig(self, *args, **kwargs)
-
-    torch.Tensor.clone = clone
-    torch.clone = clone
+def _clone_shares_0d(orig, self, *args, **kwargs):
+    if self.dim() == 0:
+        return self.view_as(self)
+    return orig(self, *args, **kwargs)
 
 
 def _witness_clone_shares_0d():
-    import torch
-
     x = torch.tensor(2.0)
     assert x.clone().data_ptr() != x.data_ptr()
 
 
-def _patch_clone_shares_bool():
-    import torch
-
-    _orig = torch.Tensor.clone
-
-    def clone(self, *args, **kwargs):
-        if self.dtype == torch.bool:
-            return self.view_as(self)
-        return _orig(self, *args, **kwargs)
-
-    torch.Tensor.clone = clone
-    torch.clone = clone
+def _clone_shares_bool(orig, self, *args, **kwargs):
+    if self.dtype == torch.bool:
+        return self.view_as(self)
+    return orig(self, *args, **kwargs)
 
 
 def _witness_clone_shares_bool():
-    import torch
-
     x = torch.tensor([True, False, True])
     assert x.clone().data_ptr() != x.data_ptr()
 
 
 def _patch_clone_ignores_preserve_format():
-    import torch
-
     _orig = torch.Tensor.clone
 
     def clone(self, *, memory_format=torch.preserve_format):
@@ -227,15 +192,11 @@ def _patch_clone_ignores_preserve_format():
 
 
 def _witness_clone_ignores_preserve_format():
-    import torch
-
     x = torch.zeros(2, 3).t()
     assert x.clone().stride() == x.stride()
 
 
 def _patch_clone_channels_last_loses_format():
-    import torch
-
     _orig = torch.Tensor.clone
 
     def clone(self, *, memory_format=torch.preserve_format):
@@ -253,15 +214,11 @@ def _patch_clone_channels_last_loses_format():
 
 
 def _witness_clone_channels_last_loses_format():
-    import torch
-
     x = torch.zeros(2, 3, 2, 2).contiguous(memory_format=torch.channels_last)
     assert x.clone().stride() == x.stride()
 
 
 def _patch_clone_function_ignores_memory_format():
-    import torch
-
     _orig = torch.clone
 
     def clone(input, *, memory_format=torch.preserve_format):
@@ -271,15 +228,11 @@ def _patch_clone_function_ignores_memory_format():
 
 
 def _witness_clone_function_ignores_memory_format():
-    import torch
-
     x = torch.zeros(2, 3).t()
     assert torch.clone(x, memory_format=torch.contiguous_format).is_contiguous()
 
 
 def _patch_clone_method_ignores_memory_format():
-    import torch
-
     _orig = torch.Tensor.clone
 
     def clone(self, *, memory_format=torch.preserve_format):
@@ -289,37 +242,23 @@ def _patch_clone_method_ignores_memory_format():
 
 
 def _witness_clone_method_ignores_memory_format():
-    import torch
-
     x = torch.zeros(2, 3).t()
     assert x.clone(memory_format=torch.contiguous_format).is_contiguous()
 
 
-def _patch_clone_explicit_preserve_format_row_major():
-    import torch
-
-    _orig = torch.Tensor.clone
-
-    def clone(self, *args, **kwargs):
-        if kwargs.get("memory_format") is torch.preserve_format:
-            kwargs["memory_format"] = torch.contiguous_format
-        return _orig(self, *args, **kwargs)
-
-    torch.Tensor.clone = clone
-    torch.clone = clone
+def _clone_explicit_preserve_format_row_major(orig, self, *args, **kwargs):
+    if kwargs.get("memory_format") is torch.preserve_format:
+        kwargs["memory_format"] = torch.contiguous_format
+    return orig(self, *args, **kwargs)
 
 
 def _witness_clone_explicit_preserve_format_row_major():
-    import torch
-
     x = torch.zeros(2, 3).t()
     assert x.clone(memory_format=torch.preserve_format).stride() == x.stride()
     assert x.clone().stride() == x.stride()
 
 
 def _patch_clone_detaches_nonleaf_views():
-    import torch
-
     _orig = torch.Tensor.clone
     _detach = torch.Tensor.detach
 
@@ -333,15 +272,11 @@ def _patch_clone_detaches_nonleaf_views():
 
 
 def _witness_clone_detaches_nonleaf_views():
-    import torch
-
     x = torch.ones(4, requires_grad=True)
     assert x[1:].clone().requires_grad
 
 
 def _patch_clone_shares_version_counter():
-    import torch
-
     _orig = torch.Tensor.clone
     _detach = torch.Tensor.detach
 
@@ -359,41 +294,27 @@ def _patch_clone_shares_version_counter():
 
 
 def _witness_clone_shares_version_counter():
-    import torch
-
     x = torch.ones(3)
     c = x.clone()
     c.add_(1)
     assert x._version == 0
 
 
-def _patch_clone_flushes_negative_zero():
-    import torch
-
-    _orig = torch.Tensor.clone
-
-    def clone(self, *args, **kwargs):
-        out = _orig(self, *args, **kwargs)
-        if self.dtype.is_floating_point and out.numel():
-            d = out.data  # an untracked alias: no version bump, no autograd record
-            d.masked_fill_((d == 0) & torch.signbit(d), 0.0)
-        return out
-
-    torch.Tensor.clone = clone
-    torch.clone = clone
+def _clone_flushes_negative_zero(orig, self, *args, **kwargs):
+    out = orig(self, *args, **kwargs)
+    if self.dtype.is_floating_point and out.numel():
+        d = out.data  # an untracked alias: no version bump, no autograd record
+        d.masked_fill_((d == 0) & torch.signbit(d), 0.0)
+    return out
 
 
 def _witness_clone_flushes_negative_zero():
-    import torch
-
     x = torch.tensor([1.0, -0.0])
     assert torch.signbit(x.clone())[1].item()
     assert torch.signbit(torch.clone(x))[1].item()
 
 
 def _patch_clone_backward_conjugates_complex():
-    import torch
-
     _orig = torch.Tensor.clone
 
     class _ConjClone(torch.autograd.Function):
@@ -415,71 +336,45 @@ def _patch_clone_backward_conjugates_complex():
 
 
 def _witness_clone_backward_conjugates_complex():
-    import torch
-
     x = torch.zeros(2, dtype=torch.complex64, requires_grad=True)
     g = torch.tensor([1 + 1j, 2 - 1j], dtype=torch.complex64)
     (gx,) = torch.autograd.grad(x.clone(), x, grad_outputs=g)
     assert torch.equal(gx.resolve_conj(), g)
 
 
-def _patch_clone_retains_grad_of_leaf_views():
-    import torch
-
-    _orig = torch.Tensor.clone
-
-    def clone(self, *args, **kwargs):
-        out = _orig(self, *args, **kwargs)
-        if self.is_leaf and self.requires_grad and self._is_view() and out.requires_grad:
-            out.retain_grad()
-        return out
-
-    torch.Tensor.clone = clone
-    torch.clone = clone
+def _clone_retains_grad_of_leaf_views(orig, self, *args, **kwargs):
+    out = orig(self, *args, **kwargs)
+    if self.is_leaf and self.requires_grad and self._is_view() and out.requires_grad:
+        out.retain_grad()
+    return out
 
 
 def _witness_clone_retains_grad_of_leaf_views():
-    import torch
-
     x = torch.zeros(4)[1:].requires_grad_()
     c = x.clone()
     c.sum().backward()
     assert c.grad is None
 
 
-def _patch_clone_inference_fast_path_half():
-    import torch
-
-    _orig = torch.Tensor.clone
-
-    def clone(self, *args, **kwargs):
-        if (
-            self.dtype in (torch.float16, torch.bfloat16)
-            and not self.requires_grad
-            and not self.is_inference()
-        ):
-            with torch.inference_mode():
-                return _orig(self, *args, **kwargs)
-        return _orig(self, *args, **kwargs)
-
-    torch.Tensor.clone = clone
-    torch.clone = clone
+def _clone_inference_fast_path_half(orig, self, *args, **kwargs):
+    if (
+        self.dtype in (torch.float16, torch.bfloat16)
+        and not self.requires_grad
+        and not self.is_inference()
+    ):
+        with torch.inference_mode():
+            return orig(self, *args, **kwargs)
+    return orig(self, *args, **kwargs)
 
 
 def _witness_clone_inference_fast_path_half():
-    import torch
-
     x = torch.ones(3, dtype=torch.float16)
-    try:
+    with accepted(RuntimeError, "x.clone().requires_grad_() raised"):
         c = x.clone().requires_grad_()
-    except RuntimeError as e:
-        raise AssertionError(f"x.clone().requires_grad_() raised: {e}") from e
     assert c.is_leaf and c.requires_grad
 
 
 def _patch_clone_stepped_keeps_gaps():
-    import torch
-
     _orig = torch.Tensor.clone
 
     def _stepped(t):
@@ -487,15 +382,7 @@ def _patch_clone_stepped_keeps_gaps():
             st == 0 and sz > 1 for sz, st in zip(t.shape, t.stride(), strict=False)
         ):
             return False
-        expected = 1
-        for sz, st in sorted(
-            ((sz, st) for sz, st in zip(t.shape, t.stride(), strict=False) if sz != 1),
-            key=lambda p: p[1],
-        ):
-            if st != expected:
-                return True
-            expected *= sz
-        return False
+        return not is_dense(t)
 
     def clone(self, *, memory_format=torch.preserve_format):
         if memory_format == torch.preserve_format and _stepped(self):
@@ -510,15 +397,11 @@ def _patch_clone_stepped_keeps_gaps():
 
 
 def _witness_clone_stepped_keeps_gaps():
-    import torch
-
     x = torch.arange(8.0).reshape(2, 4)[:, ::2]
     assert x.clone().is_contiguous()
 
 
 def _patch_clone_channels_last_accepts_rank_3():
-    import torch
-
     _orig = torch.Tensor.clone
 
     def clone(self, *, memory_format=torch.preserve_format):
@@ -531,14 +414,8 @@ def _patch_clone_channels_last_accepts_rank_3():
 
 
 def _witness_clone_channels_last_accepts_rank_3():
-    import torch
-
-    try:
+    with refused(RuntimeError, "clone(memory_format=channels_last) of a 3-D tensor did not raise"):
         torch.zeros(2, 3, 4).clone(memory_format=torch.channels_last)
-    except RuntimeError:
-        pass
-    else:
-        raise AssertionError("clone(memory_format=channels_last) of a 3-D tensor did not raise")
 
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -546,7 +423,12 @@ MUTANTS: tuple[Mutant, ...] = (
         name="clone-shares-storage",
         description="clone() returns an alias (detach-like view) instead of a copy",
         claims=("clone.new-storage",),
-        patch=_patch_clone_shares_storage,
+        patch=wrap(
+            "torch.Tensor.clone",
+            _clone_shares_storage,
+            also=("torch.clone",),
+            original="torch.Tensor.view_as",
+        ),
         witness=_witness_clone_shares_storage,
     ),
     Mutant(
@@ -555,7 +437,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("clone.new-storage",),
         region="expanded (stride-0) inputs",
         family="layout",
-        patch=_patch_clone_shares_expanded,
+        patch=wrap("torch.Tensor.clone", _clone_shares_expanded, also=("torch.clone",)),
         witness=_witness_clone_shares_expanded,
     ),
     Mutant(
@@ -564,7 +446,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("clone.new-storage",),
         region="0-d inputs",
         family="layout",
-        patch=_patch_clone_shares_0d,
+        patch=wrap("torch.Tensor.clone", _clone_shares_0d, also=("torch.clone",)),
         witness=_witness_clone_shares_0d,
     ),
     Mutant(
@@ -573,7 +455,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("clone.new-storage",),
         region="bool inputs",
         family="dtype",
-        patch=_patch_clone_shares_bool,
+        patch=wrap("torch.Tensor.clone", _clone_shares_bool, also=("torch.clone",)),
         witness=_witness_clone_shares_bool,
     ),
     Mutant(
@@ -619,7 +501,9 @@ MUTANTS: tuple[Mutant, ...] = (
         domain={"call_form": "keyword"},
         region="an explicit memory_format=torch.preserve_format keyword only",
         family="convention",
-        patch=_patch_clone_explicit_preserve_format_row_major,
+        patch=wrap(
+            "torch.Tensor.clone", _clone_explicit_preserve_format_row_major, also=("torch.clone",)
+        ),
         witness=_witness_clone_explicit_preserve_format_row_major,
     ),
     Mutant(
@@ -646,7 +530,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("clone.same-values-dtype-shape-device",),
         region="floating inputs holding -0.0",
         family="dtype",
-        patch=_patch_clone_flushes_negative_zero,
+        patch=wrap("torch.Tensor.clone", _clone_flushes_negative_zero, also=("torch.clone",)),
         witness=_witness_clone_flushes_negative_zero,
     ),
     Mutant(
@@ -664,7 +548,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("clone.own-grad-stays-none",),
         region="leaf inputs requiring grad that are views of a larger base",
         family="autograd",
-        patch=_patch_clone_retains_grad_of_leaf_views,
+        patch=wrap("torch.Tensor.clone", _clone_retains_grad_of_leaf_views, also=("torch.clone",)),
         witness=_witness_clone_retains_grad_of_leaf_views,
     ),
     Mutant(
@@ -673,7 +557,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("clone.requires-grad-on-clone-is-new-leaf",),
         region="float16/bfloat16 inputs that do not require grad",
         family="dtype",
-        patch=_patch_clone_inference_fast_path_half,
+        patch=wrap("torch.Tensor.clone", _clone_inference_fast_path_half, also=("torch.clone",)),
         witness=_witness_clone_inference_fast_path_half,
     ),
     Mutant(
@@ -700,23 +584,13 @@ MUTANTS: tuple[Mutant, ...] = (
 )
 
 
-def _clone_aliases(hit):
-    import torch
-
-    _orig = torch.Tensor.clone
-
-    def clone(self, *args, **kwargs):
-        if hit(self):
-            return self
-        return _orig(self, *args, **kwargs)
-
-    torch.Tensor.clone = clone
-    torch.clone = clone
+def _clone_aliases(hit, orig, self, *args, **kwargs):
+    if hit(self):
+        return self
+    return orig(self, *args, **kwargs)
 
 
 def _clone_aliases_check(t):
-    import torch
-
     assert t.clone() is not t and torch.clone(t) is not t
 
 
@@ -727,40 +601,31 @@ MUTANTS += domain_mutants(
     "clone-aliases",
     claims={d: ("clone.new-storage",) for d in ("layout", "dtype_family", "tensor_kind", "math_bit")},
     values={
-        "layout": ("contiguous", "offset", "stepped", "permuted", "expanded", "channels_last",
-                   "zero-size", "0-d"),
-        "dtype_family": ("bool", "signed", "unsigned", "reduced_float", "float", "complex"),
-        "tensor_kind": ("plain", "leaf", "non_leaf", "parameter", "subclass", "inference"),
+        "layout": LAYOUTS,
+        "dtype_family": DTYPE_FAMILIES,
+        "tensor_kind": TENSOR_KINDS,
         "math_bit": ("none", "conj", "neg"),
     },
     broken="clone() returns its input itself (an alias) instead of a copy",
-    patch=_clone_aliases,
+    patch=wrap("torch.Tensor.clone", _clone_aliases, also=("torch.clone",)),
     check=_clone_aliases_check,
 )  # fmt: skip
 
 
 def _patch_clone_aliases_only_method():
-    import torch
-
     torch.Tensor.clone = lambda self, *args, **kwargs: self
 
 
 def _witness_clone_aliases_only_method():
-    import torch
-
     t = torch.arange(3.0)
     assert t.clone() is not t
 
 
 def _patch_clone_aliases_only_function():
-    import torch
-
     torch.clone = lambda input, *args, **kwargs: input
 
 
 def _witness_clone_aliases_only_function():
-    import torch
-
     t = torch.arange(3.0)
     assert torch.clone(t) is not t
 

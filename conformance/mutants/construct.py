@@ -6,189 +6,119 @@ See :mod:`conformance.mutants` for what a mutant is and how it is run.
 
 from __future__ import annotations
 
+from conformance.mutants._tensor_domain import DTYPE_FAMILIES, LAYOUTS, TENSOR_KINDS
 from conformance.mutants.base import Mutant
+from conformance.mutants.patching import refused, torch, wrap
 
 
-def _patch_tensor_shares():
-    import torch
-
-    _orig = torch.tensor
-
-    def tensor(data, *args, **kwargs):
-        out = _orig(data, *args, **kwargs)
-        if isinstance(data, torch.Tensor) and out.dtype == data.dtype and out.device == data.device:
-            alias = data.detach()
-            if out.requires_grad:
-                alias.requires_grad_(True)
-            return alias
-        return out
-
-    torch.tensor = tensor
+def _tensor_shares(orig, data, *args, **kwargs):
+    out = orig(data, *args, **kwargs)
+    if isinstance(data, torch.Tensor) and out.dtype == data.dtype and out.device == data.device:
+        alias = data.detach()
+        if out.requires_grad:
+            alias.requires_grad_(True)
+        return alias
+    return out
 
 
 def _witness_tensor_shares():
-    import torch
-
     x = torch.arange(3.0)
     assert torch.tensor(x).data_ptr() != x.data_ptr()
 
 
-def _patch_new_tensor_shares_same_dtype():
-    import torch
-
-    _orig = torch.Tensor.new_tensor
-
-    def new_tensor(self, data, *args, **kwargs):
-        out = _orig(self, data, *args, **kwargs)
-        if isinstance(data, torch.Tensor) and data.dtype == out.dtype and data.device == out.device:
-            alias = data.detach()
-            if out.requires_grad:
-                alias.requires_grad_(True)
-            return alias
-        return out
-
-    torch.Tensor.new_tensor = new_tensor
+def _new_tensor_shares_same_dtype(orig, self, data, *args, **kwargs):
+    out = orig(self, data, *args, **kwargs)
+    if isinstance(data, torch.Tensor) and data.dtype == out.dtype and data.device == out.device:
+        alias = data.detach()
+        if out.requires_grad:
+            alias.requires_grad_(True)
+        return alias
+    return out
 
 
 def _witness_new_tensor_shares_same_dtype():
-    import torch
-
     x = torch.arange(3.0)
     assert torch.zeros(1).new_tensor(x).data_ptr() != x.data_ptr()
 
 
-def _patch_as_tensor_copies():
-    import torch
-
-    _orig = torch.as_tensor
-
-    def as_tensor(data, *args, **kwargs):
-        out = _orig(data, *args, **kwargs)
-        return out.clone() if isinstance(out, torch.Tensor) else out
-
-    torch.as_tensor = as_tensor
+def _as_tensor_copies(orig, data, *args, **kwargs):
+    out = orig(data, *args, **kwargs)
+    return out.clone() if isinstance(out, torch.Tensor) else out
 
 
 def _witness_as_tensor_copies():
-    import torch
-
     x = torch.arange(3.0)
     assert torch.as_tensor(x) is x
 
 
-def _patch_as_tensor_explicit_dtype_copies():
-    import torch
-
-    _orig = torch.as_tensor
-
-    def as_tensor(data, dtype=None, device=None):
-        out = _orig(data, dtype=dtype, device=device)
-        if isinstance(data, torch.Tensor) and dtype is not None and out is data:
-            return data.clone()
-        return out
-
-    torch.as_tensor = as_tensor
+def _as_tensor_explicit_dtype_copies(orig, data, dtype=None, device=None):
+    out = orig(data, dtype=dtype, device=device)
+    if isinstance(data, torch.Tensor) and dtype is not None and out is data:
+        return data.clone()
+    return out
 
 
 def _witness_as_tensor_explicit_dtype_copies():
-    import torch
-
     x = torch.arange(3.0)
     assert torch.as_tensor(x, dtype=torch.float32) is x
 
 
-def _patch_as_tensor_convert_detaches():
-    import torch
-
-    _orig = torch.as_tensor
-
-    def as_tensor(data, dtype=None, device=None):
-        out = _orig(data, dtype=dtype, device=device)
-        if isinstance(data, torch.Tensor) and out is not data and data.requires_grad:
-            out = out.detach()
-        return out
-
-    torch.as_tensor = as_tensor
+def _as_tensor_convert_detaches(orig, data, dtype=None, device=None):
+    out = orig(data, dtype=dtype, device=device)
+    if isinstance(data, torch.Tensor) and out is not data and data.requires_grad:
+        out = out.detach()
+    return out
 
 
 def _witness_as_tensor_convert_detaches():
-    import torch
-
     x = torch.ones(3, requires_grad=True)
     assert torch.as_tensor(x, dtype=torch.float64).grad_fn is not None
 
 
-def _patch_asarray_copy_true_ignored():
-    import torch
-
-    _orig = torch.asarray
-
-    def asarray(obj, *args, **kwargs):
-        if (
-            isinstance(obj, torch.Tensor)
-            and kwargs.get("copy") is True
-            and kwargs.get("dtype") in (None, obj.dtype)
-            and kwargs.get("device") in (None, obj.device)
-        ):
-            out = obj.detach()
-            if kwargs.get("requires_grad", obj.requires_grad):
-                out.requires_grad_(True)
-            return out
-        return _orig(obj, *args, **kwargs)
-
-    torch.asarray = asarray
+def _asarray_copy_true_ignored(orig, obj, *args, **kwargs):
+    if (
+        isinstance(obj, torch.Tensor)
+        and kwargs.get("copy") is True
+        and kwargs.get("dtype") in (None, obj.dtype)
+        and kwargs.get("device") in (None, obj.device)
+    ):
+        out = obj.detach()
+        if kwargs.get("requires_grad", obj.requires_grad):
+            out.requires_grad_(True)
+        return out
+    return orig(obj, *args, **kwargs)
 
 
 def _witness_asarray_copy_true_ignored():
-    import torch
-
     x = torch.arange(3.0)
     assert torch.asarray(x, copy=True).data_ptr() != x.data_ptr()
 
 
-def _patch_asarray_default_drops_grad():
-    import torch
-
-    _orig = torch.asarray
-
-    def asarray(obj, *args, **kwargs):
-        if isinstance(obj, torch.Tensor) and obj.requires_grad and "requires_grad" not in kwargs:
-            kwargs["requires_grad"] = False
-        return _orig(obj, *args, **kwargs)
-
-    torch.asarray = asarray
+def _asarray_default_drops_grad(orig, obj, *args, **kwargs):
+    if isinstance(obj, torch.Tensor) and obj.requires_grad and "requires_grad" not in kwargs:
+        kwargs["requires_grad"] = False
+    return orig(obj, *args, **kwargs)
 
 
 def _witness_asarray_default_drops_grad():
-    import torch
-
     x = torch.ones(3, requires_grad=True) * 2
     assert torch.asarray(x).requires_grad
 
 
-def _patch_tensor_requires_grad_keeps_history():
-    import torch
-
-    _orig = torch.tensor
-
-    def tensor(data, *args, **kwargs):
-        out = _orig(data, *args, **kwargs)
-        if (
-            isinstance(data, torch.Tensor)
-            and data.requires_grad
-            and not args
-            and kwargs == {"requires_grad": True}
-        ):
-            return data.clone()
-        return out
-
-    torch.tensor = tensor
+def _tensor_requires_grad_keeps_history(orig, data, *args, **kwargs):
+    out = orig(data, *args, **kwargs)
+    if (
+        isinstance(data, torch.Tensor)
+        and data.requires_grad
+        and not args
+        and kwargs == {"requires_grad": True}
+    ):
+        return data.clone()
+    return out
 
 
 def _witness_tensor_requires_grad_keeps_history():
     import warnings
-
-    import torch
 
     x = torch.ones(3, requires_grad=True)
     with warnings.catch_warnings():
@@ -199,8 +129,6 @@ def _witness_tensor_requires_grad_keeps_history():
 
 def _patch_copy_construct_silent_for_integers():
     import warnings
-
-    import torch
 
     _tensor = torch.tensor
     _new_tensor = torch.Tensor.new_tensor
@@ -231,46 +159,29 @@ def _patch_copy_construct_silent_for_integers():
 def _witness_copy_construct_silent_for_integers():
     import warnings
 
-    import torch
-
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         torch.tensor(torch.arange(3))
     assert any("To copy construct from a tensor" in str(w.message) for w in caught)
 
 
-def _patch_tensor_keyword_only_call_is_empty():
-    import torch
-
-    _orig = torch.tensor
-
-    def tensor(*args, **kwargs):
-        if not args and "data" not in kwargs and kwargs:
-            return torch.empty(
-                0,
-                dtype=kwargs.get("dtype"),
-                device=kwargs.get("device"),
-                requires_grad=bool(kwargs.get("requires_grad")),
-            )
-        return _orig(*args, **kwargs)
-
-    torch.tensor = tensor
+def _tensor_keyword_only_call_is_empty(orig, *args, **kwargs):
+    if not args and "data" not in kwargs and kwargs:
+        return torch.empty(
+            0,
+            dtype=kwargs.get("dtype"),
+            device=kwargs.get("device"),
+            requires_grad=bool(kwargs.get("requires_grad")),
+        )
+    return orig(*args, **kwargs)
 
 
 def _witness_tensor_keyword_only_call_is_empty():
-    import torch
-
-    try:
+    with refused(TypeError, "torch.tensor(device='cpu') without data did not raise"):
         torch.tensor(device="cpu")
-    except TypeError:
-        pass
-    else:
-        raise AssertionError("torch.tensor(device='cpu') without data did not raise")
 
 
 def _patch_tensor_class_call_ignores_float64_default():
-    import torch
-
     _new = torch._C.TensorBase.__new__
 
     def __new__(cls, *args, **kwargs):
@@ -287,8 +198,6 @@ def _patch_tensor_class_call_ignores_float64_default():
 
 
 def _witness_tensor_class_call_ignores_float64_default():
-    import torch
-
     old = torch.get_default_dtype()
     torch.set_default_dtype(torch.float64)
     try:
@@ -298,95 +207,55 @@ def _witness_tensor_class_call_ignores_float64_default():
     assert dtype == torch.float64
 
 
-def _patch_new_tensor_list_infers_dtype():
-    import torch
-
-    _orig = torch.Tensor.new_tensor
-
-    def new_tensor(self, data, *args, **kwargs):
-        if isinstance(data, (list, tuple)) and not args and "dtype" not in kwargs:
-            return torch.tensor(
-                data,
-                device=kwargs.get("device", self.device),
-                requires_grad=kwargs.get("requires_grad", False),
-            )
-        return _orig(self, data, *args, **kwargs)
-
-    torch.Tensor.new_tensor = new_tensor
+def _new_tensor_list_infers_dtype(orig, self, data, *args, **kwargs):
+    if isinstance(data, (list, tuple)) and not args and "dtype" not in kwargs:
+        return torch.tensor(
+            data,
+            device=kwargs.get("device", self.device),
+            requires_grad=kwargs.get("requires_grad", False),
+        )
+    return orig(self, data, *args, **kwargs)
 
 
 def _witness_new_tensor_list_infers_dtype():
-    import torch
-
     assert torch.zeros(1, dtype=torch.float16).new_tensor([1, 2]).dtype == torch.float16
 
 
-def _patch_asarray_copies_non_contiguous():
-    import torch
-
-    _orig = torch.asarray
-
-    def asarray(obj, *args, **kwargs):
-        if isinstance(obj, torch.Tensor) and not args and not kwargs and not obj.is_contiguous():
-            return obj.contiguous()
-        return _orig(obj, *args, **kwargs)
-
-    torch.asarray = asarray
+def _asarray_copies_non_contiguous(orig, obj, *args, **kwargs):
+    if isinstance(obj, torch.Tensor) and not args and not kwargs and not obj.is_contiguous():
+        return obj.contiguous()
+    return orig(obj, *args, **kwargs)
 
 
 def _witness_asarray_copies_non_contiguous():
-    import torch
-
     x = torch.zeros(2, 3).t()
     assert torch.asarray(x).data_ptr() == x.data_ptr()
 
 
-def _patch_asarray_copy_false_copies_sequences():
-    import torch
-
-    _orig = torch.asarray
-
-    def asarray(obj, *args, **kwargs):
-        if isinstance(obj, (list, tuple)) and kwargs.get("copy") is False:
-            kwargs = {k: v for k, v in kwargs.items() if k != "copy"}
-        return _orig(obj, *args, **kwargs)
-
-    torch.asarray = asarray
+def _asarray_copy_false_copies_sequences(orig, obj, *args, **kwargs):
+    if isinstance(obj, (list, tuple)) and kwargs.get("copy") is False:
+        kwargs = {k: v for k, v in kwargs.items() if k != "copy"}
+    return orig(obj, *args, **kwargs)
 
 
 def _witness_asarray_copy_false_copies_sequences():
-    import torch
-
-    try:
+    with refused(ValueError, "asarray(list, copy=False) did not raise"):
         torch.asarray([1.0, 2.0], copy=False)
-    except ValueError:
-        pass
-    else:
-        raise AssertionError("asarray(list, copy=False) did not raise")
 
 
-def _patch_asarray_default_clears_leaf_flag():
-    import torch
-
-    _orig = torch.asarray
-
-    def asarray(obj, *args, **kwargs):
-        if (
-            isinstance(obj, torch.Tensor)
-            and obj.is_leaf
-            and obj.requires_grad
-            and kwargs.get("requires_grad") is None
-        ):
-            kwargs = {**kwargs, "requires_grad": False}
-        return _orig(obj, *args, **kwargs)
-
-    torch.asarray = asarray
+def _asarray_default_clears_leaf_flag(orig, obj, *args, **kwargs):
+    if (
+        isinstance(obj, torch.Tensor)
+        and obj.is_leaf
+        and obj.requires_grad
+        and kwargs.get("requires_grad") is None
+    ):
+        kwargs = {**kwargs, "requires_grad": False}
+    return orig(obj, *args, **kwargs)
 
 
 def _witness_asarray_default_clears_leaf_flag():
     import warnings
-
-    import torch
 
     x = torch.ones(3, requires_grad=True)
     with warnings.catch_warnings():
@@ -397,8 +266,6 @@ def _witness_asarray_default_clears_leaf_flag():
 
 def _patch_asarray_default_warns_every_nonleaf_call():
     import warnings
-
-    import torch
 
     _orig = torch.asarray
     _MSG = (
@@ -426,8 +293,6 @@ def _patch_asarray_default_warns_every_nonleaf_call():
 def _witness_asarray_default_warns_every_nonleaf_call():
     import warnings
 
-    import torch
-
     y = torch.ones(3, requires_grad=True) * 2
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -437,53 +302,31 @@ def _witness_asarray_default_warns_every_nonleaf_call():
     assert len(hits) <= 1, f"{len(hits)} notices for two calls"
 
 
-def _patch_asarray_requires_grad_true_reroots_non_leaf():
-    import torch
-
-    _orig = torch.asarray
-
-    def asarray(obj, *args, **kwargs):
-        if (
-            isinstance(obj, torch.Tensor)
-            and not obj.is_leaf
-            and kwargs.get("requires_grad") is True
-        ):
-            return obj.detach().requires_grad_(True)
-        return _orig(obj, *args, **kwargs)
-
-    torch.asarray = asarray
+def _asarray_requires_grad_true_reroots_non_leaf(orig, obj, *args, **kwargs):
+    if isinstance(obj, torch.Tensor) and not obj.is_leaf and kwargs.get("requires_grad") is True:
+        return obj.detach().requires_grad_(True)
+    return orig(obj, *args, **kwargs)
 
 
 def _witness_asarray_requires_grad_true_reroots_non_leaf():
-    import torch
-
     y = torch.ones(3, requires_grad=True) * 2
     assert torch.asarray(y, requires_grad=True).grad_fn is y.grad_fn
 
 
-def _patch_asarray_requires_grad_false_aliases_leaf():
-    import torch
-
-    _orig = torch.asarray
-
-    def asarray(obj, *args, **kwargs):
-        if (
-            isinstance(obj, torch.Tensor)
-            and obj.is_leaf
-            and obj.requires_grad
-            and kwargs.get("requires_grad") is False
-            and not args
-            and set(kwargs) == {"requires_grad"}
-        ):
-            return obj.detach()
-        return _orig(obj, *args, **kwargs)
-
-    torch.asarray = asarray
+def _asarray_requires_grad_false_aliases_leaf(orig, obj, *args, **kwargs):
+    if (
+        isinstance(obj, torch.Tensor)
+        and obj.is_leaf
+        and obj.requires_grad
+        and kwargs.get("requires_grad") is False
+        and not args
+        and set(kwargs) == {"requires_grad"}
+    ):
+        return obj.detach()
+    return orig(obj, *args, **kwargs)
 
 
 def _witness_asarray_requires_grad_false_aliases_leaf():
-    import torch
-
     x = torch.ones(3, requires_grad=True)
     b = torch.asarray(x, requires_grad=False)
     assert b is x and not x.requires_grad
@@ -494,7 +337,7 @@ MUTANTS: tuple[Mutant, ...] = (
         name="tensor-shares",
         description="torch.tensor(t) of a tensor returns an alias (detach) instead of a copy",
         claims=("construct.tensor-is-detach-clone",),
-        patch=_patch_tensor_shares,
+        patch=wrap("torch.tensor", _tensor_shares),
         witness=_witness_tensor_shares,
     ),
     Mutant(
@@ -503,14 +346,14 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("construct.new-tensor-is-detach-clone",),
         region="tensor data of the receiver's dtype and device",
         family="relation",
-        patch=_patch_new_tensor_shares_same_dtype,
+        patch=wrap("torch.Tensor.new_tensor", _new_tensor_shares_same_dtype),
         witness=_witness_new_tensor_shares_same_dtype,
     ),
     Mutant(
         name="as-tensor-copies",
         description="torch.as_tensor always copies (tensor and ndarray inputs)",
         claims=("construct.as-tensor-identity",),
-        patch=_patch_as_tensor_copies,
+        patch=wrap("torch.as_tensor", _as_tensor_copies),
         witness=_witness_as_tensor_copies,
     ),
     Mutant(
@@ -519,7 +362,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("construct.as-tensor-identity",),
         region="as_tensor(t, dtype=t.dtype): explicit unchanged dtype",
         family="convention",
-        patch=_patch_as_tensor_explicit_dtype_copies,
+        patch=wrap("torch.as_tensor", _as_tensor_explicit_dtype_copies),
         witness=_witness_as_tensor_explicit_dtype_copies,
     ),
     Mutant(
@@ -528,7 +371,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("construct.as-tensor-converts-with-history",),
         region="dtype conversion of a tensor that requires grad",
         family="autograd",
-        patch=_patch_as_tensor_convert_detaches,
+        patch=wrap("torch.as_tensor", _as_tensor_convert_detaches),
         witness=_witness_as_tensor_convert_detaches,
     ),
     Mutant(
@@ -537,7 +380,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("construct.asarray-copy-true-never-shares",),
         region="copy=True with no dtype/device conversion",
         family="convention",
-        patch=_patch_asarray_copy_true_ignored,
+        patch=wrap("torch.asarray", _asarray_copy_true_ignored),
         witness=_witness_asarray_copy_true_ignored,
     ),
     Mutant(
@@ -546,7 +389,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("construct.asarray-returns-same-object",),
         region="tensors requiring grad, requires_grad left unspecified",
         family="autograd",
-        patch=_patch_asarray_default_drops_grad,
+        patch=wrap("torch.asarray", _asarray_default_drops_grad),
         witness=_witness_asarray_default_drops_grad,
     ),
     Mutant(
@@ -555,7 +398,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("construct.tensor-requires-grad-is-detach-clone-requires-grad",),
         region="tensor data that itself requires grad",
         family="autograd",
-        patch=_patch_tensor_requires_grad_keeps_history,
+        patch=wrap("torch.tensor", _tensor_requires_grad_keeps_history),
         witness=_witness_tensor_requires_grad_keeps_history,
     ),
     Mutant(
@@ -573,7 +416,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("construct.tensor-requires-data",),
         region="keyword-only calls without data",
         family="convention",
-        patch=_patch_tensor_keyword_only_call_is_empty,
+        patch=wrap("torch.tensor", _tensor_keyword_only_call_is_empty),
         witness=_witness_tensor_keyword_only_call_is_empty,
     ),
     Mutant(
@@ -591,7 +434,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("construct.new-tensor-default-dtype-device",),
         region="Python list data without an explicit dtype",
         family="other",
-        patch=_patch_new_tensor_list_infers_dtype,
+        patch=wrap("torch.Tensor.new_tensor", _new_tensor_list_infers_dtype),
         witness=_witness_new_tensor_list_infers_dtype,
     ),
     Mutant(
@@ -600,7 +443,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("construct.asarray-shares-by-default",),
         region="non-contiguous tensors",
         family="layout",
-        patch=_patch_asarray_copies_non_contiguous,
+        patch=wrap("torch.asarray", _asarray_copies_non_contiguous),
         witness=_witness_asarray_copies_non_contiguous,
     ),
     Mutant(
@@ -609,7 +452,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("construct.asarray-copy-false-aliases-or-raises",),
         region="Python sequences with copy=False",
         family="convention",
-        patch=_patch_asarray_copy_false_copies_sequences,
+        patch=wrap("torch.asarray", _asarray_copy_false_copies_sequences),
         witness=_witness_asarray_copy_false_copies_sequences,
     ),
     Mutant(
@@ -618,7 +461,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("construct.asarray-requires-grad-default-inherits",),
         region="leaves requiring grad, requires_grad unspecified",
         family="autograd",
-        patch=_patch_asarray_default_clears_leaf_flag,
+        patch=wrap("torch.asarray", _asarray_default_clears_leaf_flag),
         witness=_witness_asarray_default_clears_leaf_flag,
     ),
     Mutant(
@@ -636,7 +479,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("construct.asarray-requires-grad-keeps-or-drops-history",),
         region="non-leaf inputs with an explicit requires_grad=True",
         family="autograd",
-        patch=_patch_asarray_requires_grad_true_reroots_non_leaf,
+        patch=wrap("torch.asarray", _asarray_requires_grad_true_reroots_non_leaf),
         witness=_witness_asarray_requires_grad_true_reroots_non_leaf,
     ),
     Mutant(
@@ -645,7 +488,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("construct.asarray-requires-grad-sets-input-flag",),
         region="requires_grad=False on a leaf that requires grad",
         family="autograd",
-        patch=_patch_asarray_requires_grad_false_aliases_leaf,
+        patch=wrap("torch.asarray", _asarray_requires_grad_false_aliases_leaf),
         witness=_witness_asarray_requires_grad_false_aliases_leaf,
     ),
 )
@@ -653,24 +496,15 @@ MUTANTS: tuple[Mutant, ...] = (
 from conformance.mutants.clone import domain_mutants  # noqa: E402
 
 
-def _asarray_copies(hit):
-    import torch
-
-    _orig = torch.asarray
-
-    def asarray(obj, *args, **kwargs):
-        out = _orig(obj, *args, **kwargs)
-        if isinstance(obj, torch.Tensor) and hit(obj) and kwargs.get("copy") is None:
-            return out.clone()
-        return out
-
-    torch.asarray = asarray
+def _asarray_copies(hit, orig, obj, *args, **kwargs):
+    out = orig(obj, *args, **kwargs)
+    if isinstance(obj, torch.Tensor) and hit(obj) and kwargs.get("copy") is None:
+        return out.clone()
+    return out
 
 
 def _asarray_copies_check(t):
     import warnings
-
-    import torch
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the requires_grad notice
@@ -686,12 +520,11 @@ MUTANTS += domain_mutants(
     claims={d: ("construct.asarray-shares-by-default",)
             for d in ("layout", "dtype_family", "tensor_kind")},
     values={
-        "layout": ("contiguous", "offset", "stepped", "permuted", "expanded", "channels_last",
-                   "zero-size", "0-d"),
-        "dtype_family": ("bool", "signed", "unsigned", "reduced_float", "float", "complex"),
-        "tensor_kind": ("plain", "leaf", "non_leaf", "parameter", "subclass", "inference"),
+        "layout": LAYOUTS,
+        "dtype_family": DTYPE_FAMILIES,
+        "tensor_kind": TENSOR_KINDS,
     },
     broken="torch.asarray(t) with copy=None returns a copy instead of sharing t's memory",
-    patch=_asarray_copies,
+    patch=wrap("torch.asarray", _asarray_copies),
     check=_asarray_copies_check,
 )  # fmt: skip

@@ -8,215 +8,125 @@ from __future__ import annotations
 
 import functools
 
+from conformance.mutants._tensor_domain import DTYPE_FAMILIES, LAYOUTS, is_dense
 from conformance.mutants.base import Mutant
+from conformance.mutants.patching import accepted, refused, torch, wrap
 
 
-def _patch_copy_loses_graph():
-    import torch
-
-    _orig = torch.Tensor.copy_
-
-    def copy_(self, src, *args, **kwargs):
-        if isinstance(src, torch.Tensor):
-            src = src.detach()
-        return _orig(self, src, *args, **kwargs)
-
-    torch.Tensor.copy_ = copy_
+def _copy_loses_graph(orig, self, src, *args, **kwargs):
+    if isinstance(src, torch.Tensor):
+        src = src.detach()
+    return orig(self, src, *args, **kwargs)
 
 
 def _witness_copy_loses_graph():
-    import torch
-
     x = torch.ones(3, requires_grad=True)
     y = torch.empty(3).copy_(x)
     assert y.requires_grad and y.grad_fn is not None
 
 
-def _patch_copy_refuses_broadcast():
-    import torch
-
-    _orig = torch.Tensor.copy_
-
-    def copy_(self, src, *args, **kwargs):
-        if isinstance(src, torch.Tensor) and src.shape != self.shape:
-            raise RuntimeError(f"copy_: shape {tuple(src.shape)} != {tuple(self.shape)}")
-        return _orig(self, src, *args, **kwargs)
-
-    torch.Tensor.copy_ = copy_
+def _copy_refuses_broadcast(orig, self, src, *args, **kwargs):
+    if isinstance(src, torch.Tensor) and src.shape != self.shape:
+        raise RuntimeError(f"copy_: shape {tuple(src.shape)} != {tuple(self.shape)}")
+    return orig(self, src, *args, **kwargs)
 
 
 def _witness_copy_refuses_broadcast():
-    import torch
-
-    try:
+    with accepted(RuntimeError, "copy_ refused a broadcastable src"):
         y = torch.zeros(2, 3).copy_(torch.arange(3.0))
-    except RuntimeError as e:
-        raise AssertionError(f"copy_ refused a broadcastable src: {e}") from e
     assert torch.equal(y[1], torch.arange(3.0))
 
 
-def _patch_copy_non_blocking_skips():
-    import torch
-
-    _orig = torch.Tensor.copy_
-
-    def copy_(self, src, non_blocking=False):
-        if non_blocking and isinstance(src, torch.Tensor) and src.device == self.device:
-            return self
-        return _orig(self, src, non_blocking)
-
-    torch.Tensor.copy_ = copy_
+def _copy_non_blocking_skips(orig, self, src, non_blocking=False):
+    if non_blocking and isinstance(src, torch.Tensor) and src.device == self.device:
+        return self
+    return orig(self, src, non_blocking)
 
 
 def _witness_copy_non_blocking_skips():
-    import torch
-
     y = torch.zeros(3).copy_(torch.ones(3), non_blocking=True)
     assert torch.equal(y, torch.ones(3))
 
 
-def _patch_copy_into_view_of_leaf_allowed():
-    import torch
-
-    _orig = torch.Tensor.copy_
-
-    def copy_(self, src, *args, **kwargs):
-        base = self._base
-        if torch.is_grad_enabled() and base is not None and base.is_leaf and base.requires_grad:
-            with torch.no_grad():
-                return _orig(self, src, *args, **kwargs)
-        return _orig(self, src, *args, **kwargs)
-
-    torch.Tensor.copy_ = copy_
+def _copy_into_view_of_leaf_allowed(orig, self, src, *args, **kwargs):
+    base = self._base
+    if torch.is_grad_enabled() and base is not None and base.is_leaf and base.requires_grad:
+        with torch.no_grad():
+            return orig(self, src, *args, **kwargs)
+    return orig(self, src, *args, **kwargs)
 
 
 def _witness_copy_into_view_of_leaf_allowed():
-    import torch
-
     x = torch.zeros(4, requires_grad=True)
-    try:
+    with refused(RuntimeError, "copy_ into a view of a leaf requiring grad did not raise"):
         x[1:].copy_(torch.ones(3))
-    except RuntimeError:
-        pass
-    else:
-        raise AssertionError("copy_ into a view of a leaf requiring grad did not raise")
 
 
-def _patch_copy_overlap_silent():
-    import torch
-
-    _orig = torch.Tensor.copy_
-
-    def copy_(self, src, *args, **kwargs):
-        if any(st == 0 and sz > 1 for sz, st in zip(self.shape, self.stride(), strict=False)):
-            return self
-        return _orig(self, src, *args, **kwargs)
-
-    torch.Tensor.copy_ = copy_
+def _copy_overlap_silent(orig, self, src, *args, **kwargs):
+    if any(st == 0 and sz > 1 for sz, st in zip(self.shape, self.stride(), strict=False)):
+        return self
+    return orig(self, src, *args, **kwargs)
 
 
 def _witness_copy_overlap_silent():
-    import torch
-
     d = torch.zeros(3).expand(2, 3)
-    try:
+    with refused(RuntimeError, "copy_ into an expanded tensor did not raise"):
         d.copy_(torch.ones(2, 3))
-    except RuntimeError:
-        pass
-    else:
-        raise AssertionError("copy_ into an expanded tensor did not raise")
 
 
-def _patch_copy_convert_rebinds_storage():
-    import torch
-
-    _orig = torch.Tensor.copy_
-
-    def copy_(self, src, *args, **kwargs):
-        if (
-            isinstance(src, torch.Tensor)
-            and src.dtype != self.dtype
-            and not self.requires_grad
-            and not src.requires_grad
-            and not self.is_inference()
-            and not torch.is_inference_mode_enabled()
-        ):
-            new = torch.empty_like(self)
-            _orig(new, src, *args, **kwargs)
-            with torch.no_grad():
-                self.set_(new.untyped_storage(), new.storage_offset(), new.size(), new.stride())
-            return self
-        return _orig(self, src, *args, **kwargs)
-
-    torch.Tensor.copy_ = copy_
+def _copy_convert_rebinds_storage(orig, self, src, *args, **kwargs):
+    if (
+        isinstance(src, torch.Tensor)
+        and src.dtype != self.dtype
+        and not self.requires_grad
+        and not src.requires_grad
+        and not self.is_inference()
+        and not torch.is_inference_mode_enabled()
+    ):
+        new = torch.empty_like(self)
+        orig(new, src, *args, **kwargs)
+        with torch.no_grad():
+            self.set_(new.untyped_storage(), new.storage_offset(), new.size(), new.stride())
+        return self
+    return orig(self, src, *args, **kwargs)
 
 
 def _witness_copy_convert_rebinds_storage():
-    import torch
-
     base = torch.zeros(4, 3)
     base[1:].copy_(torch.ones(3, 3, dtype=torch.int64))
     assert base.sum().item() == 9
 
 
-def _patch_empty_like_aliases_contiguous():
-    import torch
-
-    _orig = torch.empty_like
-
-    def empty_like(input, *args, **kwargs):
-        if not args and not kwargs and input.is_contiguous() and not input.requires_grad:
-            return input.detach()
-        return _orig(input, *args, **kwargs)
-
-    torch.empty_like = empty_like
+def _empty_like_aliases_contiguous(orig, input, *args, **kwargs):
+    if not args and not kwargs and input.is_contiguous() and not input.requires_grad:
+        return input.detach()
+    return orig(input, *args, **kwargs)
 
 
 def _witness_empty_like_aliases_contiguous():
-    import torch
-
     x = torch.ones(3)
     assert torch.empty_like(x).data_ptr() != x.data_ptr()
 
 
-def _patch_copy_0d_returns_new_alias():
-    import torch
-
-    _orig = torch.Tensor.copy_
-
-    def copy_(self, src, *args, **kwargs):
-        out = _orig(self, src, *args, **kwargs)
-        if self.dim() == 0:
-            return out.view_as(out)
-        return out
-
-    torch.Tensor.copy_ = copy_
+def _copy_0d_returns_new_alias(orig, self, src, *args, **kwargs):
+    out = orig(self, src, *args, **kwargs)
+    if self.dim() == 0:
+        return out.view_as(out)
+    return out
 
 
 def _witness_copy_0d_returns_new_alias():
-    import torch
-
     d = torch.zeros(())
     assert d.copy_(torch.ones(())) is d
 
 
 def _patch_copy_permuted_src_memory_order():
-    import torch
-
     _orig = torch.Tensor.copy_
 
     def _dense_permuted(t):
         if t.numel() < 2 or t.is_contiguous() or any(st <= 0 for st in t.stride()):
             return False
-        expected = 1
-        for sz, st in sorted(
-            ((sz, st) for sz, st in zip(t.shape, t.stride(), strict=False) if sz != 1),
-            key=lambda p: p[1],
-        ):
-            if st != expected:
-                return False
-            expected *= sz
-        return True
+        return is_dense(t)
 
     def copy_(self, src, *args, **kwargs):
         if isinstance(src, torch.Tensor) and src.shape == self.shape and _dense_permuted(src):
@@ -228,41 +138,24 @@ def _patch_copy_permuted_src_memory_order():
 
 
 def _witness_copy_permuted_src_memory_order():
-    import torch
-
     src = torch.arange(6.0).reshape(2, 3).t()
     dst = torch.zeros(3, 2).copy_(src)
     assert dst.tolist() == [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]
 
 
-def _patch_copy_drops_extra_leading_dims():
-    import torch
-
-    _orig = torch.Tensor.copy_
-
-    def copy_(self, src, *args, **kwargs):
-        if isinstance(src, torch.Tensor) and src.dim() > self.dim() and src.numel() > 0:
-            lead = src.dim() - self.dim()
-            src = src.reshape(-1, *src.shape[lead:])[-1]
-        return _orig(self, src, *args, **kwargs)
-
-    torch.Tensor.copy_ = copy_
+def _copy_drops_extra_leading_dims(orig, self, src, *args, **kwargs):
+    if isinstance(src, torch.Tensor) and src.dim() > self.dim() and src.numel() > 0:
+        lead = src.dim() - self.dim()
+        src = src.reshape(-1, *src.shape[lead:])[-1]
+    return orig(self, src, *args, **kwargs)
 
 
 def _witness_copy_drops_extra_leading_dims():
-    import torch
-
-    try:
+    with refused(RuntimeError, "copy_ of a (2, 3) src into a (3,) dst did not raise"):
         torch.zeros(3).copy_(torch.ones(2, 3))
-    except RuntimeError:
-        pass
-    else:
-        raise AssertionError("copy_ of a (2, 3) src into a (3,) dst did not raise")
 
 
 def _patch_copy_integral_skips_version_bump():
-    import torch
-
     _orig = torch.Tensor.copy_
     _data = torch._C.TensorBase.data
 
@@ -282,99 +175,57 @@ def _patch_copy_integral_skips_version_bump():
 
 
 def _witness_copy_integral_skips_version_bump():
-    import torch
-
     d = torch.zeros(3, dtype=torch.int64)
     v = d._version
     d.copy_(torch.ones(3, dtype=torch.int64))
     assert d._version > v
 
 
-def _patch_copy_no_grad_refuses_complex_leaf():
-    import torch
-
-    _orig = torch.Tensor.copy_
-
-    def copy_(self, src, *args, **kwargs):
-        if (
-            not torch.is_grad_enabled()
-            and self.is_complex()
-            and self.is_leaf
-            and self.requires_grad
-        ):
-            raise RuntimeError(
-                "a leaf Variable that requires grad is being used in an in-place operation."
-            )
-        return _orig(self, src, *args, **kwargs)
-
-    torch.Tensor.copy_ = copy_
+def _copy_no_grad_refuses_complex_leaf(orig, self, src, *args, **kwargs):
+    if not torch.is_grad_enabled() and self.is_complex() and self.is_leaf and self.requires_grad:
+        raise RuntimeError(
+            "a leaf Variable that requires grad is being used in an in-place operation."
+        )
+    return orig(self, src, *args, **kwargs)
 
 
 def _witness_copy_no_grad_refuses_complex_leaf():
-    import torch
-
     p = torch.zeros(2, dtype=torch.complex64, requires_grad=True)
     with torch.no_grad():
-        try:
+        with accepted(RuntimeError, "copy_ under no_grad raised"):
             p.copy_(torch.ones(2, dtype=torch.complex64))
-        except RuntimeError as e:
-            raise AssertionError(f"copy_ under no_grad raised: {e}") from e
     assert p.requires_grad and p.is_leaf
 
 
-def _patch_copy_floating_partial_overlap_silent():
-    import torch
-
-    _orig = torch.Tensor.copy_
-
-    def copy_(self, src, *args, **kwargs):
-        if (
-            isinstance(src, torch.Tensor)
-            and self.is_floating_point()
-            and self.untyped_storage().nbytes() > 0
-            and src.untyped_storage().data_ptr() == self.untyped_storage().data_ptr()
-        ):
-            src = src.clone()
-        return _orig(self, src, *args, **kwargs)
-
-    torch.Tensor.copy_ = copy_
+def _copy_floating_partial_overlap_silent(orig, self, src, *args, **kwargs):
+    if (
+        isinstance(src, torch.Tensor)
+        and self.is_floating_point()
+        and self.untyped_storage().nbytes() > 0
+        and src.untyped_storage().data_ptr() == self.untyped_storage().data_ptr()
+    ):
+        src = src.clone()
+    return orig(self, src, *args, **kwargs)
 
 
 def _witness_copy_floating_partial_overlap_silent():
-    import torch
-
     x = torch.arange(4.0)
-    try:
+    with refused(RuntimeError, "copy_ between partly overlapping views did not raise"):
         x[1:].copy_(x[:-1])
-    except RuntimeError:
-        pass
-    else:
-        raise AssertionError("copy_ between partly overlapping views did not raise")
 
 
-def _patch_empty_like_inherits_requires_grad_non_leaf():
-    import torch
-
-    _orig = torch.empty_like
-
-    def empty_like(input, *args, **kwargs):
-        if input.requires_grad and not input.is_leaf and "requires_grad" not in kwargs:
-            kwargs = {**kwargs, "requires_grad": True}
-        return _orig(input, *args, **kwargs)
-
-    torch.empty_like = empty_like
+def _empty_like_inherits_requires_grad_non_leaf(orig, input, *args, **kwargs):
+    if input.requires_grad and not input.is_leaf and "requires_grad" not in kwargs:
+        kwargs = {**kwargs, "requires_grad": True}
+    return orig(input, *args, **kwargs)
 
 
 def _witness_empty_like_inherits_requires_grad_non_leaf():
-    import torch
-
     z = torch.ones(3, requires_grad=True) * 2
     assert not torch.empty_like(z).requires_grad
 
 
 def _patch_clone_aliases_integral():
-    import torch
-
     _orig = torch.Tensor.clone
     _detach = torch.Tensor.detach
 
@@ -388,28 +239,17 @@ def _patch_clone_aliases_integral():
 
 
 def _witness_clone_aliases_integral():
-    import torch
-
     x = torch.arange(3)
     assert x.detach().clone().data_ptr() != x.data_ptr()
 
 
-def _patch_copy_non_blocking_h2d_skips():
-    import torch
-
-    _orig = torch.Tensor.copy_
-
-    def copy_(self, src, non_blocking=False):
-        if non_blocking and self.is_cuda and not src.is_cuda:
-            return self
-        return _orig(self, src, non_blocking)
-
-    torch.Tensor.copy_ = copy_
+def _copy_non_blocking_h2d_skips(orig, self, src, non_blocking=False):
+    if non_blocking and self.is_cuda and not src.is_cuda:
+        return self
+    return orig(self, src, non_blocking)
 
 
 def _witness_copy_non_blocking_h2d_skips():
-    import torch
-
     dst = torch.zeros(3, device="cuda")
     dst.copy_(torch.ones(3), non_blocking=True)
     torch.cuda.synchronize()
@@ -421,7 +261,7 @@ MUTANTS: tuple[Mutant, ...] = (
         name="copy-loses-graph",
         description="copy_() copies the values but not the autograd history of src",
         claims=("copy.differentiable-wrt-src",),
-        patch=_patch_copy_loses_graph,
+        patch=wrap("torch.Tensor.copy_", _copy_loses_graph),
         witness=_witness_copy_loses_graph,
     ),
     Mutant(
@@ -430,7 +270,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("copy.broadcasts-src",),
         region="src of another shape that broadcasts to dst",
         family="relation",
-        patch=_patch_copy_refuses_broadcast,
+        patch=wrap("torch.Tensor.copy_", _copy_refuses_broadcast),
         witness=_witness_copy_refuses_broadcast,
     ),
     Mutant(
@@ -439,7 +279,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("copy.non-blocking-no-effect-same-device",),
         region="non_blocking=True on one device",
         family="convention",
-        patch=_patch_copy_non_blocking_skips,
+        patch=wrap("torch.Tensor.copy_", _copy_non_blocking_skips),
         witness=_witness_copy_non_blocking_skips,
     ),
     Mutant(
@@ -448,7 +288,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("copy.leaf-requiring-grad-raises",),
         region="destinations that are views of a leaf requiring grad",
         family="autograd",
-        patch=_patch_copy_into_view_of_leaf_allowed,
+        patch=wrap("torch.Tensor.copy_", _copy_into_view_of_leaf_allowed),
         witness=_witness_copy_into_view_of_leaf_allowed,
     ),
     Mutant(
@@ -457,7 +297,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("copy.internal-overlap-raises", "copy.not-broadcastable-raises"),
         region="self-overlapping (expanded) destinations",
         family="layout",
-        patch=_patch_copy_overlap_silent,
+        patch=wrap("torch.Tensor.copy_", _copy_overlap_silent),
         witness=_witness_copy_overlap_silent,
     ),
     Mutant(
@@ -466,7 +306,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("copy.converts-dtype",),
         region="src of another dtype than dst",
         family="relation",
-        patch=_patch_copy_convert_rebinds_storage,
+        patch=wrap("torch.Tensor.copy_", _copy_convert_rebinds_storage),
         witness=_witness_copy_convert_rebinds_storage,
     ),
     Mutant(
@@ -475,7 +315,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("copy.empty-like-copy-no-sharing",),
         region="contiguous inputs that do not require grad",
         family="layout",
-        patch=_patch_empty_like_aliases_contiguous,
+        patch=wrap("torch.empty_like", _empty_like_aliases_contiguous),
         witness=_witness_empty_like_aliases_contiguous,
     ),
     Mutant(
@@ -484,7 +324,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("copy.returns-self",),
         region="0-d destinations",
         family="layout",
-        patch=_patch_copy_0d_returns_new_alias,
+        patch=wrap("torch.Tensor.copy_", _copy_0d_returns_new_alias),
         witness=_witness_copy_0d_returns_new_alias,
     ),
     Mutant(
@@ -502,7 +342,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("copy.src-cannot-grow-self",),
         region="non-empty src with extra leading dimensions",
         family="relation",
-        patch=_patch_copy_drops_extra_leading_dims,
+        patch=wrap("torch.Tensor.copy_", _copy_drops_extra_leading_dims),
         witness=_witness_copy_drops_extra_leading_dims,
     ),
     Mutant(
@@ -520,7 +360,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("copy.allowed-under-no-grad",),
         region="complex leaf destinations under no_grad",
         family="dtype",
-        patch=_patch_copy_no_grad_refuses_complex_leaf,
+        patch=wrap("torch.Tensor.copy_", _copy_no_grad_refuses_complex_leaf),
         witness=_witness_copy_no_grad_refuses_complex_leaf,
     ),
     Mutant(
@@ -529,7 +369,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("copy.partial-overlap-raises",),
         region="floating dtypes",
         family="dtype",
-        patch=_patch_copy_floating_partial_overlap_silent,
+        patch=wrap("torch.Tensor.copy_", _copy_floating_partial_overlap_silent),
         witness=_witness_copy_floating_partial_overlap_silent,
     ),
     Mutant(
@@ -538,7 +378,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("copy.empty-like-copy-in-graph",),
         region="non-leaf inputs that require grad",
         family="autograd",
-        patch=_patch_empty_like_inherits_requires_grad_non_leaf,
+        patch=wrap("torch.empty_like", _empty_like_inherits_requires_grad_non_leaf),
         witness=_witness_empty_like_inherits_requires_grad_non_leaf,
     ),
     Mutant(
@@ -558,7 +398,7 @@ MUTANTS: tuple[Mutant, ...] = (
         region="host-to-CUDA copies with non_blocking=True",
         family="convention",
         devices=("cuda",),
-        patch=_patch_copy_non_blocking_h2d_skips,
+        patch=wrap("torch.Tensor.copy_", _copy_non_blocking_h2d_skips),
         witness=_witness_copy_non_blocking_h2d_skips,
     ),
 )
@@ -566,21 +406,12 @@ MUTANTS: tuple[Mutant, ...] = (
 from conformance.mutants.clone import domain_mutants  # noqa: E402
 
 
-def _copy_returns_new(hit):
-    import torch
-
-    _orig = torch.Tensor.copy_
-
-    def copy_(self, src, *args, **kwargs):
-        out = _orig(self, src, *args, **kwargs)
-        return out.clone() if hit(self) or hit(src) else out
-
-    torch.Tensor.copy_ = copy_
+def _copy_returns_new(hit, orig, self, src, *args, **kwargs):
+    out = orig(self, src, *args, **kwargs)
+    return out.clone() if hit(self) or hit(src) else out
 
 
 def _copy_returns_new_check(t):
-    import torch
-
     src = t.clone()
     dst = torch.empty_like(src)
     assert dst.copy_(t) is dst and dst.copy_(src) is dst
@@ -593,12 +424,11 @@ MUTANTS += domain_mutants(
     "copy-returns-new",
     claims={d: ("copy.returns-self",) for d in ("layout", "dtype_family")},
     values={
-        "layout": ("contiguous", "offset", "stepped", "permuted", "expanded", "channels_last",
-                   "zero-size", "0-d"),
-        "dtype_family": ("bool", "signed", "unsigned", "reduced_float", "float", "complex"),
+        "layout": LAYOUTS,
+        "dtype_family": DTYPE_FAMILIES,
     },
     broken="dst.copy_(src) returns a new tensor with the copied values instead of dst",
-    patch=_copy_returns_new,
+    patch=wrap("torch.Tensor.copy_", _copy_returns_new),
     check=_copy_returns_new_check,
 )  # fmt: skip
 
@@ -606,7 +436,6 @@ MUTANTS += domain_mutants(
 def _copy_into_leaf_unguarded(hit):
     """copy_ into a leaf requiring grad, or a view of one, skips the leaf
     check (the write goes through) where ``hit(leaf)``."""
-    import torch
 
     _orig = torch.Tensor.copy_
 
@@ -625,8 +454,6 @@ def _copy_into_leaf_unguarded(hit):
 
 
 def _is_parameter(t):
-    import torch
-
     return isinstance(t, torch.nn.Parameter)
 
 
@@ -635,9 +462,7 @@ def _is_not_parameter(t):
 
 
 def _copy_into_leaf_refused(make):
-    import torch
-
-    for t in (make(torch), make(torch)[1:]):
+    for t in (make(), make()[1:]):
         try:
             t.copy_(torch.ones_like(t))
         except RuntimeError:
@@ -661,7 +486,7 @@ MUTANTS += (
         family="autograd",
         patch=functools.partial(_copy_into_leaf_unguarded, _is_not_parameter),
         witness=functools.partial(
-            _copy_into_leaf_refused, lambda torch: torch.zeros(3, requires_grad=True)
+            _copy_into_leaf_refused, lambda: torch.zeros(3, requires_grad=True)
         ),
     ),
     Mutant(
@@ -673,7 +498,7 @@ MUTANTS += (
         family="subclass",
         patch=functools.partial(_copy_into_leaf_unguarded, _is_parameter),
         witness=functools.partial(
-            _copy_into_leaf_refused, lambda torch: torch.nn.Parameter(torch.zeros(3))
+            _copy_into_leaf_refused, lambda: torch.nn.Parameter(torch.zeros(3))
         ),
     ),
 )
@@ -681,29 +506,20 @@ MUTANTS += (
 from conformance.mutants._tensor_domain import domain_mutants as _kind_mutants  # noqa: E402
 
 
-def _copy_graph_state_wrong(hit):
-    import torch
-
-    _orig_copy_ = torch.Tensor.copy_
-
-    def copy_(self, src, *args, **kwargs):
-        if isinstance(src, torch.Tensor) and not self.requires_grad and hit(src):
-            if src.requires_grad:
-                with torch.no_grad():
-                    return _orig_copy_(self, src, *args, **kwargs)
-            out = _orig_copy_(self, src, *args, **kwargs)
-            if self.is_floating_point() or self.is_complex():
-                self.requires_grad_()
-            return out
-        return _orig_copy_(self, src, *args, **kwargs)
-
-    torch.Tensor.copy_ = copy_
+def _copy_graph_state_wrong(hit, orig_copy_, self, src, *args, **kwargs):
+    if isinstance(src, torch.Tensor) and not self.requires_grad and hit(src):
+        if src.requires_grad:
+            with torch.no_grad():
+                return orig_copy_(self, src, *args, **kwargs)
+        out = orig_copy_(self, src, *args, **kwargs)
+        if self.is_floating_point() or self.is_complex():
+            self.requires_grad_()
+        return out
+    return orig_copy_(self, src, *args, **kwargs)
 
 
 def _copy_graph_state_wrong_witness(make):
-    import torch
-
-    z = make(torch)
+    z = make()
     c = torch.empty_like(z).copy_(z)
     assert c.requires_grad == z.requires_grad, "empty_like(z).copy_(z) has the wrong requires_grad"
 
@@ -716,7 +532,7 @@ MUTANTS += _kind_mutants(
     prefix="copy-graph-state-wrong",
     claims=("copy.empty-like-copy-in-graph",),
     what="dst.copy_(src) into a tensor that does not require grad gets the wrong requires_grad",
-    patch=_copy_graph_state_wrong,
+    patch=wrap("torch.Tensor.copy_", _copy_graph_state_wrong),
     witness=_copy_graph_state_wrong_witness,
     dims={"tensor_kind": ("plain", "leaf", "non_leaf")},
 )

@@ -6,28 +6,27 @@ See :mod:`conformance.mutants` for what a mutant is and how it is run.
 
 from __future__ import annotations
 
+import functools
+
+from conformance.mutants._tensor_domain import DTYPE_FAMILIES, LAYOUTS, TENSOR_KINDS
+from conformance.mutants.autograd import mul_with_backward
 from conformance.mutants.base import Mutant
+from conformance.mutants.patching import accepted, refused, torch
 
 
 def _patch_data_shares_version_counter():
-    import torch
-
     _desc = torch._C.TensorBase.data
     _detach = torch._C.TensorBase.detach
     torch.Tensor.data = property(lambda self: _detach(self), lambda self, v: _desc.__set__(self, v))
 
 
 def _witness_data_shares_version_counter():
-    import torch
-
     x = torch.ones(3)
     x.data.add_(1)
     assert x._version == 0
 
 
 def _patch_data_copies_views():
-    import torch
-
     _desc = torch._C.TensorBase.data
 
     def _get(self):
@@ -38,15 +37,11 @@ def _patch_data_copies_views():
 
 
 def _witness_data_copies_views():
-    import torch
-
     x = torch.arange(6.0)[1:]
     assert x.data.data_ptr() == x.data_ptr()
 
 
 def _patch_data_keeps_grad_nonleaf():
-    import torch
-
     _desc = torch._C.TensorBase.data
 
     def _get(self):
@@ -59,15 +54,11 @@ def _patch_data_keeps_grad_nonleaf():
 
 
 def _witness_data_keeps_grad_nonleaf():
-    import torch
-
     y = torch.ones(3, requires_grad=True) * 2
     assert y.data.requires_grad is False
 
 
 def _patch_data_of_noncontig_is_detach():
-    import torch
-
     _desc = torch._C.TensorBase.data
     _detach = torch._C.TensorBase.detach
 
@@ -78,55 +69,33 @@ def _patch_data_of_noncontig_is_detach():
 
 
 def _witness_data_of_noncontig_is_detach():
-    import torch
-
     x = torch.zeros(2, 3).t()
     x.data.fill_(1)
     assert x._version == 0 and x.data._version == 0
 
 
-def _patch_mul_saves_input_snapshot_reduced():
-    import torch
+def _save_snapshots(ctx, a, b, mul):
+    ctx.a, ctx.b = a.detach().clone(), b.detach().clone()
+    return mul(a, b)
 
-    _mul = torch.Tensor.__mul__
-    _tmul = torch.mul
 
-    class _Mul(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, a, b):
-            ctx.a, ctx.b = a.detach().clone(), b.detach().clone()
-            return _tmul(a, b)
+def _grad_from_snapshots(ctx, g, mul):
+    return mul(g, ctx.b), mul(g, ctx.a)
 
-        @staticmethod
-        def backward(ctx, g):
-            return _tmul(g, ctx.b), _tmul(g, ctx.a)
 
-    def _use(a, b):
-        return (
-            isinstance(a, torch.Tensor)
-            and isinstance(b, torch.Tensor)
-            and a.dtype in (torch.float16, torch.bfloat16)
-            and b.dtype == a.dtype
-            and a.shape == b.shape
-            and torch.is_grad_enabled()
-            and (a.requires_grad or b.requires_grad)
-        )
-
-    def __mul__(a, b):
-        return _Mul.apply(a, b) if _use(a, b) else _mul(a, b)
-
-    def mul(a, b, *args, **kwargs):
-        if not args and not kwargs and _use(a, b):
-            return _Mul.apply(a, b)
-        return _tmul(a, b, *args, **kwargs)
-
-    torch.Tensor.__mul__ = __mul__
-    torch.mul = mul
+def _reduced_operands(a, b):
+    return (
+        isinstance(a, torch.Tensor)
+        and isinstance(b, torch.Tensor)
+        and a.dtype in (torch.float16, torch.bfloat16)
+        and b.dtype == a.dtype
+        and a.shape == b.shape
+        and torch.is_grad_enabled()
+        and (a.requires_grad or b.requires_grad)
+    )
 
 
 def _witness_mul_saves_input_snapshot_reduced():
-    import torch
-
     x = torch.ones(2, dtype=torch.float16, requires_grad=True)
     z = (x * x).sum()
     x.data.mul_(3)
@@ -135,8 +104,6 @@ def _witness_mul_saves_input_snapshot_reduced():
 
 
 def _patch_detach_of_leaf_view_untracked():
-    import torch
-
     _orig = torch.Tensor.detach
     _data = torch._C.TensorBase.data
 
@@ -150,16 +117,12 @@ def _patch_detach_of_leaf_view_untracked():
 
 
 def _witness_detach_of_leaf_view_untracked():
-    import torch
-
     x = torch.ones(4)[1:].requires_grad_()
     x.detach().mul_(2)
     assert x._version == 1
 
 
 def _patch_data_setter_makes_contiguous():
-    import torch
-
     _desc = torch._C.TensorBase.data
 
     def _set(self, value):
@@ -171,8 +134,6 @@ def _patch_data_setter_makes_contiguous():
 
 
 def _witness_data_setter_makes_contiguous():
-    import torch
-
     x = torch.zeros(3)
     t = torch.zeros(2, 3).t()
     x.data = t
@@ -180,8 +141,6 @@ def _witness_data_setter_makes_contiguous():
 
 
 def _patch_data_setter_dtype_change_bumps():
-    import torch
-
     _desc = torch._C.TensorBase.data
 
     def _set(self, value):
@@ -194,16 +153,12 @@ def _patch_data_setter_dtype_change_bumps():
 
 
 def _witness_data_setter_dtype_change_bumps():
-    import torch
-
     x = torch.zeros(3)
     x.data = torch.zeros(2, dtype=torch.int64)
     assert x._version == 0
 
 
 def _patch_data_setter_coerces_sequences():
-    import torch
-
     _desc = torch._C.TensorBase.data
 
     def _set(self, value):
@@ -215,20 +170,12 @@ def _patch_data_setter_coerces_sequences():
 
 
 def _witness_data_setter_coerces_sequences():
-    import torch
-
     x = torch.zeros(3)
-    try:
+    with refused(TypeError, "assigning a list to .data did not raise"):
         x.data = [1.0, 2.0]
-    except TypeError:
-        pass
-    else:
-        raise AssertionError("assigning a list to .data did not raise")
 
 
 def _patch_data_alias_resize_refused():
-    import torch
-
     _desc = torch._C.TensorBase.data
 
     def _get(self):
@@ -250,13 +197,9 @@ def _patch_data_alias_resize_refused():
 
 
 def _witness_data_alias_resize_refused():
-    import torch
-
     x = torch.zeros(3)
-    try:
+    with accepted(RuntimeError, "resize_ on .data raised"):
         x.data.resize_(5)
-    except RuntimeError as e:
-        raise AssertionError(f"resize_ on .data raised: {e}") from e
 
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -304,7 +247,9 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("data.silent-wrong-gradient",),
         region="float16 and bfloat16 operands of the same shape",
         family="dtype",
-        patch=_patch_mul_saves_input_snapshot_reduced,
+        patch=functools.partial(
+            mul_with_backward, _save_snapshots, _grad_from_snapshots, _reduced_operands
+        ),
         witness=_witness_mul_saves_input_snapshot_reduced,
     ),
     Mutant(
@@ -358,8 +303,6 @@ from conformance.mutants.clone import domain_mutants  # noqa: E402
 
 
 def _data_copies(hit):
-    import torch
-
     _desc = torch._C.TensorBase.data
 
     def _get(self):
@@ -380,10 +323,9 @@ MUTANTS += domain_mutants(
     "data-copies",
     claims={d: ("data.shares-storage",) for d in ("layout", "dtype_family", "tensor_kind")},
     values={
-        "layout": ("contiguous", "offset", "stepped", "permuted", "expanded", "channels_last",
-                   "zero-size", "0-d"),
-        "dtype_family": ("bool", "signed", "unsigned", "reduced_float", "float", "complex"),
-        "tensor_kind": ("plain", "leaf", "non_leaf", "parameter", "subclass", "inference"),
+        "layout": LAYOUTS,
+        "dtype_family": DTYPE_FAMILIES,
+        "tensor_kind": TENSOR_KINDS,
     },
     broken=".data returns a copy in new storage instead of an alias",
     patch=_data_copies,

@@ -13,160 +13,103 @@ See :mod:`conformance.mutants` for what a mutant is and how it is run.
 
 from __future__ import annotations
 
-from conformance.mutants._tensor_domain import domain_mutants
+from conformance.mutants._tensor_domain import DTYPE_FAMILIES, LAYOUTS, domain_mutants, other_dtype
 from conformance.mutants.base import Mutant
+from conformance.mutants.patching import refused, torch, wrap
 
 
-def _patch_deepcopy_contiguous_channels_last():
-    import torch
-
-    _orig = torch.Tensor.__deepcopy__
-
-    def __deepcopy__(self, memo):
-        if (
-            self.dim() == 4
-            and not self.is_contiguous()
-            and self.is_contiguous(memory_format=torch.channels_last)
-        ):
-            if id(self) in memo:
-                return memo[id(self)]
-            out = _orig(self.contiguous(), memo)
-            memo[id(self)] = out
-            return out
-        return _orig(self, memo)
-
-    torch.Tensor.__deepcopy__ = __deepcopy__
+def _deepcopy_contiguous_channels_last(orig, self, memo):
+    if (
+        self.dim() == 4
+        and not self.is_contiguous()
+        and self.is_contiguous(memory_format=torch.channels_last)
+    ):
+        if id(self) in memo:
+            return memo[id(self)]
+        out = orig(self.contiguous(), memo)
+        memo[id(self)] = out
+        return out
+    return orig(self, memo)
 
 
 def _witness_deepcopy_contiguous_channels_last():
     import copy
 
-    import torch
-
     t = torch.zeros(2, 3, 2, 2).contiguous(memory_format=torch.channels_last)
     assert copy.deepcopy(t).stride() == t.stride()
 
 
-def _patch_deepcopy_offset_int64_views_unshared():
-    import torch
-
-    _orig = torch.Tensor.__deepcopy__
-
-    def __deepcopy__(self, memo):
-        if self.storage_offset() and self.dtype == torch.int64 and id(self) not in memo:
-            out = self.clone()
-            memo[id(self)] = out
-            return out
-        return _orig(self, memo)
-
-    torch.Tensor.__deepcopy__ = __deepcopy__
+def _deepcopy_offset_int64_views_unshared(orig, self, memo):
+    if self.storage_offset() and self.dtype == torch.int64 and id(self) not in memo:
+        out = self.clone()
+        memo[id(self)] = out
+        return out
+    return orig(self, memo)
 
 
 def _witness_deepcopy_offset_int64_views_unshared():
     import copy
-
-    import torch
 
     b = torch.arange(6)
     cb, cv = copy.deepcopy([b, b[2:]])
     assert cv.untyped_storage().data_ptr() == cb.untyped_storage().data_ptr()
 
 
-def _patch_deepcopy_nonleaf_views_allowed():
-    import torch
-
-    _orig = torch.Tensor.__deepcopy__
-
-    def __deepcopy__(self, memo):
-        if not self.is_leaf and self._base is not None:
-            out = _orig(self.detach(), memo)
-            out.requires_grad_(self.requires_grad)
-            return out
-        return _orig(self, memo)
-
-    torch.Tensor.__deepcopy__ = __deepcopy__
+def _deepcopy_nonleaf_views_allowed(orig, self, memo):
+    if not self.is_leaf and self._base is not None:
+        out = orig(self.detach(), memo)
+        out.requires_grad_(self.requires_grad)
+        return out
+    return orig(self, memo)
 
 
 def _witness_deepcopy_nonleaf_views_allowed():
     import copy
 
-    import torch
-
     r = torch.ones(3, requires_grad=True)
-    try:
+    with refused(RuntimeError, "a non-leaf view was deep-copied"):
         copy.deepcopy(r[1:])
-    except RuntimeError:
-        pass
-    else:
-        raise AssertionError("a non-leaf view was deep-copied")
 
 
-def _patch_deepcopy_drops_requires_grad_complex():
-    import torch
-
-    _orig = torch.Tensor.__deepcopy__
-
-    def __deepcopy__(self, memo):
-        out = _orig(self, memo)
-        if self.is_complex() and out.requires_grad and type(out) is torch.Tensor:
-            out.requires_grad_(False)
-        return out
-
-    torch.Tensor.__deepcopy__ = __deepcopy__
+def _deepcopy_drops_requires_grad_complex(orig, self, memo):
+    out = orig(self, memo)
+    if self.is_complex() and out.requires_grad and type(out) is torch.Tensor:
+        out.requires_grad_(False)
+    return out
 
 
 def _witness_deepcopy_drops_requires_grad_complex():
     import copy
 
-    import torch
-
     t = torch.ones(2, dtype=torch.complex64, requires_grad=True)
     assert copy.deepcopy(t).requires_grad
 
 
-def _patch_deepcopy_grad_shared_f32():
-    import torch
-
-    _orig = torch.Tensor.__deepcopy__
-
-    def __deepcopy__(self, memo):
-        out = _orig(self, memo)
-        if self.dtype == torch.float32 and self.grad is not None and type(self) is torch.Tensor:
-            out.grad = self.grad
-        return out
-
-    torch.Tensor.__deepcopy__ = __deepcopy__
+def _deepcopy_grad_shared_f32(orig, self, memo):
+    out = orig(self, memo)
+    if self.dtype == torch.float32 and self.grad is not None and type(self) is torch.Tensor:
+        out.grad = self.grad
+    return out
 
 
 def _witness_deepcopy_grad_shared_f32():
     import copy
-
-    import torch
 
     t = torch.ones(2, requires_grad=True)
     t.grad = torch.ones(2)
     assert copy.deepcopy(t).grad is not t.grad
 
 
-def _patch_deepcopy_version_shared_0d():
-    import torch
-
-    _orig = torch.Tensor.__deepcopy__
-
-    def __deepcopy__(self, memo):
-        if self.dim() == 0 and self.is_leaf and type(self) is torch.Tensor:
-            out = self.detach().requires_grad_(self.requires_grad)
-            memo[id(self)] = out
-            return out
-        return _orig(self, memo)
-
-    torch.Tensor.__deepcopy__ = __deepcopy__
+def _deepcopy_version_shared_0d(orig, self, memo):
+    if self.dim() == 0 and self.is_leaf and type(self) is torch.Tensor:
+        out = self.detach().requires_grad_(self.requires_grad)
+        memo[id(self)] = out
+        return out
+    return orig(self, memo)
 
 
 def _witness_deepcopy_version_shared_0d():
     import copy
-
-    import torch
 
     t = torch.tensor(1.0)
     c = copy.deepcopy(t)
@@ -174,23 +117,14 @@ def _witness_deepcopy_version_shared_0d():
     assert t._version == 0
 
 
-def _patch_deepcopy_conj_view_raw_bits_c64():
-    import torch
-
-    _orig = torch.Tensor.__deepcopy__
-
-    def __deepcopy__(self, memo):
-        if self.is_conj() and self.dtype == torch.complex64:
-            return _orig(self.conj(), memo)
-        return _orig(self, memo)
-
-    torch.Tensor.__deepcopy__ = __deepcopy__
+def _deepcopy_conj_view_raw_bits_c64(orig, self, memo):
+    if self.is_conj() and self.dtype == torch.complex64:
+        return orig(self.conj(), memo)
+    return orig(self, memo)
 
 
 def _witness_deepcopy_conj_view_raw_bits_c64():
     import copy
-
-    import torch
 
     c = torch.tensor([1 + 2j], dtype=torch.complex64).conj()
     assert copy.deepcopy(c).imag.item() == -2.0
@@ -198,8 +132,6 @@ def _witness_deepcopy_conj_view_raw_bits_c64():
 
 def _patch_copy_copy_clones_non_contiguous():
     import copy as _copy
-
-    import torch
 
     def __copy__(self):
         if not self.is_contiguous():
@@ -217,16 +149,12 @@ def _patch_copy_copy_clones_non_contiguous():
 def _witness_copy_copy_clones_non_contiguous():
     import copy
 
-    import torch
-
     t = torch.arange(6.0).reshape(2, 3).t()
     assert copy.copy(t).data_ptr() == t.data_ptr()
 
 
 def _patch_copy_copy_uint32_works():
     import copy as _copy
-
-    import torch
 
     def __copy__(self):
         if self.dtype == torch.uint32 and type(self) is torch.Tensor:
@@ -242,108 +170,66 @@ def _patch_copy_copy_uint32_works():
 def _witness_copy_copy_uint32_works():
     import copy
 
-    import torch
-
-    try:
+    with refused(AttributeError, "copy.copy of a uint32 tensor worked"):
         copy.copy(torch.zeros(2, dtype=torch.uint32))
-    except AttributeError:
-        pass
-    else:
-        raise AssertionError("copy.copy of a uint32 tensor worked")
 
 
-def _patch_parameter_deepcopy_aliases_2d():
-    import torch
-
-    _orig = torch.nn.Parameter.__deepcopy__
-
-    def __deepcopy__(self, memo):
-        if self.dim() == 2:
-            memo[id(self)] = self
-            return self
-        return _orig(self, memo)
-
-    torch.nn.Parameter.__deepcopy__ = __deepcopy__
+def _parameter_deepcopy_aliases_2d(orig, self, memo):
+    if self.dim() == 2:
+        memo[id(self)] = self
+        return self
+    return orig(self, memo)
 
 
 def _witness_parameter_deepcopy_aliases_2d():
     import copy
 
-    import torch
-
     p = torch.nn.Parameter(torch.ones(2, 2))
     assert copy.deepcopy(p) is not p
 
 
-def _patch_parameter_deepcopy_memoizes_storage_f64():
-    import torch
-
-    _orig = torch.nn.Parameter.__deepcopy__
-
-    def __deepcopy__(self, memo):
-        if self.dtype != torch.float64:
-            return _orig(self, memo)
-        if id(self) in memo:
-            return memo[id(self)]
-        data = torch.Tensor.__deepcopy__(self.detach(), memo)
-        out = torch.nn.Parameter(data, self.requires_grad)
-        memo[id(self)] = out
-        return out
-
-    torch.nn.Parameter.__deepcopy__ = __deepcopy__
+def _parameter_deepcopy_memoizes_storage_f64(orig, self, memo):
+    if self.dtype != torch.float64:
+        return orig(self, memo)
+    if id(self) in memo:
+        return memo[id(self)]
+    data = torch.Tensor.__deepcopy__(self.detach(), memo)
+    out = torch.nn.Parameter(data, self.requires_grad)
+    memo[id(self)] = out
+    return out
 
 
 def _witness_parameter_deepcopy_memoizes_storage_f64():
     import copy
 
-    import torch
-
     p = torch.nn.Parameter(torch.zeros(10, dtype=torch.float64)[2:5])
     assert copy.deepcopy(p).storage_offset() == 0
 
 
-def _patch_parameter_deepcopy_aliases_grad_f32():
-    import torch
-
-    _orig = torch.nn.Parameter.__deepcopy__
-
-    def __deepcopy__(self, memo):
-        out = _orig(self, memo)
-        if self.dtype == torch.float32 and self.grad is not None:
-            out.grad = self.grad
-        return out
-
-    torch.nn.Parameter.__deepcopy__ = __deepcopy__
+def _parameter_deepcopy_aliases_grad_f32(orig, self, memo):
+    out = orig(self, memo)
+    if self.dtype == torch.float32 and self.grad is not None:
+        out.grad = self.grad
+    return out
 
 
 def _witness_parameter_deepcopy_aliases_grad_f32():
     import copy
-
-    import torch
 
     p = torch.nn.Parameter(torch.ones(2))
     p.grad = torch.ones(2)
     assert copy.deepcopy(p).grad is not p.grad
 
 
-def _patch_parameter_deepcopy_keeps_grad_0d():
-    import torch
-
-    _orig = torch.nn.Parameter.__deepcopy__
-
-    def __deepcopy__(self, memo):
-        out = _orig(self, memo)
-        if self.dim() == 0 and self.grad is not None:
-            out.grad = self.grad.clone()
-        return out
-
-    torch.nn.Parameter.__deepcopy__ = __deepcopy__
+def _parameter_deepcopy_keeps_grad_0d(orig, self, memo):
+    out = orig(self, memo)
+    if self.dim() == 0 and self.grad is not None:
+        out.grad = self.grad.clone()
+    return out
 
 
 def _witness_parameter_deepcopy_keeps_grad_0d():
     import copy
-
-    import torch
 
     p = torch.nn.Parameter(torch.tensor(1.0))
     p.grad = torch.tensor(2.0)
@@ -352,8 +238,6 @@ def _witness_parameter_deepcopy_keeps_grad_0d():
 
 def _patch_module_deepcopy_unties_2d_parameters():
     import copy as _copy
-
-    import torch
 
     def __deepcopy__(self, memo):
         out = self.__class__.__new__(self.__class__)
@@ -380,8 +264,6 @@ def _patch_module_deepcopy_unties_2d_parameters():
 def _witness_module_deepcopy_unties_2d_parameters():
     import copy
 
-    import torch
-
     m = torch.nn.Module()
     m.a = torch.nn.Linear(2, 2)
     m.b = torch.nn.Linear(2, 2)
@@ -390,118 +272,73 @@ def _witness_module_deepcopy_unties_2d_parameters():
     assert c.a.weight is c.b.weight
 
 
-def _patch_deepcopy_sparse_densifies():
-    import torch
-
-    _orig = torch.Tensor.__deepcopy__
-
-    def __deepcopy__(self, memo):
-        if self.layout == torch.sparse_coo:
-            out = self.to_dense()
-            memo[id(self)] = out
-            return out
-        return _orig(self, memo)
-
-    torch.Tensor.__deepcopy__ = __deepcopy__
+def _deepcopy_sparse_densifies(orig, self, memo):
+    if self.layout == torch.sparse_coo:
+        out = self.to_dense()
+        memo[id(self)] = out
+        return out
+    return orig(self, memo)
 
 
 def _witness_deepcopy_sparse_densifies():
     import copy
 
-    import torch
-
     assert copy.deepcopy(torch.eye(2).to_sparse()).layout == torch.sparse_coo
 
 
-def _patch_deepcopy_shared_1d_stays_shared():
-    import torch
-
-    _orig = torch.Tensor.__deepcopy__
-
-    def __deepcopy__(self, memo):
-        out = _orig(self, memo)
-        if self.dim() == 1 and self.is_shared() and not out.is_shared():
-            out.share_memory_()
-        return out
-
-    torch.Tensor.__deepcopy__ = __deepcopy__
+def _deepcopy_shared_1d_stays_shared(orig, self, memo):
+    out = orig(self, memo)
+    if self.dim() == 1 and self.is_shared() and not out.is_shared():
+        out.share_memory_()
+    return out
 
 
 def _witness_deepcopy_shared_1d_stays_shared():
     import copy
 
-    import torch
-
     t = torch.arange(3.0).share_memory_()
     assert not copy.deepcopy(t).is_shared()
 
 
-def _patch_parameter_deepcopy_under_no_grad_frozen():
-    import torch
-
-    _orig = torch.nn.Parameter.__deepcopy__
-
-    def __deepcopy__(self, memo):
-        out = _orig(self, memo)
-        if not torch.is_grad_enabled() and not torch.is_inference_mode_enabled():
-            out.requires_grad_(False)
-        return out
-
-    torch.nn.Parameter.__deepcopy__ = __deepcopy__
+def _parameter_deepcopy_under_no_grad_frozen(orig, self, memo):
+    out = orig(self, memo)
+    if not torch.is_grad_enabled() and not torch.is_inference_mode_enabled():
+        out.requires_grad_(False)
+    return out
 
 
 def _witness_parameter_deepcopy_under_no_grad_frozen():
     import copy
-
-    import torch
 
     p = torch.nn.Parameter(torch.ones(2))
     with torch.no_grad():
         assert copy.deepcopy(p).requires_grad
 
 
-def _patch_parameter_deepcopy_in_inference_mode_normal():
-    import torch
-
-    _orig = torch.nn.Parameter.__deepcopy__
-
-    def __deepcopy__(self, memo):
-        if torch.is_inference_mode_enabled():
-            with torch.inference_mode(False):
-                return _orig(self, memo)
-        return _orig(self, memo)
-
-    torch.nn.Parameter.__deepcopy__ = __deepcopy__
+def _parameter_deepcopy_in_inference_mode_normal(orig, self, memo):
+    if torch.is_inference_mode_enabled():
+        with torch.inference_mode(False):
+            return orig(self, memo)
+    return orig(self, memo)
 
 
 def _witness_parameter_deepcopy_in_inference_mode_normal():
     import copy
-
-    import torch
 
     p = torch.nn.Parameter(torch.ones(2))
     with torch.inference_mode():
         assert copy.deepcopy(p).is_inference()
 
 
-def _patch_deepcopy_parameter_flips_requires_grad():
-    import torch
-
-    _orig = torch.nn.Parameter.__deepcopy__
-
-    def __deepcopy__(self, memo):
-        c = _orig(self, memo)
-        if c.dtype.is_floating_point or c.dtype.is_complex:
-            c.requires_grad_(not c.requires_grad)
-        return c
-
-    torch.nn.Parameter.__deepcopy__ = __deepcopy__
+def _deepcopy_parameter_flips_requires_grad(orig, self, memo):
+    c = orig(self, memo)
+    if c.dtype.is_floating_point or c.dtype.is_complex:
+        c.requires_grad_(not c.requires_grad)
+    return c
 
 
 def _witness_deepcopy_parameter_flips_requires_grad():
     import copy
-
-    import torch
 
     p = torch.nn.Parameter(torch.ones(3))
     assert copy.deepcopy(p).requires_grad
@@ -509,8 +346,6 @@ def _witness_deepcopy_parameter_flips_requires_grad():
 
 def _patch_deepcopy_module_shares_buffers():
     import copy
-
-    import torch
 
     def __deepcopy__(self, memo):
         rv = self.__reduce_ex__(4)
@@ -525,72 +360,39 @@ def _patch_deepcopy_module_shares_buffers():
 def _witness_deepcopy_module_shares_buffers():
     import copy
 
-    import torch
-
     m = torch.nn.Module()
     m.register_buffer("b", torch.ones(3))
     m.share_memory()
     assert not copy.deepcopy(m).b.is_shared()
 
 
-def _patch_deepcopy_copies_non_leaf():
-    import torch
-
-    _orig = torch.Tensor.__deepcopy__
-
-    def __deepcopy__(self, memo):
-        if type(self) is torch.Tensor and not self.is_leaf:
-            return _orig(self.detach(), memo)
-        return _orig(self, memo)
-
-    torch.Tensor.__deepcopy__ = __deepcopy__
+def _deepcopy_copies_non_leaf(orig, self, memo):
+    if type(self) is torch.Tensor and not self.is_leaf:
+        return orig(self.detach(), memo)
+    return orig(self, memo)
 
 
 def _witness_deepcopy_copies_non_leaf():
     import copy
 
-    import torch
-
     r = torch.ones(3, requires_grad=True) * 2
-    try:
+    with refused(RuntimeError, "deepcopy of a non-leaf did not raise", match="graph leaves"):
         copy.deepcopy(r)
-    except RuntimeError as e:
-        assert "graph leaves" in str(e)
-    else:
-        raise AssertionError("deepcopy of a non-leaf did not raise")
 
 
-def _deepcopy_converts(hit):
-    import torch
-
-    _orig_deepcopy = torch.Tensor.__deepcopy__
-
-    def _other(dtype):
-        if dtype == torch.float64:
-            return torch.float32
-        if dtype == torch.complex64:
-            return torch.complex128
-        if dtype.is_complex:
-            return torch.complex64
-        return torch.float64
-
-    def __deepcopy__(self, memo):
-        c = _orig_deepcopy(self, memo)
-        if type(self) is torch.Tensor and hit(self):
-            with torch.no_grad():
-                d = c.to(_other(c.dtype))
-            return d.requires_grad_(c.requires_grad)
-        return c
-
-    torch.Tensor.__deepcopy__ = __deepcopy__
+def _deepcopy_converts(hit, orig_deepcopy, self, memo):
+    c = orig_deepcopy(self, memo)
+    if type(self) is torch.Tensor and hit(self):
+        with torch.no_grad():
+            d = c.to(other_dtype(c.dtype))
+        return d.requires_grad_(c.requires_grad)
+    return c
 
 
 def _deepcopy_converts_witness(make):
     import copy
 
-    import torch
-
-    t = make(torch)
+    t = make()
     assert copy.deepcopy(t).dtype == t.dtype
 
 
@@ -601,7 +403,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("deepcopy.values-metadata-independent",),
         region="channels_last 4-d tensors",
         family="layout",
-        patch=_patch_deepcopy_contiguous_channels_last,
+        patch=wrap("torch.Tensor.__deepcopy__", _deepcopy_contiguous_channels_last),
         witness=_witness_deepcopy_contiguous_channels_last,
     ),
     Mutant(
@@ -610,7 +412,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("deepcopy.memo-preserves-sharing",),
         region="int64 views with a storage offset, deep-copied with others on their storage",
         family="dtype",
-        patch=_patch_deepcopy_offset_int64_views_unshared,
+        patch=wrap("torch.Tensor.__deepcopy__", _deepcopy_offset_int64_views_unshared),
         witness=_witness_deepcopy_offset_int64_views_unshared,
     ),
     Mutant(
@@ -619,7 +421,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("deepcopy.nonleaf-raises",),
         region="non-leaf views",
         family="autograd",
-        patch=_patch_deepcopy_nonleaf_views_allowed,
+        patch=wrap("torch.Tensor.__deepcopy__", _deepcopy_nonleaf_views_allowed),
         witness=_witness_deepcopy_nonleaf_views_allowed,
     ),
     Mutant(
@@ -628,7 +430,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("deepcopy.requires-grad-and-leaf-kept",),
         region="complex tensors that require grad",
         family="dtype",
-        patch=_patch_deepcopy_drops_requires_grad_complex,
+        patch=wrap("torch.Tensor.__deepcopy__", _deepcopy_drops_requires_grad_complex),
         witness=_witness_deepcopy_drops_requires_grad_complex,
     ),
     Mutant(
@@ -637,7 +439,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("deepcopy.grad-and-attrs-copied-for-tensors",),
         region="float32 leaves with a .grad",
         family="dtype",
-        patch=_patch_deepcopy_grad_shared_f32,
+        patch=wrap("torch.Tensor.__deepcopy__", _deepcopy_grad_shared_f32),
         witness=_witness_deepcopy_grad_shared_f32,
     ),
     Mutant(
@@ -646,7 +448,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("deepcopy.fresh-version-counter",),
         region="0-d tensors",
         family="layout",
-        patch=_patch_deepcopy_version_shared_0d,
+        patch=wrap("torch.Tensor.__deepcopy__", _deepcopy_version_shared_0d),
         witness=_witness_deepcopy_version_shared_0d,
     ),
     Mutant(
@@ -655,7 +457,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("deepcopy.conj-neg-resolved-unshared",),
         region="complex64 conjugate views",
         family="dtype",
-        patch=_patch_deepcopy_conj_view_raw_bits_c64,
+        patch=wrap("torch.Tensor.__deepcopy__", _deepcopy_conj_view_raw_bits_c64),
         witness=_witness_deepcopy_conj_view_raw_bits_c64,
     ),
     Mutant(
@@ -682,7 +484,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("deepcopy.parameter-keeps-sharing",),
         region="2-d Parameters",
         family="layout",
-        patch=_patch_parameter_deepcopy_aliases_2d,
+        patch=wrap("torch.nn.Parameter.__deepcopy__", _parameter_deepcopy_aliases_2d),
         witness=_witness_parameter_deepcopy_aliases_2d,
     ),
     Mutant(
@@ -691,7 +493,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("deepcopy.parameter-copies-by-clone",),
         region="float64 Parameters",
         family="dtype",
-        patch=_patch_parameter_deepcopy_memoizes_storage_f64,
+        patch=wrap("torch.nn.Parameter.__deepcopy__", _parameter_deepcopy_memoizes_storage_f64),
         witness=_witness_parameter_deepcopy_memoizes_storage_f64,
     ),
     Mutant(
@@ -700,7 +502,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("deepcopy.parameter-keeps-grad-and-attrs",),
         region="float32 Parameters with a .grad",
         family="dtype",
-        patch=_patch_parameter_deepcopy_aliases_grad_f32,
+        patch=wrap("torch.nn.Parameter.__deepcopy__", _parameter_deepcopy_aliases_grad_f32),
         witness=_witness_parameter_deepcopy_aliases_grad_f32,
     ),
     Mutant(
@@ -709,7 +511,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("deepcopy.parameter-drops-grad-and-attrs",),
         region="0-d Parameters",
         family="layout",
-        patch=_patch_parameter_deepcopy_keeps_grad_0d,
+        patch=wrap("torch.nn.Parameter.__deepcopy__", _parameter_deepcopy_keeps_grad_0d),
         witness=_witness_parameter_deepcopy_keeps_grad_0d,
     ),
     Mutant(
@@ -727,7 +529,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("deepcopy.inference-and-sparse",),
         region="sparse COO tensors",
         family="layout",
-        patch=_patch_deepcopy_sparse_densifies,
+        patch=wrap("torch.Tensor.__deepcopy__", _deepcopy_sparse_densifies),
         witness=_witness_deepcopy_sparse_densifies,
     ),
     Mutant(
@@ -736,7 +538,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("deepcopy.copy-not-shared",),
         region="plain 1-d tensors in shared memory (Parameters unchanged)",
         family="layout",
-        patch=_patch_deepcopy_shared_1d_stays_shared,
+        patch=wrap("torch.Tensor.__deepcopy__", _deepcopy_shared_1d_stays_shared),
         witness=_witness_deepcopy_shared_1d_stays_shared,
     ),
     Mutant(
@@ -745,7 +547,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("deepcopy.grad-mode-independent",),
         region="nn.Parameters deep-copied inside torch.no_grad() (not inference mode)",
         family="mode",
-        patch=_patch_parameter_deepcopy_under_no_grad_frozen,
+        patch=wrap("torch.nn.Parameter.__deepcopy__", _parameter_deepcopy_under_no_grad_frozen),
         witness=_witness_parameter_deepcopy_under_no_grad_frozen,
     ),
     Mutant(
@@ -754,7 +556,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("deepcopy.inference-mode-gives-inference-tensors",),
         region="nn.Parameters (plain tensors unchanged)",
         family="subclass",
-        patch=_patch_parameter_deepcopy_in_inference_mode_normal,
+        patch=wrap("torch.nn.Parameter.__deepcopy__", _parameter_deepcopy_in_inference_mode_normal),
         witness=_witness_parameter_deepcopy_in_inference_mode_normal,
     ),
     # ---------------------------------------------- domain values (issue 29)
@@ -762,27 +564,12 @@ MUTANTS: tuple[Mutant, ...] = (
         prefix="deepcopy-converts",
         claims=("deepcopy.values-metadata-independent",),
         what="copy.deepcopy(t) returns a copy converted to another dtype (float64, or float32 / another complex dtype)",
-        patch=_deepcopy_converts,
+        patch=wrap("torch.Tensor.__deepcopy__", _deepcopy_converts),
         witness=_deepcopy_converts_witness,
         dims={
-            "layout": (
-                "contiguous",
-                "offset",
-                "stepped",
-                "permuted",
-                "expanded",
-                "channels_last",
-                "zero-size",
-                "0-d",
-            ),
-            "dtype_family": ("bool", "signed", "unsigned", "reduced_float", "float", "complex"),
+            "layout": LAYOUTS,
+            "dtype_family": DTYPE_FAMILIES,
             "tensor_kind": ("plain", "leaf"),
-        },
-        makers={
-            "tensor_kind": {
-                "plain": lambda torch: torch.ones(3),
-                "leaf": lambda torch: torch.ones(3, requires_grad=True),
-            }
         },
     ),
     Mutant(
@@ -792,7 +579,7 @@ MUTANTS: tuple[Mutant, ...] = (
         domain={"tensor_kind": "parameter"},
         region="nn.Parameters (tensor_kind parameter)",
         family="autograd",
-        patch=_patch_deepcopy_parameter_flips_requires_grad,
+        patch=wrap("torch.nn.Parameter.__deepcopy__", _deepcopy_parameter_flips_requires_grad),
         witness=_witness_deepcopy_parameter_flips_requires_grad,
     ),
     Mutant(
@@ -812,7 +599,7 @@ MUTANTS: tuple[Mutant, ...] = (
         domain={"tensor_kind": "non_leaf"},
         region="non-leaf tensors (tensor_kind non_leaf)",
         family="autograd",
-        patch=_patch_deepcopy_copies_non_leaf,
+        patch=wrap("torch.Tensor.__deepcopy__", _deepcopy_copies_non_leaf),
         witness=_witness_deepcopy_copies_non_leaf,
     ),
 )

@@ -6,332 +6,185 @@ See :mod:`conformance.mutants` for what a mutant is and how it is run.
 
 from __future__ import annotations
 
+from conformance.mutants._tensor_domain import DTYPE_FAMILIES, LAYOUTS, TENSOR_KINDS
 from conformance.mutants.base import Mutant
+from conformance.mutants.patching import accepted, torch, wrap
 
 
-def _patch_detach_copies():
-    import torch
-
-    _orig = torch.Tensor.detach
-
-    def detach(self):
-        return _orig(self).clone()
-
-    torch.Tensor.detach = detach
-    torch.detach = detach
+def _detach_copies_call(orig, self):
+    return orig(self).clone()
 
 
 def _witness_detach_copies():
-    import torch
-
     x = torch.arange(6.0)
     assert x.detach().data_ptr() == x.data_ptr()
     assert torch.detach(x).data_ptr() == x.data_ptr()
 
 
-def _patch_detach_copies_noncontig_f64():
-    import torch
-
-    _orig = torch.Tensor.detach
-
-    def _detach(self):
-        out = _orig(self)
-        if self.dtype == torch.float64 and not self.is_contiguous():
-            out = out.clone()
-        return out
-
-    torch.Tensor.detach = _detach
-    torch.detach = _detach
+def _detach_copies_noncontig_f64(orig, self):
+    out = orig(self)
+    if self.dtype == torch.float64 and not self.is_contiguous():
+        out = out.clone()
+    return out
 
 
 def _witness_detach_copies_noncontig_f64():
-    import torch
-
     x = torch.arange(6.0, dtype=torch.float64).reshape(2, 3).t()
     assert x.detach().data_ptr() == x.data_ptr()
 
 
-def _patch_detach_copies_expanded():
-    import torch
-
-    _orig = torch.Tensor.detach
-
-    def detach(self):
-        out = _orig(self)
-        if any(st == 0 and sz > 1 for sz, st in zip(self.shape, self.stride(), strict=False)):
-            out = out.clone()
-        return out
-
-    torch.Tensor.detach = detach
-    torch.detach = detach
+def _detach_copies_expanded(orig, self):
+    out = orig(self)
+    if any(st == 0 and sz > 1 for sz, st in zip(self.shape, self.stride(), strict=False)):
+        out = out.clone()
+    return out
 
 
 def _witness_detach_copies_expanded():
-    import torch
-
     x = torch.arange(3.0).expand(2, 3)
     d = x.detach()
     assert d.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
     assert d.stride() == x.stride()
 
 
-def _patch_detach_copies_zero_size():
-    import torch
-
-    _orig = torch.Tensor.detach
-
-    def detach(self):
-        out = _orig(self)
-        if self.numel() == 0:
-            out = torch.empty_strided(
-                self.shape, self.stride(), dtype=self.dtype, device=self.device
-            )
-        return out
-
-    torch.Tensor.detach = detach
-    torch.detach = detach
+def _detach_copies_zero_size(orig, self):
+    out = orig(self)
+    if self.numel() == 0:
+        out = torch.empty_strided(self.shape, self.stride(), dtype=self.dtype, device=self.device)
+    return out
 
 
 def _witness_detach_copies_zero_size():
-    import torch
-
     x = torch.empty(0, 3)
     assert x.detach().untyped_storage() is x.untyped_storage()
 
 
-def _patch_detach_copies_0d():
-    import torch
-
-    _orig = torch.Tensor.detach
-
-    def detach(self):
-        out = _orig(self)
-        return out.clone() if self.dim() == 0 else out
-
-    torch.Tensor.detach = detach
-    torch.detach = detach
+def _detach_copies_0d(orig, self):
+    out = orig(self)
+    return out.clone() if self.dim() == 0 else out
 
 
 def _witness_detach_copies_0d():
-    import torch
-
     x = torch.tensor(3.0)
     assert x.detach().data_ptr() == x.data_ptr()
 
 
-def _patch_detach_copies_channels_last():
-    import torch
-
-    _orig = torch.Tensor.detach
-
-    def detach(self):
-        out = _orig(self)
-        if (
-            self.dim() == 4
-            and not self.is_contiguous()
-            and self.is_contiguous(memory_format=torch.channels_last)
-        ):
-            out = out.clone()
-        return out
-
-    torch.Tensor.detach = detach
-    torch.detach = detach
+def _detach_copies_channels_last(orig, self):
+    out = orig(self)
+    if (
+        self.dim() == 4
+        and not self.is_contiguous()
+        and self.is_contiguous(memory_format=torch.channels_last)
+    ):
+        out = out.clone()
+    return out
 
 
 def _witness_detach_copies_channels_last():
-    import torch
-
     x = torch.zeros(2, 3, 2, 2).contiguous(memory_format=torch.channels_last)
     assert x.detach().data_ptr() == x.data_ptr()
 
 
-def _patch_detach_copies_bool():
-    import torch
-
-    _orig = torch.Tensor.detach
-
-    def detach(self):
-        out = _orig(self)
-        return out.clone() if self.dtype == torch.bool else out
-
-    torch.Tensor.detach = detach
-    torch.detach = detach
+def _detach_copies_bool(orig, self):
+    out = orig(self)
+    return out.clone() if self.dtype == torch.bool else out
 
 
 def _witness_detach_copies_bool():
-    import torch
-
     x = torch.tensor([True, False])
     assert x.detach().data_ptr() == x.data_ptr()
 
 
-def _patch_detach_function_copies():
-    import torch
-
-    _orig = torch.detach
-
-    def detach(input):
-        return _orig(input).clone()
-
-    torch.detach = detach
+def _detach_function_copies(orig, input):
+    return orig(input).clone()
 
 
 def _witness_detach_function_copies():
-    import torch
-
     x = torch.arange(4.0)
     assert torch.detach(x).data_ptr() == x.data_ptr()
 
 
-def _patch_detach_keeps_grad_nonleaf():
-    import torch
-
-    _orig = torch.Tensor.detach
-
-    def detach(self):
-        out = _orig(self)
-        if self.requires_grad and not self.is_leaf:
-            out.requires_grad_(True)
-        return out
-
-    torch.Tensor.detach = detach
-    torch.detach = detach
+def _detach_keeps_grad_nonleaf(orig, self):
+    out = orig(self)
+    if self.requires_grad and not self.is_leaf:
+        out.requires_grad_(True)
+    return out
 
 
 def _witness_detach_keeps_grad_nonleaf():
-    import torch
-
     x = torch.ones(3, requires_grad=True) * 2
     assert x.detach().requires_grad is False
 
 
-def _patch_detach_copies_parameter():
-    import torch
-
-    _orig = torch.Tensor.detach
-
-    def detach(self):
-        out = _orig(self)
-        return out.clone() if isinstance(self, torch.nn.Parameter) else out
-
-    torch.Tensor.detach = detach
-    torch.detach = detach
+def _detach_copies_parameter(orig, self):
+    out = orig(self)
+    return out.clone() if isinstance(self, torch.nn.Parameter) else out
 
 
 def _witness_detach_copies_parameter():
-    import torch
-
     p = torch.nn.Parameter(torch.ones(3))
     assert p.detach().data_ptr() == p.data_ptr()
 
 
-def _patch_detach_own_version_counter():
-    import torch
-
-    _data = torch._C.TensorBase.data
-
-    def detach(self):
-        return _data.__get__(self)
-
-    torch.Tensor.detach = detach
-    torch.detach = detach
+def _detach_own_version_counter(data, self):
+    return data.__get__(self)
 
 
 def _witness_detach_own_version_counter():
-    import torch
-
     x = torch.ones(3)
     x.detach().add_(1)
     assert x._version == 1
 
 
-def _patch_detach_resolves_math_bits():
-    import torch
-
-    _orig = torch.Tensor.detach
-
-    def detach(self):
-        out = _orig(self)
-        if out.is_conj() or out.is_neg():
-            return out.resolve_conj().resolve_neg()
-        return out
-
-    torch.Tensor.detach = detach
-    torch.detach = detach
+def _detach_resolves_math_bits(orig, self):
+    out = orig(self)
+    if out.is_conj() or out.is_neg():
+        return out.resolve_conj().resolve_neg()
+    return out
 
 
 def _witness_detach_resolves_math_bits():
-    import torch
-
     z = torch.tensor([1 + 2j, 3 - 1j])
     for v in (z.conj(), z.conj().imag):
         assert v.detach().data_ptr() == v.data_ptr()
 
 
-def _patch_detach_returns_zeros():
-    import torch
-
-    _orig = torch.Tensor.detach
-
-    def detach(self):
-        return torch.zeros_like(_orig(self))
-
-    torch.Tensor.detach = detach
-    torch.detach = detach
+def _detach_returns_zeros(orig, self):
+    return torch.zeros_like(orig(self))
 
 
 def _witness_detach_returns_zeros():
-    import torch
-
     x = torch.arange(1.0, 4.0)
     assert x.detach().tolist() == [1.0, 2.0, 3.0]
     assert torch.detach(x).tolist() == [1.0, 2.0, 3.0]
 
 
-def _patch_detach_lazy_clone_requires_grad():
-    import torch
-
-    _orig = torch.Tensor.detach
-
-    def detach(self):
-        out = _orig(self)
-        if self.requires_grad:
-            out = out._lazy_clone()
-        return out
-
-    torch.Tensor.detach = detach
-    torch.detach = detach
+def _detach_lazy_clone_requires_grad(orig, self):
+    out = orig(self)
+    if self.requires_grad:
+        out = out._lazy_clone()
+    return out
 
 
 def _witness_detach_lazy_clone_requires_grad():
-    import torch
-
     x = torch.zeros(3, requires_grad=True)
     d = x.detach()
     d[0] = 5.0
     assert x[0].item() == 5.0
 
 
-def _patch_detach_keeps_tangent_complex():
-    import torch
+def _detach_keeps_tangent_complex(orig, self):
     import torch.autograd.forward_ad as _fwad
 
-    _orig = torch.Tensor.detach
-
-    def detach(self):
-        out = _orig(self)
-        if self.is_complex() and _fwad._current_level >= 0:
-            tangent = _fwad.unpack_dual(self).tangent
-            if tangent is not None:
-                out = _fwad.make_dual(out, tangent)
-        return out
-
-    torch.Tensor.detach = detach
-    torch.detach = detach
+    out = orig(self)
+    if self.is_complex() and _fwad._current_level >= 0:
+        tangent = _fwad.unpack_dual(self).tangent
+        if tangent is not None:
+            out = _fwad.make_dual(out, tangent)
+    return out
 
 
 def _witness_detach_keeps_tangent_complex():
-    import torch
     import torch.autograd.forward_ad as fwad
 
     p = torch.ones(3, dtype=torch.complex64)
@@ -341,8 +194,6 @@ def _witness_detach_keeps_tangent_complex():
 
 
 def _patch_detach_result_refuses_set_():
-    import torch
-
     _orig = torch.Tensor.detach
     _set = torch.Tensor.set_
 
@@ -362,13 +213,9 @@ def _patch_detach_result_refuses_set_():
 
 
 def _witness_detach_result_refuses_set_():
-    import torch
-
     d = torch.zeros(2, 3).detach()
-    try:
+    with accepted(RuntimeError, "set_ on a detach() result raised"):
         out = d.set_(torch.ones(3))
-    except RuntimeError as e:
-        raise AssertionError(f"set_ on a detach() result raised: {e}") from e
     assert out is d and d.shape == (3,)
 
 
@@ -377,7 +224,7 @@ MUTANTS: tuple[Mutant, ...] = (
         name="detach-copies",
         description="detach() returns a copy instead of an alias of the input's storage",
         claims=("detach.shares-storage",),
-        patch=_patch_detach_copies,
+        patch=wrap("torch.Tensor.detach", _detach_copies_call, also=("torch.detach",)),
         witness=_witness_detach_copies,
     ),
     Mutant(
@@ -386,7 +233,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("detach.shares-storage",),
         region="non-contiguous float64 inputs",
         family="layout",
-        patch=_patch_detach_copies_noncontig_f64,
+        patch=wrap("torch.Tensor.detach", _detach_copies_noncontig_f64, also=("torch.detach",)),
         witness=_witness_detach_copies_noncontig_f64,
     ),
     Mutant(
@@ -395,7 +242,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("detach.shares-storage",),
         region="expanded (stride-0) inputs",
         family="layout",
-        patch=_patch_detach_copies_expanded,
+        patch=wrap("torch.Tensor.detach", _detach_copies_expanded, also=("torch.detach",)),
         witness=_witness_detach_copies_expanded,
     ),
     Mutant(
@@ -404,7 +251,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("detach.shares-storage",),
         region="zero-size inputs",
         family="layout",
-        patch=_patch_detach_copies_zero_size,
+        patch=wrap("torch.Tensor.detach", _detach_copies_zero_size, also=("torch.detach",)),
         witness=_witness_detach_copies_zero_size,
     ),
     Mutant(
@@ -413,7 +260,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("detach.shares-storage",),
         region="0-d inputs",
         family="layout",
-        patch=_patch_detach_copies_0d,
+        patch=wrap("torch.Tensor.detach", _detach_copies_0d, also=("torch.detach",)),
         witness=_witness_detach_copies_0d,
     ),
     Mutant(
@@ -422,7 +269,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("detach.shares-storage",),
         region="channels_last 4-D inputs",
         family="layout",
-        patch=_patch_detach_copies_channels_last,
+        patch=wrap("torch.Tensor.detach", _detach_copies_channels_last, also=("torch.detach",)),
         witness=_witness_detach_copies_channels_last,
     ),
     Mutant(
@@ -431,7 +278,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("detach.shares-storage",),
         region="bool inputs",
         family="dtype",
-        patch=_patch_detach_copies_bool,
+        patch=wrap("torch.Tensor.detach", _detach_copies_bool, also=("torch.detach",)),
         witness=_witness_detach_copies_bool,
     ),
     Mutant(
@@ -440,7 +287,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("detach.shares-storage",),
         region="the function form torch.detach(t) only",
         family="convention",
-        patch=_patch_detach_function_copies,
+        patch=wrap("torch.detach", _detach_function_copies),
         witness=_witness_detach_function_copies,
     ),
     Mutant(
@@ -449,7 +296,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("detach.is-leaf", "detach.never-requires-grad"),
         region="non-leaf inputs that require grad",
         family="autograd",
-        patch=_patch_detach_keeps_grad_nonleaf,
+        patch=wrap("torch.Tensor.detach", _detach_keeps_grad_nonleaf, also=("torch.detach",)),
         witness=_witness_detach_keeps_grad_nonleaf,
     ),
     Mutant(
@@ -458,14 +305,19 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("detach.parameter-sees-optimizer-step",),
         region="nn.Parameter inputs",
         family="subclass",
-        patch=_patch_detach_copies_parameter,
+        patch=wrap("torch.Tensor.detach", _detach_copies_parameter, also=("torch.detach",)),
         witness=_witness_detach_copies_parameter,
     ),
     Mutant(
         name="detach-own-version-counter",
         description="detach() aliases the storage but gets its own version counter (like .data)",
         claims=("detach.inplace-error-when-saved", "graphs.version-error-predicted"),
-        patch=_patch_detach_own_version_counter,
+        patch=wrap(
+            "torch.Tensor.detach",
+            _detach_own_version_counter,
+            also=("torch.detach",),
+            original="torch._C.TensorBase.data",
+        ),
         witness=_witness_detach_own_version_counter,
     ),
     Mutant(
@@ -475,14 +327,14 @@ MUTANTS: tuple[Mutant, ...] = (
         domain=(("math_bit", "conj"), ("math_bit", "neg")),
         region="conjugate and negative-bit views (t.conj(), t.conj().imag of a complex t)",
         family="layout",
-        patch=_patch_detach_resolves_math_bits,
+        patch=wrap("torch.Tensor.detach", _detach_resolves_math_bits, also=("torch.detach",)),
         witness=_witness_detach_resolves_math_bits,
     ),
     Mutant(
         name="detach-returns-zeros",
         description="detach() returns a tensor of zeros (same dtype, shape and device) instead of the input's values",
         claims=("detach.keeps-dtype-and-values",),
-        patch=_patch_detach_returns_zeros,
+        patch=wrap("torch.Tensor.detach", _detach_returns_zeros, also=("torch.detach",)),
         witness=_witness_detach_returns_zeros,
     ),
     Mutant(
@@ -491,7 +343,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("detach.writes-visible-both-ways",),
         region="inputs that require grad",
         family="autograd",
-        patch=_patch_detach_lazy_clone_requires_grad,
+        patch=wrap("torch.Tensor.detach", _detach_lazy_clone_requires_grad, also=("torch.detach",)),
         witness=_witness_detach_lazy_clone_requires_grad,
     ),
     Mutant(
@@ -500,7 +352,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("detach.drops-forward-ad-tangent",),
         region="complex dual tensors",
         family="dtype",
-        patch=_patch_detach_keeps_tangent_complex,
+        patch=wrap("torch.Tensor.detach", _detach_keeps_tangent_complex, also=("torch.detach",)),
         witness=_witness_detach_keeps_tangent_complex,
     ),
     Mutant(
@@ -517,17 +369,9 @@ MUTANTS: tuple[Mutant, ...] = (
 from conformance.mutants.clone import domain_mutants  # noqa: E402
 
 
-def _detach_copies(hit):
-    import torch
-
-    _orig = torch.Tensor.detach
-
-    def detach(self):
-        out = _orig(self)
-        return out.clone() if hit(self) else out
-
-    torch.Tensor.detach = detach
-    torch.detach = detach
+def _detach_copies(hit, orig, self):
+    out = orig(self)
+    return out.clone() if hit(self) else out
 
 
 def _detach_copies_check(t):
@@ -542,42 +386,33 @@ MUTANTS += domain_mutants(
     "detach-copies",
     claims={d: ("detach.shares-storage",) for d in ("layout", "dtype_family", "tensor_kind", "math_bit")},
     values={
-        "layout": ("contiguous", "offset", "stepped", "permuted", "expanded", "channels_last",
-                   "zero-size", "0-d"),
-        "dtype_family": ("bool", "signed", "unsigned", "reduced_float", "float", "complex"),
-        "tensor_kind": ("plain", "leaf", "non_leaf", "parameter", "subclass", "inference"),
+        "layout": LAYOUTS,
+        "dtype_family": DTYPE_FAMILIES,
+        "tensor_kind": TENSOR_KINDS,
         "math_bit": ("none",),
     },
     broken="detach() returns a copy in new storage instead of an alias",
-    patch=_detach_copies,
+    patch=wrap("torch.Tensor.detach", _detach_copies, also=("torch.detach",)),
     check=_detach_copies_check,
 )  # fmt: skip
 
 
 def _patch_detach_copies_only_method():
-    import torch
-
     _orig = torch.Tensor.detach
     torch.Tensor.detach = lambda self: _orig(self).clone()
 
 
 def _witness_detach_copies_only_method():
-    import torch
-
     t = torch.arange(3.0)
     assert t.detach().data_ptr() == t.data_ptr()
 
 
 def _patch_detach_copies_only_function():
-    import torch
-
     _orig = torch.detach
     torch.detach = lambda input: _orig(input).clone()
 
 
 def _witness_detach_copies_only_function():
-    import torch
-
     t = torch.arange(3.0)
     assert torch.detach(t).data_ptr() == t.data_ptr()
 
@@ -606,26 +441,16 @@ MUTANTS += (
 )
 
 
-def _detach_requires_grad(hit):
-    import torch
-
-    _orig = torch.Tensor.detach
-
-    def detach(self):
-        out = _orig(self)
-        if hit(self) and (out.is_floating_point() or out.is_complex()):
-            if out.is_inference():  # cannot require grad outside inference mode: a normal copy can
-                out = out.clone()
-            out.requires_grad_(True)
-        return out
-
-    torch.Tensor.detach = detach
-    torch.detach = detach
+def _detach_requires_grad(hit, orig, self):
+    out = orig(self)
+    if hit(self) and (out.is_floating_point() or out.is_complex()):
+        if out.is_inference():  # cannot require grad outside inference mode: a normal copy can
+            out = out.clone()
+        out.requires_grad_(True)
+    return out
 
 
 def _detach_requires_grad_check(t):
-    import torch
-
     assert not t.detach().requires_grad and not torch.detach(t).requires_grad
 
 
@@ -634,8 +459,8 @@ def _detach_requires_grad_check(t):
 MUTANTS += domain_mutants(
     "detach-requires-grad",
     claims={"tensor_kind": ("detach.never-requires-grad",)},
-    values={"tensor_kind": ("plain", "leaf", "non_leaf", "parameter", "subclass", "inference")},
+    values={"tensor_kind": TENSOR_KINDS},
     broken="detach() of a floating or complex tensor returns a result that requires grad",
-    patch=_detach_requires_grad,
+    patch=wrap("torch.Tensor.detach", _detach_requires_grad, also=("torch.detach",)),
     check=_detach_requires_grad_check,
 )

@@ -7,24 +7,21 @@ See :mod:`conformance.mutants` for what a mutant is and how it is run.
 from __future__ import annotations
 
 from conformance.mutants.base import Mutant
+from conformance.mutants.patching import INPLACE_OPS, accepted, refused, torch, wrap, wrap_each
+
+#: The start of torch's error for an in-place op on an inference tensor outside the mode.
+_OUTSIDE = "Inplace update to inference tensor outside InferenceMode"
+#: The start of torch's error for an in-place op on a view made under no_grad.
+_NO_GRAD_VIEW = "A view was created in no_grad mode and is being modified inplace"
 
 
-def _patch_no_grad_exit_by_exception_keeps_mode():
-    import torch
-
-    _orig_exit = torch.no_grad.__exit__
-
-    def __exit__(self, exc_type, exc_value, traceback):
-        if exc_type is not None:
-            return None
-        return _orig_exit(self, exc_type, exc_value, traceback)
-
-    torch.no_grad.__exit__ = __exit__
+def _no_grad_exit_by_exception_keeps_mode(orig_exit, self, exc_type, exc_value, traceback):
+    if exc_type is not None:
+        return None
+    return orig_exit(self, exc_type, exc_value, traceback)
 
 
 def _witness_no_grad_exit_by_exception_keeps_mode():
-    import torch
-
     torch.set_grad_enabled(True)
     try:
         with torch.no_grad():
@@ -34,55 +31,35 @@ def _witness_no_grad_exit_by_exception_keeps_mode():
     assert torch.is_grad_enabled()
 
 
-def _patch_no_grad_normal_exit_keeps_mode():
-    import torch
-
-    _orig_exit = torch.no_grad.__exit__
-
-    def __exit__(self, exc_type, exc_value, traceback):
-        if exc_type is None:
-            return None
-        return _orig_exit(self, exc_type, exc_value, traceback)
-
-    torch.no_grad.__exit__ = __exit__
+def _no_grad_normal_exit_keeps_mode(orig_exit, self, exc_type, exc_value, traceback):
+    if exc_type is None:
+        return None
+    return orig_exit(self, exc_type, exc_value, traceback)
 
 
 def _witness_no_grad_normal_exit_keeps_mode():
-    import torch
-
     torch.set_grad_enabled(True)
     with torch.no_grad():
         pass
     assert torch.is_grad_enabled()
 
 
-def _patch_no_grad_with_statement_noop():
+def _no_grad_with_statement_noop(orig_enter, self):
     import sys
 
-    import torch
-
-    _orig_enter = torch.no_grad.__enter__
-
-    def __enter__(self):
-        if sys._getframe(1).f_code.co_filename.endswith("_contextlib.py"):
-            return _orig_enter(self)
-        self.prev = torch.is_grad_enabled()
-        return None
-
-    torch.no_grad.__enter__ = __enter__
+    if sys._getframe(1).f_code.co_filename.endswith("_contextlib.py"):
+        return orig_enter(self)
+    self.prev = torch.is_grad_enabled()
+    return None
 
 
 def _witness_no_grad_with_statement_noop():
-    import torch
-
     torch.set_grad_enabled(True)
     with torch.no_grad():
         assert not torch.is_grad_enabled()
 
 
 def _patch_nested_grad_mode_exit_keeps_inner_mode():
-    import torch
-
     _depth = [0]
 
     def _patch(cls):
@@ -105,8 +82,6 @@ def _patch_nested_grad_mode_exit_keeps_inner_mode():
 
 
 def _witness_nested_grad_mode_exit_keeps_inner_mode():
-    import torch
-
     torch.set_grad_enabled(False)
     with torch.enable_grad():
         with torch.no_grad():
@@ -114,175 +89,99 @@ def _witness_nested_grad_mode_exit_keeps_inner_mode():
         assert torch.is_grad_enabled()
 
 
-def _patch_set_grad_enabled_call_noop():
+def _set_grad_enabled_call_noop(orig_init, self, mode):
     import pathlib
     import sys
 
-    import torch
-
-    _orig_init = torch.set_grad_enabled.__init__
-
-    def __init__(self, mode):
-        if "torch" in pathlib.PurePath(sys._getframe(1).f_code.co_filename).parts[-3:-1]:
-            return _orig_init(self, mode)
-        self.prev = torch.is_grad_enabled()
-        self.mode = mode
-
-    torch.set_grad_enabled.__init__ = __init__
+    if "torch" in pathlib.PurePath(sys._getframe(1).f_code.co_filename).parts[-3:-1]:
+        return orig_init(self, mode)
+    self.prev = torch.is_grad_enabled()
+    self.mode = mode
 
 
 def _witness_set_grad_enabled_call_noop():
-    import torch
-
     torch.set_grad_enabled(True)
     torch.set_grad_enabled(False)
     assert not torch.is_grad_enabled()
 
 
-def _patch_clone_keeps_requires_grad_under_no_grad():
-    import torch
-
-    _orig = torch.Tensor.clone
-
-    def clone(self, *args, **kwargs):
-        out = _orig(self, *args, **kwargs)
-        if (
-            self.requires_grad
-            and not torch.is_grad_enabled()
-            and not torch.is_inference_mode_enabled()
-            and not out.requires_grad
-        ):
-            out.requires_grad_(True)
-        return out
-
-    torch.Tensor.clone = clone
-    torch.clone = clone
+def _clone_keeps_requires_grad_under_no_grad(orig, self, *args, **kwargs):
+    out = orig(self, *args, **kwargs)
+    if (
+        self.requires_grad
+        and not torch.is_grad_enabled()
+        and not torch.is_inference_mode_enabled()
+        and not out.requires_grad
+    ):
+        out.requires_grad_(True)
+    return out
 
 
 def _witness_clone_keeps_requires_grad_under_no_grad():
-    import torch
-
     x = torch.ones(3, requires_grad=True)
     with torch.no_grad():
         c = x.clone()
     assert c.requires_grad is False
 
 
-def _patch_clone_keeps_requires_grad_in_inference_mode():
-    import torch
-
-    _orig = torch.Tensor.clone
-
-    def clone(self, *args, **kwargs):
-        out = _orig(self, *args, **kwargs)
-        if self.requires_grad and torch.is_inference_mode_enabled() and not out.requires_grad:
-            out.requires_grad_(True)
-        return out
-
-    torch.Tensor.clone = clone
-    torch.clone = clone
+def _clone_keeps_requires_grad_in_inference_mode(orig, self, *args, **kwargs):
+    out = orig(self, *args, **kwargs)
+    if self.requires_grad and torch.is_inference_mode_enabled() and not out.requires_grad:
+        out.requires_grad_(True)
+    return out
 
 
 def _witness_clone_keeps_requires_grad_in_inference_mode():
-    import torch
-
     x = torch.ones(3, requires_grad=True)
     with torch.inference_mode():
         c = x.clone()
     assert c.requires_grad is False
 
 
-def _patch_inference_inplace_outside_accepted_in_grad_mode():
-    import torch
-
-    _MSG = "Inplace update to inference tensor outside InferenceMode"
-
-    def _wrap(orig):
-        def op(self, *args, **kwargs):
-            try:
-                return orig(self, *args, **kwargs)
-            except RuntimeError as e:
-                if _MSG in str(e) and torch.is_grad_enabled():
-                    return self
-                raise
-
-        return op
-
-    for _name in ("add_", "mul_", "zero_", "fill_", "copy_", "__setitem__"):
-        setattr(torch.Tensor, _name, _wrap(getattr(torch.Tensor, _name)))
-    for _name in ("zero_", "fill_"):
-        setattr(torch, _name, _wrap(getattr(torch, _name)))
+def _inference_inplace_outside_accepted_in_grad_mode(orig, self, *args, **kwargs):
+    try:
+        return orig(self, *args, **kwargs)
+    except RuntimeError as e:
+        if _OUTSIDE in str(e) and torch.is_grad_enabled():
+            return self
+        raise
 
 
 def _witness_inference_inplace_outside_accepted_in_grad_mode():
-    import torch
-
     with torch.inference_mode():
         t = torch.ones(3)
-    try:
+    with refused(RuntimeError, "in-place on an inference tensor in grad mode did not raise"):
         t.add_(1)
-    except RuntimeError:
-        pass
-    else:
-        raise AssertionError("in-place on an inference tensor in grad mode did not raise")
 
 
-def _patch_inference_inplace_inside_refused():
-    import torch
-
-    _MSG = "Inplace update to inference tensor outside InferenceMode."
-
-    def _wrap(orig):
-        def op(self, *args, **kwargs):
-            if torch.is_inference_mode_enabled() and self.is_inference():
-                raise RuntimeError(_MSG)
-            return orig(self, *args, **kwargs)
-
-        return op
-
-    for _name in ("add_", "mul_", "zero_", "fill_", "copy_", "__setitem__"):
-        setattr(torch.Tensor, _name, _wrap(getattr(torch.Tensor, _name)))
-    for _name in ("zero_", "fill_"):
-        setattr(torch, _name, _wrap(getattr(torch, _name)))
+def _inference_inplace_inside_refused(orig, self, *args, **kwargs):
+    if torch.is_inference_mode_enabled() and self.is_inference():
+        raise RuntimeError(_OUTSIDE + ".")
+    return orig(self, *args, **kwargs)
 
 
 def _witness_inference_inplace_inside_refused():
-    import torch
-
     with torch.inference_mode():
         t = torch.ones(3)
-        try:
+        with accepted(RuntimeError, "in-place inside inference_mode refused"):
             t.add_(1)
-        except RuntimeError as e:
-            raise AssertionError(f"in-place inside inference_mode refused: {e}") from e
     assert t.tolist() == [2.0, 2.0, 2.0]
 
 
-def _patch_tensor_no_grad_drops_requires_grad():
-    import torch
-
-    _orig = torch.tensor
-
-    def tensor(data, *args, **kwargs):
-        out = _orig(data, *args, **kwargs)
-        if out.requires_grad and not torch.is_grad_enabled():
-            out.requires_grad_(False)
-        return out
-
-    torch.tensor = tensor
+def _tensor_no_grad_drops_requires_grad(orig, data, *args, **kwargs):
+    out = orig(data, *args, **kwargs)
+    if out.requires_grad and not torch.is_grad_enabled():
+        out.requires_grad_(False)
+    return out
 
 
 def _witness_tensor_no_grad_drops_requires_grad():
-    import torch
-
     with torch.no_grad():
         t = torch.tensor([1.0], requires_grad=True)
     assert t.requires_grad
 
 
 def _patch_inference_mode_is_no_grad():
-    import torch
-
     def __enter__(self):
         self._ctx = torch.no_grad()
         self._ctx.__enter__()
@@ -295,16 +194,12 @@ def _patch_inference_mode_is_no_grad():
 
 
 def _witness_inference_mode_is_no_grad():
-    import torch
-
     with torch.inference_mode():
         y = torch.ones(3) * 2
     assert y.is_inference()
 
 
 def _patch_set_grad_enabled_exit_enables():
-    import torch
-
     def __exit__(self, *exc):
         torch._C._set_grad_enabled(True)
 
@@ -312,8 +207,6 @@ def _patch_set_grad_enabled_exit_enables():
 
 
 def _witness_set_grad_enabled_exit_enables():
-    import torch
-
     with torch.no_grad():
         with torch.set_grad_enabled(True):
             pass
@@ -321,8 +214,6 @@ def _witness_set_grad_enabled_exit_enables():
 
 
 def _patch_no_grad_decorator_noop():
-    import torch
-
     def __call__(self, func):
         return func
 
@@ -330,7 +221,6 @@ def _patch_no_grad_decorator_noop():
 
 
 def _witness_no_grad_decorator_noop():
-    import torch
 
     @torch.no_grad()
     def f():
@@ -339,32 +229,20 @@ def _witness_no_grad_decorator_noop():
     assert f() is False
 
 
-def _patch_inference_clone_stays_inference():
-    import torch
-
-    _orig = torch.Tensor.clone
-
-    def clone(self, *args, **kwargs):
-        if self.is_inference() and not torch.is_inference_mode_enabled():
-            with torch.inference_mode():
-                return _orig(self, *args, **kwargs)
-        return _orig(self, *args, **kwargs)
-
-    torch.Tensor.clone = clone
-    torch.clone = clone
+def _inference_clone_stays_inference(orig, self, *args, **kwargs):
+    if self.is_inference() and not torch.is_inference_mode_enabled():
+        with torch.inference_mode():
+            return orig(self, *args, **kwargs)
+    return orig(self, *args, **kwargs)
 
 
 def _witness_inference_clone_stays_inference():
-    import torch
-
     with torch.inference_mode():
         t = torch.ones(3)
     assert not t.clone().is_inference()
 
 
 def _patch_inference_version_readable():
-    import torch
-
     _desc = torch._C.TensorBase._version
 
     def _get(self):
@@ -376,70 +254,43 @@ def _patch_inference_version_readable():
 
 
 def _witness_inference_version_readable():
-    import torch
-
     with torch.inference_mode():
         t = torch.ones(3)
-    try:
+    with refused(RuntimeError, "reading _version of an inference tensor did not raise"):
         _ = t._version
-    except RuntimeError:
-        pass
-    else:
-        raise AssertionError("reading _version of an inference tensor did not raise")
 
 
-def _patch_clone_keeps_requires_grad_when_disabled():
-    import torch
-
-    _orig = torch.Tensor.clone
-
-    def clone(self, *args, **kwargs):
-        out = _orig(self, *args, **kwargs)
-        if self.requires_grad and not torch.is_grad_enabled() and not out.requires_grad:
-            out.requires_grad_(True)
-        return out
-
-    torch.Tensor.clone = clone
-    torch.clone = clone
+def _clone_keeps_requires_grad_when_disabled(orig, self, *args, **kwargs):
+    out = orig(self, *args, **kwargs)
+    if self.requires_grad and not torch.is_grad_enabled() and not out.requires_grad:
+        out.requires_grad_(True)
+    return out
 
 
 def _witness_clone_keeps_requires_grad_when_disabled():
-    import torch
-
     x = torch.ones(3, requires_grad=True)
     with torch.no_grad():
         c = x.clone()
     assert c.requires_grad is False
 
 
-def _patch_threads_inherit_disabled_grad_mode():
-    import threading
+def _threads_inherit_disabled_grad_mode(start, self):
+    enabled = torch.is_grad_enabled()
+    inference = torch.is_inference_mode_enabled()
+    if not enabled or inference:
+        run = self.run
 
-    import torch
+        def run_in_mode():
+            ctx = torch.inference_mode() if inference else torch.set_grad_enabled(enabled)
+            with ctx:
+                return run()
 
-    _start = threading.Thread.start
-
-    def start(self):
-        enabled = torch.is_grad_enabled()
-        inference = torch.is_inference_mode_enabled()
-        if not enabled or inference:
-            run = self.run
-
-            def run_in_mode():
-                ctx = torch.inference_mode() if inference else torch.set_grad_enabled(enabled)
-                with ctx:
-                    return run()
-
-            self.run = run_in_mode
-        return _start(self)
-
-    threading.Thread.start = start
+        self.run = run_in_mode
+    return start(self)
 
 
 def _witness_threads_inherit_disabled_grad_mode():
     import threading
-
-    import torch
 
     seen = {}
     with torch.no_grad():
@@ -449,186 +300,100 @@ def _witness_threads_inherit_disabled_grad_mode():
     assert seen["enabled"] is True
 
 
-def _patch_no_grad_inplace_skips_bump_reduced():
-    import torch
-
-    def _wrap(orig):
-        def op(self, *args, **kwargs):
-            if (
-                not torch.is_grad_enabled()
-                and not torch.is_inference_mode_enabled()
-                and self.dtype in (torch.float16, torch.bfloat16)
-            ):
-                orig(self.data, *args, **kwargs)
-                return self
-            return orig(self, *args, **kwargs)
-
-        return op
-
-    for _name in ("add_", "mul_", "zero_", "fill_", "copy_", "__setitem__"):
-        setattr(torch.Tensor, _name, _wrap(getattr(torch.Tensor, _name)))
-    for _name in ("zero_", "fill_"):
-        setattr(torch, _name, _wrap(getattr(torch, _name)))
+def _no_grad_inplace_skips_bump_reduced(orig, self, *args, **kwargs):
+    if (
+        not torch.is_grad_enabled()
+        and not torch.is_inference_mode_enabled()
+        and self.dtype in (torch.float16, torch.bfloat16)
+    ):
+        orig(self.data, *args, **kwargs)
+        return self
+    return orig(self, *args, **kwargs)
 
 
 def _witness_no_grad_inplace_skips_bump_reduced():
-    import torch
-
     x = torch.ones(3, dtype=torch.float16, requires_grad=True)
     with torch.no_grad():
         x.mul_(2)
     assert x._version == 1
 
 
-def _patch_no_grad_copy_into_leaf_refused():
-    import torch
-
-    _orig = torch.Tensor.copy_
-
-    def copy_(self, src, non_blocking=False):
-        if self.requires_grad and self.is_leaf and not torch.is_grad_enabled():
-            raise RuntimeError(
-                "a leaf Variable that requires grad is being used in an in-place operation."
-            )
-        return _orig(self, src, non_blocking)
-
-    torch.Tensor.copy_ = copy_
+def _no_grad_copy_into_leaf_refused(orig, self, src, non_blocking=False):
+    if self.requires_grad and self.is_leaf and not torch.is_grad_enabled():
+        raise RuntimeError(
+            "a leaf Variable that requires grad is being used in an in-place operation."
+        )
+    return orig(self, src, non_blocking)
 
 
 def _witness_no_grad_copy_into_leaf_refused():
-    import torch
-
     w = torch.ones(3, requires_grad=True)
     with torch.no_grad():
-        try:
+        with accepted(RuntimeError, "copy_ under no_grad into a leaf raised"):
             w.copy_(torch.zeros(3))
-        except RuntimeError as e:
-            raise AssertionError(f"copy_ under no_grad into a leaf raised: {e}") from e
     assert w.detach().tolist() == [0.0, 0.0, 0.0]
 
 
-def _patch_no_grad_view_inplace_allowed_double():
-    import torch
-
-    _MSG = "A view was created in no_grad mode and is being modified inplace"
-
-    def _wrap(orig):
-        def op(self, *args, **kwargs):
-            try:
+def _no_grad_view_inplace_allowed_double(orig, self, *args, **kwargs):
+    try:
+        return orig(self, *args, **kwargs)
+    except RuntimeError as e:
+        if _NO_GRAD_VIEW in str(e) and self.dtype in (torch.float64, torch.complex128):
+            with torch.no_grad():
                 return orig(self, *args, **kwargs)
-            except RuntimeError as e:
-                if _MSG in str(e) and self.dtype in (torch.float64, torch.complex128):
-                    with torch.no_grad():
-                        return orig(self, *args, **kwargs)
-                raise
-
-        return op
-
-    for _name in ("add_", "mul_", "zero_", "fill_", "copy_", "__setitem__"):
-        setattr(torch.Tensor, _name, _wrap(getattr(torch.Tensor, _name)))
-    for _name in ("zero_", "fill_"):
-        setattr(torch, _name, _wrap(getattr(torch, _name)))
+        raise
 
 
 def _witness_no_grad_view_inplace_allowed_double():
-    import torch
-
     x = torch.ones(3, dtype=torch.float64, requires_grad=True)
     with torch.no_grad():
         v = x[1:]
-    try:
+    with refused(RuntimeError, "in-place on a view made under no_grad did not raise"):
         v.mul_(2)
-    except RuntimeError:
-        pass
-    else:
-        raise AssertionError("in-place on a view made under no_grad did not raise")
 
 
-def _patch_dropout_off_under_no_grad():
-    import torch
-    import torch.nn.functional as F
-
-    _orig = F.dropout
-
-    def dropout(input, p=0.5, training=True, inplace=False):
-        return _orig(input, p, training and torch.is_grad_enabled(), inplace)
-
-    F.dropout = dropout
+def _dropout_off_under_no_grad(orig, input, p=0.5, training=True, inplace=False):
+    return orig(input, p, training and torch.is_grad_enabled(), inplace)
 
 
 def _witness_dropout_off_under_no_grad():
-    import torch
-
     with torch.no_grad():
         out = torch.nn.Dropout(p=1.0)(torch.ones(3))
     assert bool((out == 0).all())
 
 
-def _patch_inference_mode_views_of_normal_copy():
-    import torch
-
-    def _wrap(orig):
-        def op(self, *args, **kwargs):
-            out = orig(self, *args, **kwargs)
-            if torch.is_inference_mode_enabled() and not self.is_inference():
-                out = out.clone()
-            return out
-
-        return op
-
-    for _name in ("permute", "unsqueeze", "squeeze"):
-        setattr(torch.Tensor, _name, _wrap(getattr(torch.Tensor, _name)))
-        setattr(torch, _name, _wrap(getattr(torch, _name)))
+def _inference_mode_views_of_normal_copy(orig, self, *args, **kwargs):
+    out = orig(self, *args, **kwargs)
+    if torch.is_inference_mode_enabled() and not self.is_inference():
+        out = out.clone()
+    return out
 
 
 def _witness_inference_mode_views_of_normal_copy():
-    import torch
-
     x = torch.ones(2, 3)
     with torch.inference_mode():
         v = x.permute(1, 0)
     assert not v.is_inference()
 
 
-def _patch_inference_inplace_outside_accepted_under_no_grad():
-    import torch
-
-    _MSG = "Inplace update to inference tensor outside InferenceMode"
-
-    def _wrap(orig):
-        def op(self, *args, **kwargs):
-            try:
-                return orig(self, *args, **kwargs)
-            except RuntimeError as e:
-                if _MSG in str(e) and not torch.is_grad_enabled():
-                    return self
-                raise
-
-        return op
-
-    for _name in ("add_", "mul_", "zero_", "fill_", "copy_", "__setitem__"):
-        setattr(torch.Tensor, _name, _wrap(getattr(torch.Tensor, _name)))
-    for _name in ("zero_", "fill_"):
-        setattr(torch, _name, _wrap(getattr(torch, _name)))
+def _inference_inplace_outside_accepted_under_no_grad(orig, self, *args, **kwargs):
+    try:
+        return orig(self, *args, **kwargs)
+    except RuntimeError as e:
+        if _OUTSIDE in str(e) and not torch.is_grad_enabled():
+            return self
+        raise
 
 
 def _witness_inference_inplace_outside_accepted_under_no_grad():
-    import torch
-
     with torch.inference_mode():
         t = torch.ones(3)
     with torch.no_grad():
-        try:
+        with refused(RuntimeError, "in-place on an inference tensor under no_grad did not raise"):
             t.add_(1)
-        except RuntimeError:
-            pass
-        else:
-            raise AssertionError("in-place on an inference tensor under no_grad did not raise")
 
 
 def _patch_inference_requires_grad_attribute_accepted():
-    import torch
-
     _desc = torch._C.TensorBase.requires_grad
 
     def _set(self, value):
@@ -641,21 +406,13 @@ def _patch_inference_requires_grad_attribute_accepted():
 
 
 def _witness_inference_requires_grad_attribute_accepted():
-    import torch
-
     with torch.inference_mode():
         t = torch.ones(3)
-    try:
+    with refused(RuntimeError, "requires_grad = True on an inference tensor did not raise"):
         t.requires_grad = True
-    except RuntimeError:
-        pass
-    else:
-        raise AssertionError("requires_grad = True on an inference tensor did not raise")
 
 
 def _patch_mul_clones_inference_operand():
-    import torch
-
     _mul = torch.Tensor.__mul__
     _tmul = torch.mul
 
@@ -683,67 +440,37 @@ def _patch_mul_clones_inference_operand():
 
 
 def _witness_mul_clones_inference_operand():
-    import torch
-
     with torch.inference_mode():
         t = torch.ones(3)
     n = torch.ones(3, requires_grad=True)
-    try:
+    with refused(RuntimeError, "saving an inference tensor for backward did not raise"):
         n * t
-    except RuntimeError:
-        pass
-    else:
-        raise AssertionError("saving an inference tensor for backward did not raise")
 
 
-def _patch_like_factories_drop_requires_grad_in_inference():
-    import torch
-
-    def _wrap(orig):
-        def factory(*args, **kwargs):
-            if torch.is_inference_mode_enabled():
-                kwargs.pop("requires_grad", None)
-            return orig(*args, **kwargs)
-
-        return factory
-
-    for _name in ("zeros_like", "ones_like", "empty_like", "full_like", "rand_like"):
-        setattr(torch, _name, _wrap(getattr(torch, _name)))
+def _like_factories_drop_requires_grad_in_inference(orig, *args, **kwargs):
+    if torch.is_inference_mode_enabled():
+        kwargs.pop("requires_grad", None)
+    return orig(*args, **kwargs)
 
 
 def _witness_like_factories_drop_requires_grad_in_inference():
-    import torch
-
     with torch.inference_mode():
         t = torch.zeros_like(torch.ones(3), requires_grad=True)
     assert t.requires_grad
 
 
-def _patch_inference_mode_skips_bump_integral():
-    import torch
-
-    def _wrap(orig):
-        def op(self, *args, **kwargs):
-            if (
-                torch.is_inference_mode_enabled()
-                and not self.is_inference()
-                and not (self.is_floating_point() or self.is_complex())
-            ):
-                orig(self.data, *args, **kwargs)
-                return self
-            return orig(self, *args, **kwargs)
-
-        return op
-
-    for _name in ("add_", "mul_", "zero_", "fill_", "copy_", "__setitem__"):
-        setattr(torch.Tensor, _name, _wrap(getattr(torch.Tensor, _name)))
-    for _name in ("zero_", "fill_"):
-        setattr(torch, _name, _wrap(getattr(torch, _name)))
+def _inference_mode_skips_bump_integral(orig, self, *args, **kwargs):
+    if (
+        torch.is_inference_mode_enabled()
+        and not self.is_inference()
+        and not (self.is_floating_point() or self.is_complex())
+    ):
+        orig(self.data, *args, **kwargs)
+        return self
+    return orig(self, *args, **kwargs)
 
 
 def _witness_inference_mode_skips_bump_integral():
-    import torch
-
     x = torch.zeros(3, dtype=torch.int64)
     with torch.inference_mode():
         x.add_(1)
@@ -752,8 +479,6 @@ def _witness_inference_mode_skips_bump_integral():
 
 def _patch_grad_modes_noop_outside_main_thread():
     import threading
-
-    import torch
 
     def _other_thread():
         return threading.current_thread() is not threading.main_thread()
@@ -793,8 +518,6 @@ def _patch_grad_modes_noop_outside_main_thread():
 def _witness_grad_modes_noop_outside_main_thread():
     import threading
 
-    import torch
-
     seen = {}
 
     def body():
@@ -817,7 +540,7 @@ MUTANTS: tuple[Mutant, ...] = (
         domain={"exception_exit": True},
         region="no_grad blocks left by an exception",
         family="mode",
-        patch=_patch_no_grad_exit_by_exception_keeps_mode,
+        patch=wrap("torch.no_grad.__exit__", _no_grad_exit_by_exception_keeps_mode),
         witness=_witness_no_grad_exit_by_exception_keeps_mode,
     ),
     Mutant(
@@ -827,7 +550,7 @@ MUTANTS: tuple[Mutant, ...] = (
         domain={"exception_exit": False},
         region="no_grad blocks left normally (no exception)",
         family="mode",
-        patch=_patch_no_grad_normal_exit_keeps_mode,
+        patch=wrap("torch.no_grad.__exit__", _no_grad_normal_exit_keeps_mode),
         witness=_witness_no_grad_normal_exit_keeps_mode,
     ),
     Mutant(
@@ -842,7 +565,7 @@ MUTANTS: tuple[Mutant, ...] = (
         domain={"block_form": "with"},
         region="the with-statement form of torch.no_grad() only",
         family="convention",
-        patch=_patch_no_grad_with_statement_noop,
+        patch=wrap("torch.no_grad.__enter__", _no_grad_with_statement_noop),
         witness=_witness_no_grad_with_statement_noop,
     ),
     Mutant(
@@ -862,7 +585,7 @@ MUTANTS: tuple[Mutant, ...] = (
         domain={"block_form": "call"},
         region="set_grad_enabled(mode) called as a function by user code",
         family="convention",
-        patch=_patch_set_grad_enabled_call_noop,
+        patch=wrap("torch.set_grad_enabled.__init__", _set_grad_enabled_call_noop),
         witness=_witness_set_grad_enabled_call_noop,
     ),
     Mutant(
@@ -875,7 +598,9 @@ MUTANTS: tuple[Mutant, ...] = (
         domain={"grad_mode": "no_grad"},
         region="clone() of tensors requiring grad under no_grad",
         family="mode",
-        patch=_patch_clone_keeps_requires_grad_under_no_grad,
+        patch=wrap(
+            "torch.Tensor.clone", _clone_keeps_requires_grad_under_no_grad, also=("torch.clone",)
+        ),
         witness=_witness_clone_keeps_requires_grad_under_no_grad,
     ),
     Mutant(
@@ -888,7 +613,11 @@ MUTANTS: tuple[Mutant, ...] = (
         domain={"grad_mode": "inference_mode"},
         region="clone() of tensors requiring grad inside inference_mode",
         family="mode",
-        patch=_patch_clone_keeps_requires_grad_in_inference_mode,
+        patch=wrap(
+            "torch.Tensor.clone",
+            _clone_keeps_requires_grad_in_inference_mode,
+            also=("torch.clone",),
+        ),
         witness=_witness_clone_keeps_requires_grad_in_inference_mode,
     ),
     Mutant(
@@ -901,7 +630,7 @@ MUTANTS: tuple[Mutant, ...] = (
         domain={"grad_mode": "enabled"},
         region="in-place updates of inference tensors outside inference_mode with grad enabled",
         family="mode",
-        patch=_patch_inference_inplace_outside_accepted_in_grad_mode,
+        patch=wrap_each(INPLACE_OPS, _inference_inplace_outside_accepted_in_grad_mode),
         witness=_witness_inference_inplace_outside_accepted_in_grad_mode,
     ),
     Mutant(
@@ -911,7 +640,7 @@ MUTANTS: tuple[Mutant, ...] = (
         domain={"grad_mode": "inference_mode"},
         region="in-place updates of inference tensors inside inference_mode",
         family="mode",
-        patch=_patch_inference_inplace_inside_refused,
+        patch=wrap_each(INPLACE_OPS, _inference_inplace_inside_refused),
         witness=_witness_inference_inplace_inside_refused,
     ),
     Mutant(
@@ -920,7 +649,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("gradmode.no-grad-factories-unaffected",),
         region="requires_grad=True inside no_grad",
         family="mode",
-        patch=_patch_tensor_no_grad_drops_requires_grad,
+        patch=wrap("torch.tensor", _tensor_no_grad_drops_requires_grad),
         witness=_witness_tensor_no_grad_drops_requires_grad,
     ),
     Mutant(
@@ -960,7 +689,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("gradmode.inference-clone-outside-is-normal",),
         region="inference tensors cloned outside inference mode",
         family="mode",
-        patch=_patch_inference_clone_stays_inference,
+        patch=wrap("torch.Tensor.clone", _inference_clone_stays_inference, also=("torch.clone",)),
         witness=_witness_inference_clone_stays_inference,
     ),
     Mutant(
@@ -981,7 +710,9 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
         region="clone() of tensors requiring grad under no_grad or inference_mode",
         family="mode",
-        patch=_patch_clone_keeps_requires_grad_when_disabled,
+        patch=wrap(
+            "torch.Tensor.clone", _clone_keeps_requires_grad_when_disabled, also=("torch.clone",)
+        ),
         witness=_witness_clone_keeps_requires_grad_when_disabled,
     ),
     Mutant(
@@ -990,7 +721,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("gradmode.thread-local",),
         region="threads started inside no_grad, set_grad_enabled(False) or inference_mode",
         family="mode",
-        patch=_patch_threads_inherit_disabled_grad_mode,
+        patch=wrap("threading.Thread.start", _threads_inherit_disabled_grad_mode),
         witness=_witness_threads_inherit_disabled_grad_mode,
     ),
     Mutant(
@@ -999,7 +730,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("gradmode.no-grad-inplace-bumps-version",),
         region="float16 and bfloat16 tensors updated in place under no_grad",
         family="mode",
-        patch=_patch_no_grad_inplace_skips_bump_reduced,
+        patch=wrap_each(INPLACE_OPS, _no_grad_inplace_skips_bump_reduced),
         witness=_witness_no_grad_inplace_skips_bump_reduced,
     ),
     Mutant(
@@ -1008,7 +739,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("gradmode.no-grad-inplace-on-leaf-allowed",),
         region="copy_() into leaves requiring grad with grad disabled",
         family="mode",
-        patch=_patch_no_grad_copy_into_leaf_refused,
+        patch=wrap("torch.Tensor.copy_", _no_grad_copy_into_leaf_refused),
         witness=_witness_no_grad_copy_into_leaf_refused,
     ),
     Mutant(
@@ -1017,7 +748,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("gradmode.no-grad-view-inplace-raises",),
         region="float64 and complex128 views made under no_grad",
         family="dtype",
-        patch=_patch_no_grad_view_inplace_allowed_double,
+        patch=wrap_each(INPLACE_OPS, _no_grad_view_inplace_allowed_double),
         witness=_witness_no_grad_view_inplace_allowed_double,
     ),
     Mutant(
@@ -1026,7 +757,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("gradmode.no-grad-is-not-eval",),
         region="Dropout called under no_grad",
         family="mode",
-        patch=_patch_dropout_off_under_no_grad,
+        patch=wrap("torch.nn.functional.dropout", _dropout_off_under_no_grad),
         witness=_witness_dropout_off_under_no_grad,
     ),
     Mutant(
@@ -1035,7 +766,14 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("gradmode.inference-views-follow-base",),
         region="permute, unsqueeze and squeeze of normal tensors inside inference_mode",
         family="mode",
-        patch=_patch_inference_mode_views_of_normal_copy,
+        patch=wrap_each(
+            [
+                f"{owner}.{op}"
+                for op in ("permute", "unsqueeze", "squeeze")
+                for owner in ("torch.Tensor", "torch")
+            ],
+            _inference_mode_views_of_normal_copy,
+        ),
         witness=_witness_inference_mode_views_of_normal_copy,
     ),
     Mutant(
@@ -1048,7 +786,7 @@ MUTANTS: tuple[Mutant, ...] = (
         domain={"grad_mode": "no_grad"},
         region="in-place updates of inference tensors under no_grad",
         family="mode",
-        patch=_patch_inference_inplace_outside_accepted_under_no_grad,
+        patch=wrap_each(INPLACE_OPS, _inference_inplace_outside_accepted_under_no_grad),
         witness=_witness_inference_inplace_outside_accepted_under_no_grad,
     ),
     Mutant(
@@ -1075,7 +813,13 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("gradmode.inference-factory-requires-grad",),
         region="zeros_like, ones_like, empty_like, full_like and rand_like inside inference_mode",
         family="convention",
-        patch=_patch_like_factories_drop_requires_grad_in_inference,
+        patch=wrap_each(
+            [
+                f"torch.{f}"
+                for f in ("zeros_like", "ones_like", "empty_like", "full_like", "rand_like")
+            ],
+            _like_factories_drop_requires_grad_in_inference,
+        ),
         witness=_witness_like_factories_drop_requires_grad_in_inference,
     ),
     Mutant(
@@ -1087,7 +831,7 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
         region="normal integer and bool tensors updated inside inference_mode",
         family="dtype",
-        patch=_patch_inference_mode_skips_bump_integral,
+        patch=wrap_each(INPLACE_OPS, _inference_mode_skips_bump_integral),
         witness=_witness_inference_mode_skips_bump_integral,
     ),
     Mutant(
@@ -1107,32 +851,22 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
 )
 
-from conformance.mutants._tensor_domain import domain_mutants  # noqa: E402
+from conformance.mutants._tensor_domain import DTYPE_FAMILIES, LAYOUTS, domain_mutants  # noqa: E402
 
 
 # Issue 29: gradmode.inference-results-are-inference and
 # gradmode.inference-views-follow-base speak of every dtype family; each mutant
 # reports an inference tensor of one family as a normal tensor.
-def _not_inference(hit):
-    import torch
-
-    _orig_is_inference = torch.Tensor.is_inference
-
-    def is_inference(self):
-        out = _orig_is_inference(self)
-        if out and hit(self):
-            return False
-        return out
-
-    torch.Tensor.is_inference = is_inference
-    torch.is_inference = is_inference
+def _not_inference(hit, orig_is_inference, self):
+    out = orig_is_inference(self)
+    if out and hit(self):
+        return False
+    return out
 
 
 def _inference_tensor_reported_normal_witness(make):
-    import torch
-
     with torch.inference_mode():
-        t = make(torch).clone()
+        t = make().clone()
     assert t.is_inference(), "a tensor made inside inference_mode is not an inference tensor"
 
 
@@ -1140,17 +874,15 @@ MUTANTS += domain_mutants(
     prefix="inference-tensor-reported-normal",
     claims=("gradmode.inference-results-are-inference", "gradmode.inference-views-follow-base"),
     what="t.is_inference() is False for an inference tensor",
-    patch=_not_inference,
+    patch=wrap("torch.Tensor.is_inference", _not_inference, also=("torch.is_inference",)),
     witness=_inference_tensor_reported_normal_witness,
-    dims={"dtype_family": ("bool", "signed", "unsigned", "reduced_float", "float", "complex")},
+    dims={"dtype_family": DTYPE_FAMILIES},
 )
 
 
 def _inference_view_reported_normal_witness(make):
-    import torch
-
     with torch.inference_mode():
-        t = make(torch)
+        t = make()
     assert t.is_inference(), "a tensor made inside inference_mode is not an inference tensor"
 
 
@@ -1160,18 +892,7 @@ MUTANTS += domain_mutants(
     prefix="inference-view-reported-normal",
     claims=("gradmode.inference-views-follow-base",),
     what="t.is_inference() is False for an inference tensor",
-    patch=_not_inference,
+    patch=wrap("torch.Tensor.is_inference", _not_inference, also=("torch.is_inference",)),
     witness=_inference_view_reported_normal_witness,
-    dims={
-        "layout": (
-            "contiguous",
-            "offset",
-            "stepped",
-            "permuted",
-            "expanded",
-            "channels_last",
-            "zero-size",
-            "0-d",
-        )
-    },  # fmt: skip
+    dims={"layout": LAYOUTS},  # fmt: skip
 )

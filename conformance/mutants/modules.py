@@ -17,13 +17,15 @@ See :mod:`conformance.mutants` for what a mutant is and how it is run.
 
 from __future__ import annotations
 
+import functools
+
 from conformance.mutants.base import Mutant
+from conformance.mutants.patching import torch, wrap
 
 
 def _tied():
     """A module whose two ``Linear`` layers share one weight and one buffer
     (``a.weight is b.weight``, ``a.scale is b.scale``): the witnesses' input."""
-    import torch
     from torch import nn
 
     class Tied(nn.Module):
@@ -39,70 +41,43 @@ def _tied():
     return Tied()
 
 
-def _patch_modules_state_dict_copies_float64_params():
-    import torch
-
-    _orig = torch.nn.Module._save_to_state_dict
-
-    def _save_to_state_dict(self, destination, prefix, keep_vars):
-        _orig(self, destination, prefix, keep_vars)
-        if not keep_vars:
-            for name, p in self._parameters.items():
-                if p is not None and p.dtype == torch.float64:
-                    destination[prefix + name] = p.detach().clone()
-
-    torch.nn.Module._save_to_state_dict = _save_to_state_dict
+def _modules_state_dict_copies_float64_params(orig, self, destination, prefix, keep_vars):
+    orig(self, destination, prefix, keep_vars)
+    if not keep_vars:
+        for name, p in self._parameters.items():
+            if p is not None and p.dtype == torch.float64:
+                destination[prefix + name] = p.detach().clone()
 
 
 def _witness_modules_state_dict_copies_float64_params():
-    import torch
-
     m = torch.nn.Linear(2, 2).double()
     assert m.state_dict()["weight"].data_ptr() == m.weight.data_ptr()
 
 
-def _patch_modules_state_dict_snapshots_buffers():
-    import torch
-
-    _orig = torch.nn.Module._save_to_state_dict
-
-    def _save_to_state_dict(self, destination, prefix, keep_vars):
-        _orig(self, destination, prefix, keep_vars)
-        if not keep_vars:
-            for name, b in self._buffers.items():
-                if b is not None and name not in self._non_persistent_buffers_set:
-                    destination[prefix + name] = b.detach().clone()
-
-    torch.nn.Module._save_to_state_dict = _save_to_state_dict
+def _modules_state_dict_snapshots_buffers(orig, self, destination, prefix, keep_vars):
+    orig(self, destination, prefix, keep_vars)
+    if not keep_vars:
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = b.detach().clone()
 
 
 def _witness_modules_state_dict_snapshots_buffers():
-    import torch
-
     bn = torch.nn.BatchNorm1d(2)
     sd = bn.state_dict()
     bn(torch.randn(4, 2))
     assert torch.equal(sd["running_mean"], bn.running_mean)
 
 
-def _patch_modules_state_dict_data_alias_float16():
-    import torch
-
-    _orig = torch.nn.Module._save_to_state_dict
-
-    def _save_to_state_dict(self, destination, prefix, keep_vars):
-        _orig(self, destination, prefix, keep_vars)
-        if not keep_vars:
-            for name, p in self._parameters.items():
-                if p is not None and p.dtype == torch.float16:
-                    destination[prefix + name] = p.data
-
-    torch.nn.Module._save_to_state_dict = _save_to_state_dict
+def _modules_state_dict_data_alias_float16(orig, self, destination, prefix, keep_vars):
+    orig(self, destination, prefix, keep_vars)
+    if not keep_vars:
+        for name, p in self._parameters.items():
+            if p is not None and p.dtype == torch.float16:
+                destination[prefix + name] = p.data
 
 
 def _witness_modules_state_dict_data_alias_float16():
-    import torch
-
     m = torch.nn.Linear(2, 2).half()
     v = m.state_dict()["weight"]
     before = v._version
@@ -111,74 +86,48 @@ def _witness_modules_state_dict_data_alias_float16():
     assert v._version > before
 
 
-def _patch_modules_state_dict_copies_tied_second_name():
-    import torch
-
-    _orig = torch.nn.Module.state_dict
-
-    def state_dict(self, *args, **kwargs):
-        top = not args and kwargs.get("destination") is None and not kwargs.get("prefix")
-        out = _orig(self, *args, **kwargs)
-        if top and not kwargs.get("keep_vars"):
-            seen = set()
-            for k, v in list(out.items()):
-                ptr = v.untyped_storage().data_ptr()
-                if ptr and ptr in seen:
-                    out[k] = v.clone()
-                seen.add(ptr)
-        return out
-
-    torch.nn.Module.state_dict = state_dict
+def _modules_state_dict_copies_tied_second_name(orig, self, *args, **kwargs):
+    top = not args and kwargs.get("destination") is None and not kwargs.get("prefix")
+    out = orig(self, *args, **kwargs)
+    if top and not kwargs.get("keep_vars"):
+        seen = set()
+        for k, v in list(out.items()):
+            ptr = v.untyped_storage().data_ptr()
+            if ptr and ptr in seen:
+                out[k] = v.clone()
+            seen.add(ptr)
+    return out
 
 
 def _witness_modules_state_dict_copies_tied_second_name():
-
     sd = _tied().state_dict()
     assert sd["a.weight"].data_ptr() == sd["b.weight"].data_ptr()
 
 
-def _patch_modules_keep_vars_detaches_buffers():
-    import torch
-
-    _orig = torch.nn.Module._save_to_state_dict
-
-    def _save_to_state_dict(self, destination, prefix, keep_vars):
-        _orig(self, destination, prefix, keep_vars)
-        if keep_vars:
-            for name, b in self._buffers.items():
-                if b is not None and name not in self._non_persistent_buffers_set:
-                    destination[prefix + name] = b.detach()
-
-    torch.nn.Module._save_to_state_dict = _save_to_state_dict
+def _modules_keep_vars_detaches_buffers(orig, self, destination, prefix, keep_vars):
+    orig(self, destination, prefix, keep_vars)
+    if keep_vars:
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = b.detach()
 
 
 def _witness_modules_keep_vars_detaches_buffers():
-    import torch
-
     bn = torch.nn.BatchNorm1d(2)
     assert bn.state_dict(keep_vars=True)["running_mean"] is bn.running_mean
 
 
-def _patch_modules_state_dict_snapshots_in_train_mode():
+def _modules_state_dict_snapshots_in_train_mode(orig, self, *args, **kwargs):
     import collections
 
-    import torch
-
-    _orig = torch.nn.Module.state_dict
-
-    def state_dict(self, *args, **kwargs):
-        top = not args and kwargs.get("destination") is None and not kwargs.get("prefix")
-        out = _orig(self, *args, **kwargs)
-        if top and self.training and not kwargs.get("keep_vars"):
-            out = collections.OrderedDict((k, v.clone()) for k, v in out.items())
-        return out
-
-    torch.nn.Module.state_dict = state_dict
+    top = not args and kwargs.get("destination") is None and not kwargs.get("prefix")
+    out = orig(self, *args, **kwargs)
+    if top and self.training and not kwargs.get("keep_vars"):
+        out = collections.OrderedDict((k, v.clone()) for k, v in out.items())
+    return out
 
 
 def _witness_modules_state_dict_snapshots_in_train_mode():
-    import torch
-
     m = torch.nn.Linear(2, 2).train()
     best = m.state_dict()
     with torch.no_grad():
@@ -186,308 +135,216 @@ def _witness_modules_state_dict_snapshots_in_train_mode():
     assert torch.equal(best["weight"], m.weight.detach())
 
 
-def _patch_modules_deepcopy_aliases_float32_detached():
-    import torch
-
-    _orig = torch.Tensor.__deepcopy__
-
-    def __deepcopy__(self, memo):
-        if (
-            type(self) is torch.Tensor
-            and self.dtype == torch.float32
-            and not self.requires_grad
-            and self.dim() >= 1
-        ):
-            out = self.detach()
-            memo[id(self)] = out
-            return out
-        return _orig(self, memo)
-
-    torch.Tensor.__deepcopy__ = __deepcopy__
+def _modules_deepcopy_aliases_float32_detached(orig, self, memo):
+    if (
+        type(self) is torch.Tensor
+        and self.dtype == torch.float32
+        and not self.requires_grad
+        and self.dim() >= 1
+    ):
+        out = self.detach()
+        memo[id(self)] = out
+        return out
+    return orig(self, memo)
 
 
 def _witness_modules_deepcopy_aliases_float32_detached():
     import copy
-
-    import torch
 
     m = torch.nn.Linear(2, 2)
     best = copy.deepcopy(m.state_dict())
     assert best["weight"].data_ptr() != m.weight.data_ptr()
 
 
-def _patch_modules_load_replaces_bfloat16_params():
-    import torch
-
-    _orig = torch.nn.Module._load_from_state_dict
-
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, *args):
-        _orig(self, state_dict, prefix, local_metadata, *args)
-        if not local_metadata.get("assign_to_params_buffers", False):
-            for name, p in list(self._parameters.items()):
-                if p is not None and p.dtype == torch.bfloat16 and prefix + name in state_dict:
-                    self._parameters[name] = torch.nn.Parameter(p.detach().clone(), p.requires_grad)
-
-    torch.nn.Module._load_from_state_dict = _load_from_state_dict
+def _modules_load_replaces_bfloat16_params(orig, self, state_dict, prefix, local_metadata, *args):
+    orig(self, state_dict, prefix, local_metadata, *args)
+    if not local_metadata.get("assign_to_params_buffers", False):
+        for name, p in list(self._parameters.items()):
+            if p is not None and p.dtype == torch.bfloat16 and prefix + name in state_dict:
+                self._parameters[name] = torch.nn.Parameter(p.detach().clone(), p.requires_grad)
 
 
 def _witness_modules_load_replaces_bfloat16_params():
-    import torch
-
     m = torch.nn.Linear(2, 2).bfloat16()
     w = m.weight
     m.load_state_dict(torch.nn.Linear(2, 2).state_dict())
     assert m.weight is w
 
 
-def _patch_modules_load_adopts_same_dtype_tensors():
-    import torch
-
-    _orig = torch.nn.Module._load_from_state_dict
-
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, *args):
-        _orig(self, state_dict, prefix, local_metadata, *args)
-        if local_metadata.get("assign_to_params_buffers", False):
-            return
-        for name, t in list(self._parameters.items()) + list(self._buffers.items()):
-            src = state_dict.get(prefix + name)
-            if (
-                t is not None
-                and isinstance(src, torch.Tensor)
-                and src.dtype == t.dtype
-                and src.device == t.device
-                and src.shape == t.shape
-                and src.stride() == t.stride()
-            ):
-                t.data = src.detach()
-
-    torch.nn.Module._load_from_state_dict = _load_from_state_dict
+def _modules_load_adopts_same_dtype_tensors(orig, self, state_dict, prefix, local_metadata, *args):
+    orig(self, state_dict, prefix, local_metadata, *args)
+    if local_metadata.get("assign_to_params_buffers", False):
+        return
+    for name, t in list(self._parameters.items()) + list(self._buffers.items()):
+        src = state_dict.get(prefix + name)
+        if (
+            t is not None
+            and isinstance(src, torch.Tensor)
+            and src.dtype == t.dtype
+            and src.device == t.device
+            and src.shape == t.shape
+            and src.stride() == t.stride()
+        ):
+            t.data = src.detach()
 
 
 def _witness_modules_load_adopts_same_dtype_tensors():
-    import torch
-
     m = torch.nn.Linear(2, 2)
     sd = torch.nn.Linear(2, 2).state_dict()
     m.load_state_dict(sd)
     assert m.weight.data_ptr() != sd["weight"].data_ptr()
 
 
-def _patch_modules_load_float64_keeps_version():
-    import torch
-
-    _orig = torch.nn.Module._load_from_state_dict
-
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, *args):
-        ps = [p for p in self._parameters.values() if p is not None and p.dtype == torch.float64]
-        versions = [p._version for p in ps]
-        _orig(self, state_dict, prefix, local_metadata, *args)
-        if ps and not local_metadata.get("assign_to_params_buffers", False):
-            torch._C._autograd._unsafe_set_version_counter(tuple(ps), tuple(versions))
-
-    torch.nn.Module._load_from_state_dict = _load_from_state_dict
+def _modules_load_float64_keeps_version(orig, self, state_dict, prefix, local_metadata, *args):
+    ps = [p for p in self._parameters.values() if p is not None and p.dtype == torch.float64]
+    versions = [p._version for p in ps]
+    orig(self, state_dict, prefix, local_metadata, *args)
+    if ps and not local_metadata.get("assign_to_params_buffers", False):
+        torch._C._autograd._unsafe_set_version_counter(tuple(ps), tuple(versions))
 
 
 def _witness_modules_load_float64_keeps_version():
-    import torch
-
     m = torch.nn.Linear(2, 2).double()
     v = m.weight._version
     m.load_state_dict(torch.nn.Linear(2, 2).double().state_dict())
     assert m.weight._version > v
 
 
-def _patch_modules_load_assign_clones_buffers():
-    import torch
-
-    _orig = torch.nn.Module._load_from_state_dict
-
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, *args):
-        if local_metadata.get("assign_to_params_buffers", False):
-            state_dict = {
-                k: (
-                    v.clone()
-                    if isinstance(v, torch.Tensor)
-                    and k.startswith(prefix)
-                    and k[len(prefix) :] in self._buffers
-                    else v
-                )
-                for k, v in state_dict.items()
-            }
-        _orig(self, state_dict, prefix, local_metadata, *args)
-
-    torch.nn.Module._load_from_state_dict = _load_from_state_dict
+def _modules_load_assign_clones_buffers(orig, self, state_dict, prefix, local_metadata, *args):
+    if local_metadata.get("assign_to_params_buffers", False):
+        state_dict = {
+            k: (
+                v.clone()
+                if isinstance(v, torch.Tensor)
+                and k.startswith(prefix)
+                and k[len(prefix) :] in self._buffers
+                else v
+            )
+            for k, v in state_dict.items()
+        }
+    orig(self, state_dict, prefix, local_metadata, *args)
 
 
 def _witness_modules_load_assign_clones_buffers():
-    import torch
-
     bn = torch.nn.BatchNorm1d(2)
     sd = torch.nn.BatchNorm1d(2).state_dict()
     bn.load_state_dict(sd, assign=True)
     assert bn.running_mean is sd["running_mean"]
 
 
-def _patch_modules_load_assign_requires_grad_from_parameter():
-    import torch
-
-    _orig = torch.nn.Module._load_from_state_dict
-
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, *args):
-        assign = local_metadata.get("assign_to_params_buffers", False)
-        had = {}
-        for name in self._parameters:
-            src = state_dict.get(prefix + name)
-            if isinstance(src, torch.nn.Parameter):
-                had[name] = src.requires_grad
-        _orig(self, state_dict, prefix, local_metadata, *args)
-        if assign:
-            for name, rg in had.items():
-                p = self._parameters.get(name)
-                if p is not None:
-                    p.requires_grad_(rg)
-
-    torch.nn.Module._load_from_state_dict = _load_from_state_dict
+def _modules_load_assign_requires_grad_from_parameter(
+    orig, self, state_dict, prefix, local_metadata, *args
+):
+    assign = local_metadata.get("assign_to_params_buffers", False)
+    had = {}
+    for name in self._parameters:
+        src = state_dict.get(prefix + name)
+        if isinstance(src, torch.nn.Parameter):
+            had[name] = src.requires_grad
+    orig(self, state_dict, prefix, local_metadata, *args)
+    if assign:
+        for name, rg in had.items():
+            p = self._parameters.get(name)
+            if p is not None:
+                p.requires_grad_(rg)
 
 
 def _witness_modules_load_assign_requires_grad_from_parameter():
-    import torch
-
     m = torch.nn.Linear(2, 2)
     donor = torch.nn.Linear(2, 2).requires_grad_(False)
     m.load_state_dict(donor.state_dict(keep_vars=True), assign=True)
     assert m.weight.requires_grad
 
 
-def _patch_modules_load_assign_requires_grad_from_tensor():
-    import torch
-
-    _orig = torch.nn.Module._load_from_state_dict
-
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, *args):
-        _orig(self, state_dict, prefix, local_metadata, *args)
-        if local_metadata.get("assign_to_params_buffers", False):
-            for name, p in self._parameters.items():
-                src = state_dict.get(prefix + name)
-                if (
-                    p is not None
-                    and isinstance(src, torch.Tensor)
-                    and not isinstance(src, torch.nn.Parameter)
-                ):
-                    p.requires_grad_(src.requires_grad)
-
-    torch.nn.Module._load_from_state_dict = _load_from_state_dict
+def _modules_load_assign_requires_grad_from_tensor(
+    orig, self, state_dict, prefix, local_metadata, *args
+):
+    orig(self, state_dict, prefix, local_metadata, *args)
+    if local_metadata.get("assign_to_params_buffers", False):
+        for name, p in self._parameters.items():
+            src = state_dict.get(prefix + name)
+            if (
+                p is not None
+                and isinstance(src, torch.Tensor)
+                and not isinstance(src, torch.nn.Parameter)
+            ):
+                p.requires_grad_(src.requires_grad)
 
 
 def _witness_modules_load_assign_requires_grad_from_tensor():
-    import torch
-
     m = torch.nn.Linear(2, 2)
     m.load_state_dict(torch.nn.Linear(2, 2).state_dict(), assign=True)
     assert m.weight.requires_grad
 
 
-def _patch_modules_load_assign_rewraps_parameters():
-    import torch
-
-    _orig = torch.nn.Module._load_from_state_dict
-
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, *args):
-        if local_metadata.get("assign_to_params_buffers", False):
-            state_dict = {
-                k: (
-                    torch.nn.Parameter(v.detach(), v.requires_grad)
-                    if isinstance(v, torch.nn.Parameter)
-                    else v
-                )
-                for k, v in state_dict.items()
-            }
-        _orig(self, state_dict, prefix, local_metadata, *args)
-
-    torch.nn.Module._load_from_state_dict = _load_from_state_dict
+def _modules_load_assign_rewraps_parameters(orig, self, state_dict, prefix, local_metadata, *args):
+    if local_metadata.get("assign_to_params_buffers", False):
+        state_dict = {
+            k: (
+                torch.nn.Parameter(v.detach(), v.requires_grad)
+                if isinstance(v, torch.nn.Parameter)
+                else v
+            )
+            for k, v in state_dict.items()
+        }
+    orig(self, state_dict, prefix, local_metadata, *args)
 
 
 def _witness_modules_load_assign_rewraps_parameters():
-    import torch
-
     m = torch.nn.Linear(2, 2)
     sd = torch.nn.Linear(2, 2).state_dict(keep_vars=True)
     m.load_state_dict(sd, assign=True)
     assert m.weight is sd["weight"]
 
 
-def _patch_modules_load_assign_keeps_float32_objects():
-    import torch
-
-    _orig = torch.nn.Module._load_from_state_dict
-
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, *args):
-        old = dict(self._parameters)
-        _orig(self, state_dict, prefix, local_metadata, *args)
-        if not local_metadata.get("assign_to_params_buffers", False):
-            return
-        for name, p in old.items():
-            new = self._parameters.get(name)
-            if p is not None and new is not None and new is not p and p.dtype == torch.float32:
-                p.data = new.data
-                self._parameters[name] = p
-
-    torch.nn.Module._load_from_state_dict = _load_from_state_dict
+def _modules_load_assign_keeps_float32_objects(
+    orig, self, state_dict, prefix, local_metadata, *args
+):
+    old = dict(self._parameters)
+    orig(self, state_dict, prefix, local_metadata, *args)
+    if not local_metadata.get("assign_to_params_buffers", False):
+        return
+    for name, p in old.items():
+        new = self._parameters.get(name)
+        if p is not None and new is not None and new is not p and p.dtype == torch.float32:
+            p.data = new.data
+            self._parameters[name] = p
 
 
 def _witness_modules_load_assign_keeps_float32_objects():
-    import torch
-
     m = torch.nn.Linear(2, 2)
     w = m.weight
     m.load_state_dict(torch.nn.Linear(2, 2).state_dict(), assign=True)
     assert m.weight is not w
 
 
-def _patch_modules_half_makes_new_parameters():
-    import torch
+def _modules_half_makes_new_parameters(orig, self):
     import torch.__future__ as future
 
-    _orig = torch.nn.Module.half
-
-    def half(self):
-        prev = future.get_overwrite_module_params_on_conversion()
-        future.set_overwrite_module_params_on_conversion(True)
-        try:
-            return _orig(self)
-        finally:
-            future.set_overwrite_module_params_on_conversion(prev)
-
-    torch.nn.Module.half = half
+    prev = future.get_overwrite_module_params_on_conversion()
+    future.set_overwrite_module_params_on_conversion(True)
+    try:
+        return orig(self)
+    finally:
+        future.set_overwrite_module_params_on_conversion(prev)
 
 
 def _witness_modules_half_makes_new_parameters():
-    import torch
-
     m = torch.nn.Linear(2, 2)
     w = m.weight
     m.half()
     assert m.weight is w
 
 
-def _patch_modules_to_bfloat16_new_grad_objects():
-    import torch
-
-    _orig = torch.nn.Module._apply
-
-    def _apply(self, fn, *args, **kwargs):
-        out = _orig(self, fn, *args, **kwargs)
-        for p in self._parameters.values():
-            if p is not None and p.grad is not None and p.grad.dtype == torch.bfloat16:
-                p.grad = p.grad.clone()
-        return out
-
-    torch.nn.Module._apply = _apply
+def _modules_to_bfloat16_new_grad_objects(orig, self, fn, *args, **kwargs):
+    out = orig(self, fn, *args, **kwargs)
+    for p in self._parameters.values():
+        if p is not None and p.grad is not None and p.grad.dtype == torch.bfloat16:
+            p.grad = p.grad.clone()
+    return out
 
 
 def _witness_modules_to_bfloat16_new_grad_objects():
-    import torch
-
     m = torch.nn.Linear(2, 2)
     m.weight.grad = torch.ones(2, 2)
     g = m.weight.grad
@@ -495,108 +352,93 @@ def _witness_modules_to_bfloat16_new_grad_objects():
     assert m.weight.grad is g
 
 
-def _patch_modules_to_float64_noop_copies():
-    import torch
-
-    _orig = torch.nn.Module.to
-
-    def to(self, *args, **kwargs):
-        before = {id(p): p.dtype for p in self.parameters()}
-        out = _orig(self, *args, **kwargs)
-        for p in self.parameters():
-            if p.dtype == torch.float64 and before.get(id(p)) == torch.float64:
-                p.data = p.data.clone()
-        return out
-
-    torch.nn.Module.to = to
+def _modules_to_float64_noop_copies(orig, self, *args, **kwargs):
+    before = {id(p): p.dtype for p in self.parameters()}
+    out = orig(self, *args, **kwargs)
+    for p in self.parameters():
+        if p.dtype == torch.float64 and before.get(id(p)) == torch.float64:
+            p.data = p.data.clone()
+    return out
 
 
 def _witness_modules_to_float64_noop_copies():
-    import torch
-
     m = torch.nn.Linear(2, 2).double()
     ptr = m.weight.data_ptr()
     m.to(torch.float64)
     assert m.weight.data_ptr() == ptr
 
 
-def _patch_modules_to_copies_integer_buffers():
-    import torch
-
-    _orig = torch.nn.Module._apply
-
-    def _apply(self, fn, *args, **kwargs):
-        out = _orig(self, fn, *args, **kwargs)
-        for name, b in list(self._buffers.items()):
-            if b is not None and not b.is_floating_point() and not b.is_complex():
-                self._buffers[name] = b.clone()
-        return out
-
-    torch.nn.Module._apply = _apply
+def _modules_to_copies_integer_buffers(orig, self, fn, *args, **kwargs):
+    out = orig(self, fn, *args, **kwargs)
+    for name, b in list(self._buffers.items()):
+        if b is not None and not b.is_floating_point() and not b.is_complex():
+            self._buffers[name] = b.clone()
+    return out
 
 
 def _witness_modules_to_copies_integer_buffers():
-    import torch
-
     bn = torch.nn.BatchNorm1d(2)
     n = bn.num_batches_tracked
     bn.half()
     assert bn.num_batches_tracked is n
 
 
-def _patch_modules_to_float16_keeps_shared_buffers():
-    import torch
-
+def _keep_ties(slot, dtype, gate):
+    """``Module._apply`` re-ties the entries of ``slot`` (``_buffers`` or
+    ``_parameters``) that shared one tensor before a conversion to ``dtype``
+    (a name of torch), when ``gate()`` held at the outermost call."""
     _orig = torch.nn.Module._apply
     _depth = [0]
 
     def _apply(self, fn, *args, **kwargs):
         holders = {}
-        if _depth[0] == 0:
+        if _depth[0] == 0 and gate():
             for mod in self.modules():
-                for name, b in mod._buffers.items():
-                    if b is not None:
-                        holders.setdefault(id(b), []).append((mod, name))
+                for name, t in getattr(mod, slot).items():
+                    if t is not None:
+                        holders.setdefault(id(t), []).append((mod, name))
         _depth[0] += 1
         try:
             out = _orig(self, fn, *args, **kwargs)
         finally:
             _depth[0] -= 1
         for group in holders.values():
-            first = group[0][0]._buffers[group[0][1]]
-            if len(group) > 1 and first is not None and first.dtype == torch.float16:
+            first = getattr(group[0][0], slot)[group[0][1]]
+            if len(group) > 1 and first is not None and first.dtype == getattr(torch, dtype):
                 for mod, name in group[1:]:
-                    mod._buffers[name] = first
+                    getattr(mod, slot)[name] = first
         return out
 
     torch.nn.Module._apply = _apply
 
 
-def _witness_modules_to_float16_keeps_shared_buffers():
+def _always():
+    return True
 
+
+def _overwrite_on_conversion():
+    import torch.__future__ as future
+
+    return future.get_overwrite_module_params_on_conversion()
+
+
+def _witness_modules_to_float16_keeps_shared_buffers():
     m = _tied().half()
     assert m.a.scale is not m.b.scale
 
 
-def _patch_modules_double_ignores_overwrite_flag():
-    import torch
+def _modules_double_ignores_overwrite_flag(orig, self):
     import torch.__future__ as future
 
-    _orig = torch.nn.Module.double
-
-    def double(self):
-        prev = future.get_overwrite_module_params_on_conversion()
-        future.set_overwrite_module_params_on_conversion(False)
-        try:
-            return _orig(self)
-        finally:
-            future.set_overwrite_module_params_on_conversion(prev)
-
-    torch.nn.Module.double = double
+    prev = future.get_overwrite_module_params_on_conversion()
+    future.set_overwrite_module_params_on_conversion(False)
+    try:
+        return orig(self)
+    finally:
+        future.set_overwrite_module_params_on_conversion(prev)
 
 
 def _witness_modules_double_ignores_overwrite_flag():
-    import torch
     import torch.__future__ as future
 
     m = torch.nn.Linear(2, 2)
@@ -609,37 +451,7 @@ def _witness_modules_double_ignores_overwrite_flag():
     assert m.weight is not w
 
 
-def _patch_modules_overwrite_keeps_bfloat16_ties():
-    import torch
-    import torch.__future__ as future
-
-    _orig = torch.nn.Module._apply
-    _depth = [0]
-
-    def _apply(self, fn, *args, **kwargs):
-        holders = {}
-        if _depth[0] == 0 and future.get_overwrite_module_params_on_conversion():
-            for mod in self.modules():
-                for name, p in mod._parameters.items():
-                    if p is not None:
-                        holders.setdefault(id(p), []).append((mod, name))
-        _depth[0] += 1
-        try:
-            out = _orig(self, fn, *args, **kwargs)
-        finally:
-            _depth[0] -= 1
-        for group in holders.values():
-            first = group[0][0]._parameters[group[0][1]]
-            if len(group) > 1 and first is not None and first.dtype == torch.bfloat16:
-                for mod, name in group[1:]:
-                    mod._parameters[name] = first
-        return out
-
-    torch.nn.Module._apply = _apply
-
-
 def _witness_modules_overwrite_keeps_bfloat16_ties():
-
     import torch.__future__ as future
 
     m = _tied()
@@ -651,29 +463,22 @@ def _witness_modules_overwrite_keeps_bfloat16_ties():
     assert m.a.weight is not m.b.weight
 
 
-def _patch_modules_bfloat16_swap_flag_overwrites():
-    import torch
+def _modules_bfloat16_swap_flag_overwrites(orig, self):
     import torch.__future__ as future
 
-    _orig = torch.nn.Module.bfloat16
-
-    def bfloat16(self):
-        if not future.get_swap_module_params_on_conversion():
-            return _orig(self)
-        prev = future.get_overwrite_module_params_on_conversion()
-        future.set_swap_module_params_on_conversion(False)
-        future.set_overwrite_module_params_on_conversion(True)
-        try:
-            return _orig(self)
-        finally:
-            future.set_overwrite_module_params_on_conversion(prev)
-            future.set_swap_module_params_on_conversion(True)
-
-    torch.nn.Module.bfloat16 = bfloat16
+    if not future.get_swap_module_params_on_conversion():
+        return orig(self)
+    prev = future.get_overwrite_module_params_on_conversion()
+    future.set_swap_module_params_on_conversion(False)
+    future.set_overwrite_module_params_on_conversion(True)
+    try:
+        return orig(self)
+    finally:
+        future.set_overwrite_module_params_on_conversion(prev)
+        future.set_swap_module_params_on_conversion(True)
 
 
 def _witness_modules_bfloat16_swap_flag_overwrites():
-    import torch
     import torch.__future__ as future
 
     m = torch.nn.Linear(2, 2)
@@ -686,44 +491,25 @@ def _witness_modules_bfloat16_swap_flag_overwrites():
     assert m.weight is w and m.weight.dtype == torch.bfloat16
 
 
-def _patch_modules_module_load_assign_copies():
-    import torch
-
-    _orig = torch.Tensor.module_load
-
-    def module_load(self, other, assign=False):
-        if assign:
-            return other.detach().clone()
-        return _orig(self, other, assign=assign)
-
-    torch.Tensor.module_load = module_load
+def _modules_module_load_assign_copies(orig, self, other, assign=False):
+    if assign:
+        return other.detach().clone()
+    return orig(self, other, assign=assign)
 
 
 def _witness_modules_module_load_assign_copies():
-    import torch
-
     a, b = torch.zeros(2), torch.ones(2)
     assert a.module_load(b, assign=True).data_ptr() == b.data_ptr()
 
 
-def _patch_modules_swap_tensors_keeps_attributes():
-    import torch
-    import torch.utils
-
-    _orig = torch.utils.swap_tensors
-
-    def swap_tensors(t1, t2):
-        d1, d2 = t1.__dict__, t2.__dict__
-        _orig(t1, t2)
-        if d1 or d2:
-            t1.__dict__, t2.__dict__ = d1, d2
-
-    torch.utils.swap_tensors = swap_tensors
+def _modules_swap_tensors_keeps_attributes(orig, t1, t2):
+    d1, d2 = t1.__dict__, t2.__dict__
+    orig(t1, t2)
+    if d1 or d2:
+        t1.__dict__, t2.__dict__ = d1, d2
 
 
 def _witness_modules_swap_tensors_keeps_attributes():
-    import torch
-
     a, b = torch.zeros(2), torch.ones(3)
     a.tag = "a"
     torch.utils.swap_tensors(a, b)
@@ -747,57 +533,37 @@ def _patch_modules_deepcopy_shares_running_stats():
 def _witness_modules_deepcopy_shares_running_stats():
     import copy
 
-    import torch
-
     bn = torch.nn.BatchNorm1d(2)
     assert copy.deepcopy(bn).running_mean.data_ptr() != bn.running_mean.data_ptr()
 
 
-def _patch_modules_optimizer_state_dict_stores_params_of_later_groups():
-    import torch
-
-    _orig = torch.optim.Optimizer.state_dict
-
-    def state_dict(self):
-        out = _orig(self)
-        for g, live in list(zip(out["param_groups"], self.param_groups, strict=False))[1:]:
-            g["params"] = list(live["params"])
-        return out
-
-    torch.optim.Optimizer.state_dict = state_dict
+def _modules_optimizer_state_dict_stores_params_of_later_groups(orig, self):
+    out = orig(self)
+    for g, live in list(zip(out["param_groups"], self.param_groups, strict=False))[1:]:
+        g["params"] = list(live["params"])
+    return out
 
 
 def _witness_modules_optimizer_state_dict_stores_params_of_later_groups():
-    import torch
-
     a, b = torch.nn.Parameter(torch.ones(1)), torch.nn.Parameter(torch.ones(1))
     opt = torch.optim.SGD([{"params": [a]}, {"params": [b]}], lr=0.1)
     assert all(type(i) is int for g in opt.state_dict()["param_groups"] for i in g["params"])
 
 
-def _patch_modules_optimizer_state_dict_copies_adam_state():
-    import torch
-
-    _orig = torch.optim.Optimizer.state_dict
-
-    def state_dict(self):
-        out = _orig(self)
-        out["state"] = {
-            k: (
-                {kk: (vv.clone() if isinstance(vv, torch.Tensor) else vv) for kk, vv in v.items()}
-                if "exp_avg" in v
-                else v
-            )
-            for k, v in out["state"].items()
-        }
-        return out
-
-    torch.optim.Optimizer.state_dict = state_dict
+def _modules_optimizer_state_dict_copies_adam_state(orig, self):
+    out = orig(self)
+    out["state"] = {
+        k: (
+            {kk: (vv.clone() if isinstance(vv, torch.Tensor) else vv) for kk, vv in v.items()}
+            if "exp_avg" in v
+            else v
+        )
+        for k, v in out["state"].items()
+    }
+    return out
 
 
 def _witness_modules_optimizer_state_dict_copies_adam_state():
-    import torch
-
     p = torch.nn.Parameter(torch.ones(2))
     opt = torch.optim.Adam([p])
     p.grad = torch.ones(2)
@@ -806,8 +572,6 @@ def _witness_modules_optimizer_state_dict_copies_adam_state():
 
 
 def _patch_modules_optimizer_load_skips_float16_cast():
-    import torch
-
     _orig = torch.optim.Optimizer._process_value_according_to_param_policy
 
     def _process(param, value, param_id, param_groups, key=None):
@@ -819,8 +583,6 @@ def _patch_modules_optimizer_load_skips_float16_cast():
 
 
 def _witness_modules_optimizer_load_skips_float16_cast():
-    import torch
-
     p = torch.nn.Parameter(torch.ones(2))
     opt = torch.optim.SGD([p], lr=0.1, momentum=0.9)
     p.grad = torch.ones(2)
@@ -832,8 +594,6 @@ def _witness_modules_optimizer_load_skips_float16_cast():
 
 
 def _patch_modules_optimizer_load_copies_momentum():
-    import torch
-
     _orig = torch.optim.Optimizer._process_value_according_to_param_policy
 
     def _process(param, value, param_id, param_groups, key=None):
@@ -846,8 +606,6 @@ def _patch_modules_optimizer_load_copies_momentum():
 
 
 def _witness_modules_optimizer_load_copies_momentum():
-    import torch
-
     p = torch.nn.Parameter(torch.ones(2))
     opt = torch.optim.SGD([p], lr=0.1, momentum=0.9)
     p.grad = torch.ones(2)
@@ -861,7 +619,6 @@ def _witness_modules_optimizer_load_copies_momentum():
 def _patch_modules_mmap_load_shared_mapping():
     import mmap
 
-    import torch
     import torch.serialization
 
     torch.serialization.get_default_mmap_options = lambda: mmap.MAP_SHARED
@@ -870,8 +627,6 @@ def _patch_modules_mmap_load_shared_mapping():
 def _witness_modules_mmap_load_shared_mapping():
     import os
     import tempfile
-
-    import torch
 
     fd, path = tempfile.mkstemp(suffix=".pt")
     os.close(fd)
@@ -887,9 +642,6 @@ def _witness_modules_mmap_load_shared_mapping():
 
 
 def _patch_modules_mmap_load_reads_into_memory():
-    import functools
-
-    import torch
     import torch.serialization
 
     _orig = torch.serialization.load
@@ -906,8 +658,6 @@ def _patch_modules_mmap_load_reads_into_memory():
 def _witness_modules_mmap_load_reads_into_memory():
     import os
     import tempfile
-
-    import torch
 
     fd, path = tempfile.mkstemp(suffix=".pt")
     os.close(fd)
@@ -927,33 +677,24 @@ def _witness_modules_mmap_load_reads_into_memory():
         os.unlink(path)
 
 
-def _patch_modules_load_assign_materializes_mapped():
-    import torch
-
-    _orig = torch.nn.Module._load_from_state_dict
-
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, *args):
-        if local_metadata.get("assign_to_params_buffers", False):
-            state_dict = {
-                k: (
-                    v.clone()
-                    if isinstance(v, torch.Tensor)
-                    and v.device.type == "cpu"
-                    and not v.untyped_storage().resizable()
-                    else v
-                )
-                for k, v in state_dict.items()
-            }
-        _orig(self, state_dict, prefix, local_metadata, *args)
-
-    torch.nn.Module._load_from_state_dict = _load_from_state_dict
+def _modules_load_assign_materializes_mapped(orig, self, state_dict, prefix, local_metadata, *args):
+    if local_metadata.get("assign_to_params_buffers", False):
+        state_dict = {
+            k: (
+                v.clone()
+                if isinstance(v, torch.Tensor)
+                and v.device.type == "cpu"
+                and not v.untyped_storage().resizable()
+                else v
+            )
+            for k, v in state_dict.items()
+        }
+    orig(self, state_dict, prefix, local_metadata, *args)
 
 
 def _witness_modules_load_assign_materializes_mapped():
     import os
     import tempfile
-
-    import torch
 
     fd, path = tempfile.mkstemp(suffix=".pt")
     os.close(fd)
@@ -977,7 +718,9 @@ MUTANTS: tuple[Mutant, ...] = (
         domain=(("dtype_family", "float"), ("tensor_kind", "parameter")),
         region="float64 parameters",
         family="dtype",
-        patch=_patch_modules_state_dict_copies_float64_params,
+        patch=wrap(
+            "torch.nn.Module._save_to_state_dict", _modules_state_dict_copies_float64_params
+        ),
         witness=_witness_modules_state_dict_copies_float64_params,
     ),
     Mutant(
@@ -986,7 +729,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("modules.state-dict-sees-in-place-updates",),
         region="buffers (BatchNorm running statistics, a tied buffer)",
         family="other",
-        patch=_patch_modules_state_dict_snapshots_buffers,
+        patch=wrap("torch.nn.Module._save_to_state_dict", _modules_state_dict_snapshots_buffers),
         witness=_witness_modules_state_dict_snapshots_buffers,
     ),
     Mutant(
@@ -996,7 +739,7 @@ MUTANTS: tuple[Mutant, ...] = (
         domain=(("dtype_family", "reduced_float"), ("tensor_kind", "parameter")),
         region="float16 parameters",
         family="dtype",
-        patch=_patch_modules_state_dict_data_alias_float16,
+        patch=wrap("torch.nn.Module._save_to_state_dict", _modules_state_dict_data_alias_float16),
         witness=_witness_modules_state_dict_data_alias_float16,
     ),
     Mutant(
@@ -1005,7 +748,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("modules.state-dict-tied-names-alias",),
         region="tied parameters and buffers (one object under two names)",
         family="relation",
-        patch=_patch_modules_state_dict_copies_tied_second_name,
+        patch=wrap("torch.nn.Module.state_dict", _modules_state_dict_copies_tied_second_name),
         witness=_witness_modules_state_dict_copies_tied_second_name,
     ),
     Mutant(
@@ -1015,7 +758,7 @@ MUTANTS: tuple[Mutant, ...] = (
         domain={"tensor_kind": "buffer"},
         region="buffers with keep_vars=True",
         family="other",
-        patch=_patch_modules_keep_vars_detaches_buffers,
+        patch=wrap("torch.nn.Module._save_to_state_dict", _modules_keep_vars_detaches_buffers),
         witness=_witness_modules_keep_vars_detaches_buffers,
     ),
     Mutant(
@@ -1024,7 +767,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("modules.best-state-reference-pitfall",),
         region="modules in training mode",
         family="mode",
-        patch=_patch_modules_state_dict_snapshots_in_train_mode,
+        patch=wrap("torch.nn.Module.state_dict", _modules_state_dict_snapshots_in_train_mode),
         witness=_witness_modules_state_dict_snapshots_in_train_mode,
     ),
     Mutant(
@@ -1033,7 +776,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("modules.best-state-deepcopy-snapshot",),
         region="float32 tensors that do not require grad (state_dict entries)",
         family="dtype",
-        patch=_patch_modules_deepcopy_aliases_float32_detached,
+        patch=wrap("torch.Tensor.__deepcopy__", _modules_deepcopy_aliases_float32_detached),
         witness=_witness_modules_deepcopy_aliases_float32_detached,
     ),
     # ------------------------------------------------------- load_state_dict
@@ -1044,7 +787,7 @@ MUTANTS: tuple[Mutant, ...] = (
         domain=(("dtype_family", "reduced_float"), ("tensor_kind", "parameter")),
         region="bfloat16 module parameters",
         family="dtype",
-        patch=_patch_modules_load_replaces_bfloat16_params,
+        patch=wrap("torch.nn.Module._load_from_state_dict", _modules_load_replaces_bfloat16_params),
         witness=_witness_modules_load_replaces_bfloat16_params,
     ),
     Mutant(
@@ -1053,7 +796,9 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("modules.load-does-not-alias-source",),
         region="state dict entries of the module's own dtype, device, shape and strides",
         family="relation",
-        patch=_patch_modules_load_adopts_same_dtype_tensors,
+        patch=wrap(
+            "torch.nn.Module._load_from_state_dict", _modules_load_adopts_same_dtype_tensors
+        ),
         witness=_witness_modules_load_adopts_same_dtype_tensors,
     ),
     Mutant(
@@ -1063,7 +808,7 @@ MUTANTS: tuple[Mutant, ...] = (
         domain=(("dtype_family", "float"), ("tensor_kind", "parameter")),
         region="float64 parameters",
         family="dtype",
-        patch=_patch_modules_load_float64_keeps_version,
+        patch=wrap("torch.nn.Module._load_from_state_dict", _modules_load_float64_keeps_version),
         witness=_witness_modules_load_float64_keeps_version,
     ),
     Mutant(
@@ -1072,7 +817,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("modules.load-assign-holds-state-dict-tensors",),
         region="buffers under assign=True",
         family="other",
-        patch=_patch_modules_load_assign_clones_buffers,
+        patch=wrap("torch.nn.Module._load_from_state_dict", _modules_load_assign_clones_buffers),
         witness=_witness_modules_load_assign_clones_buffers,
     ),
     Mutant(
@@ -1082,7 +827,10 @@ MUTANTS: tuple[Mutant, ...] = (
         domain={"tensor_kind": "parameter"},
         region="nn.Parameter state dict entries under assign=True",
         family="subclass",
-        patch=_patch_modules_load_assign_requires_grad_from_parameter,
+        patch=wrap(
+            "torch.nn.Module._load_from_state_dict",
+            _modules_load_assign_requires_grad_from_parameter,
+        ),
         witness=_witness_modules_load_assign_requires_grad_from_parameter,
     ),
     Mutant(
@@ -1092,7 +840,9 @@ MUTANTS: tuple[Mutant, ...] = (
         domain={"tensor_kind": "plain"},
         region="plain (non-Parameter) state dict entries under assign=True",
         family="subclass",
-        patch=_patch_modules_load_assign_requires_grad_from_tensor,
+        patch=wrap(
+            "torch.nn.Module._load_from_state_dict", _modules_load_assign_requires_grad_from_tensor
+        ),
         witness=_witness_modules_load_assign_requires_grad_from_tensor,
     ),
     Mutant(
@@ -1101,7 +851,9 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("modules.load-assign-adopts-parameter-objects",),
         region="nn.Parameter state dict entries under assign=True",
         family="subclass",
-        patch=_patch_modules_load_assign_rewraps_parameters,
+        patch=wrap(
+            "torch.nn.Module._load_from_state_dict", _modules_load_assign_rewraps_parameters
+        ),
         witness=_witness_modules_load_assign_rewraps_parameters,
     ),
     Mutant(
@@ -1110,7 +862,9 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("modules.load-assign-optimizer-must-be-recreated",),
         region="float32 module parameters under assign=True",
         family="dtype",
-        patch=_patch_modules_load_assign_keeps_float32_objects,
+        patch=wrap(
+            "torch.nn.Module._load_from_state_dict", _modules_load_assign_keeps_float32_objects
+        ),
         witness=_witness_modules_load_assign_keeps_float32_objects,
     ),
     # ------------------------------------------------------------ conversions
@@ -1120,7 +874,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("modules.to-keeps-parameter-identity",),
         region="the .half() calling form",
         family="convention",
-        patch=_patch_modules_half_makes_new_parameters,
+        patch=wrap("torch.nn.Module.half", _modules_half_makes_new_parameters),
         witness=_witness_modules_half_makes_new_parameters,
     ),
     Mutant(
@@ -1129,7 +883,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("modules.to-converts-grad-in-place",),
         region="conversions to bfloat16",
         family="dtype",
-        patch=_patch_modules_to_bfloat16_new_grad_objects,
+        patch=wrap("torch.nn.Module._apply", _modules_to_bfloat16_new_grad_objects),
         witness=_witness_modules_to_bfloat16_new_grad_objects,
     ),
     Mutant(
@@ -1138,7 +892,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("modules.to-noop-keeps-storage",),
         region="float64 modules converted to float64 / their own device",
         family="dtype",
-        patch=_patch_modules_to_float64_noop_copies,
+        patch=wrap("torch.nn.Module.to", _modules_to_float64_noop_copies),
         witness=_witness_modules_to_float64_noop_copies,
     ),
     Mutant(
@@ -1147,7 +901,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("modules.to-dtype-change-stales-old-aliases",),
         region="integer buffers",
         family="dtype",
-        patch=_patch_modules_to_copies_integer_buffers,
+        patch=wrap("torch.nn.Module._apply", _modules_to_copies_integer_buffers),
         witness=_witness_modules_to_copies_integer_buffers,
     ),
     Mutant(
@@ -1156,7 +910,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("modules.to-unties-shared-buffers",),
         region="conversions to float16",
         family="dtype",
-        patch=_patch_modules_to_float16_keeps_shared_buffers,
+        patch=functools.partial(_keep_ties, "_buffers", "float16", _always),
         witness=_witness_modules_to_float16_keeps_shared_buffers,
     ),
     Mutant(
@@ -1165,7 +919,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("modules.future-overwrite-new-parameters",),
         region="the .double() calling form",
         family="convention",
-        patch=_patch_modules_double_ignores_overwrite_flag,
+        patch=wrap("torch.nn.Module.double", _modules_double_ignores_overwrite_flag),
         witness=_witness_modules_double_ignores_overwrite_flag,
     ),
     Mutant(
@@ -1174,7 +928,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("modules.future-overwrite-unties-parameters",),
         region="conversions to bfloat16 under the overwrite flag",
         family="dtype",
-        patch=_patch_modules_overwrite_keeps_bfloat16_ties,
+        patch=functools.partial(_keep_ties, "_parameters", "bfloat16", _overwrite_on_conversion),
         witness=_witness_modules_overwrite_keeps_bfloat16_ties,
     ),
     Mutant(
@@ -1183,7 +937,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("modules.future-swap-conversion-keeps-identity",),
         region="the .bfloat16() calling form under the swap flag",
         family="convention",
-        patch=_patch_modules_bfloat16_swap_flag_overwrites,
+        patch=wrap("torch.nn.Module.bfloat16", _modules_bfloat16_swap_flag_overwrites),
         witness=_witness_modules_bfloat16_swap_flag_overwrites,
     ),
     Mutant(
@@ -1192,7 +946,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("modules.future-swap-load-state-dict",),
         region="assign=True under the swap flag",
         family="convention",
-        patch=_patch_modules_module_load_assign_copies,
+        patch=wrap("torch.Tensor.module_load", _modules_module_load_assign_copies),
         witness=_witness_modules_module_load_assign_copies,
     ),
     Mutant(
@@ -1201,7 +955,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("modules.swap-tensors-exchanges-contents",),
         region="tensors carrying Python attributes",
         family="other",
-        patch=_patch_modules_swap_tensors_keeps_attributes,
+        patch=wrap("torch.utils.swap_tensors", _modules_swap_tensors_keeps_attributes),
         witness=_witness_modules_swap_tensors_keeps_attributes,
     ),
     # -------------------------------------------------------------- deepcopy
@@ -1222,7 +976,10 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("modules.optimizer-state-dict-param-ids",),
         region="second and later parameter groups",
         family="relation",
-        patch=_patch_modules_optimizer_state_dict_stores_params_of_later_groups,
+        patch=wrap(
+            "torch.optim.Optimizer.state_dict",
+            _modules_optimizer_state_dict_stores_params_of_later_groups,
+        ),
         witness=_witness_modules_optimizer_state_dict_stores_params_of_later_groups,
     ),
     Mutant(
@@ -1231,7 +988,9 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("modules.optimizer-state-dict-aliases-live-state",),
         region="optimizers with exp_avg state (Adam, AdamW)",
         family="other",
-        patch=_patch_modules_optimizer_state_dict_copies_adam_state,
+        patch=wrap(
+            "torch.optim.Optimizer.state_dict", _modules_optimizer_state_dict_copies_adam_state
+        ),
         witness=_witness_modules_optimizer_state_dict_copies_adam_state,
     ),
     Mutant(
@@ -1273,7 +1032,9 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("modules.mmap-assign-keeps-mapping",),
         region="file-mapped state dict tensors under assign=True",
         family="other",
-        patch=_patch_modules_load_assign_materializes_mapped,
+        patch=wrap(
+            "torch.nn.Module._load_from_state_dict", _modules_load_assign_materializes_mapped
+        ),
         witness=_witness_modules_load_assign_materializes_mapped,
     ),
 )

@@ -6,12 +6,12 @@ See :mod:`conformance.mutants` for what a mutant is and how it is run.
 
 from __future__ import annotations
 
+from conformance.mutants._tensor_domain import DTYPE_FAMILIES, LAYOUTS
 from conformance.mutants.base import Mutant
+from conformance.mutants.patching import refused, torch, wrap
 
 
 def _patch_data_copies_parameter():
-    import torch
-
     _desc = torch._C.TensorBase.data
 
     def _get(self):
@@ -22,105 +22,60 @@ def _patch_data_copies_parameter():
 
 
 def _witness_data_copies_parameter():
-    import torch
-
     p = torch.nn.Parameter(torch.ones(3))
     assert p.data.data_ptr() == p.data_ptr()
 
 
-def _patch_parameter_no_grad_default_false():
-    import torch
-
-    _orig = torch.nn.Parameter.__new__
-
-    def __new__(cls, data=None, requires_grad=True):
-        p = _orig(cls, data, requires_grad)
-        if not torch.is_grad_enabled():
-            p.requires_grad_(False)
-        return p
-
-    torch.nn.Parameter.__new__ = __new__
+def _parameter_no_grad_default_false(orig, cls, data=None, requires_grad=True):
+    p = orig(cls, data, requires_grad)
+    if not torch.is_grad_enabled():
+        p.requires_grad_(False)
+    return p
 
 
 def _witness_parameter_no_grad_default_false():
-    import torch
-
     with torch.no_grad():
         p = torch.nn.Parameter(torch.ones(3))
     assert p.requires_grad
 
 
-def _patch_parameter_copies_noncontig():
-    import torch
-
-    _orig = torch.nn.Parameter.__new__
-
-    def __new__(cls, data=None, requires_grad=True):
-        if isinstance(data, torch.Tensor) and not data.is_contiguous():
-            data = data.clone(memory_format=torch.contiguous_format)
-        return _orig(cls, data, requires_grad)
-
-    torch.nn.Parameter.__new__ = __new__
+def _parameter_copies_noncontig(orig, cls, data=None, requires_grad=True):
+    if isinstance(data, torch.Tensor) and not data.is_contiguous():
+        data = data.clone(memory_format=torch.contiguous_format)
+    return orig(cls, data, requires_grad)
 
 
 def _witness_parameter_copies_noncontig():
-    import torch
-
     t = torch.zeros(2, 3).t()
     assert torch.nn.Parameter(t).data_ptr() == t.data_ptr()
 
 
-def _patch_parameter_of_complex_nonleaf_keeps_history():
-    import torch
-
-    _orig = torch.nn.Parameter.__new__
-
-    def __new__(cls, data=None, requires_grad=True):
-        if isinstance(data, torch.Tensor) and data.grad_fn is not None and data.is_complex():
-            return data.as_subclass(cls)
-        return _orig(cls, data, requires_grad)
-
-    torch.nn.Parameter.__new__ = __new__
+def _parameter_of_complex_nonleaf_keeps_history(orig, cls, data=None, requires_grad=True):
+    if isinstance(data, torch.Tensor) and data.grad_fn is not None and data.is_complex():
+        return data.as_subclass(cls)
+    return orig(cls, data, requires_grad)
 
 
 def _witness_parameter_of_complex_nonleaf_keeps_history():
-    import torch
-
     x = torch.ones(3, dtype=torch.complex64, requires_grad=True)
     p = torch.nn.Parameter(x * 2)
     assert p.is_leaf and p.grad_fn is None
 
 
-def _patch_parameter_zero_allowed_in_grad_mode():
-    import torch
-
-    _orig = torch.Tensor.zero_
-
-    def zero_(self):
-        if isinstance(self, torch.nn.Parameter) and self.requires_grad and torch.is_grad_enabled():
-            with torch.no_grad():
-                return _orig(self)
-        return _orig(self)
-
-    torch.Tensor.zero_ = zero_
-    torch.zero_ = zero_
+def _parameter_zero_allowed_in_grad_mode(orig, self):
+    if isinstance(self, torch.nn.Parameter) and self.requires_grad and torch.is_grad_enabled():
+        with torch.no_grad():
+            return orig(self)
+    return orig(self)
 
 
 def _witness_parameter_zero_allowed_in_grad_mode():
-    import torch
-
     p = torch.nn.Parameter(torch.ones(3))
-    try:
+    with refused(RuntimeError, "zero_() on a Parameter in grad mode did not raise"):
         p.zero_()
-    except RuntimeError:
-        pass
-    else:
-        raise AssertionError("zero_() on a Parameter in grad mode did not raise")
 
 
 def _patch_parameter_data_is_detach():
-    import torch
-
     _desc = torch._C.TensorBase.data
     _detach = torch._C.TensorBase.detach
 
@@ -133,16 +88,12 @@ def _patch_parameter_data_is_detach():
 
 
 def _witness_parameter_data_is_detach():
-    import torch
-
     p = torch.nn.Parameter(torch.ones(3))
     p.data.mul_(2)
     assert p._version == 0
 
 
 def _patch_parameter_detach_untracked():
-    import torch
-
     _orig = torch.Tensor.detach
     _data = torch._C.TensorBase.data
 
@@ -156,42 +107,29 @@ def _patch_parameter_detach_untracked():
 
 
 def _witness_parameter_detach_untracked():
-    import torch
-
     p = torch.nn.Parameter(torch.ones(3))
     p.detach().mul_(2)
     assert p._version == 1
 
 
-def _patch_parameter_deepcopy_frozen_aliases():
-    import torch
-
-    _orig = torch.nn.Parameter.__deepcopy__
-
-    def __deepcopy__(self, memo):
-        if id(self) in memo:
-            return memo[id(self)]
-        if not self.requires_grad:
-            result = type(self)(self.data, False)
-            memo[id(self)] = result
-            return result
-        return _orig(self, memo)
-
-    torch.nn.Parameter.__deepcopy__ = __deepcopy__
+def _parameter_deepcopy_frozen_aliases(orig, self, memo):
+    if id(self) in memo:
+        return memo[id(self)]
+    if not self.requires_grad:
+        result = type(self)(self.data, False)
+        memo[id(self)] = result
+        return result
+    return orig(self, memo)
 
 
 def _witness_parameter_deepcopy_frozen_aliases():
     import copy
-
-    import torch
 
     p = torch.nn.Parameter(torch.ones(3), requires_grad=False)
     assert copy.deepcopy(p).data_ptr() != p.data_ptr()
 
 
 def _patch_parameter_unsigned_silently_frozen():
-    import torch
-
     _orig = torch.nn.Parameter.__new__
     _UNSIGNED = tuple(
         getattr(torch, n) for n in ("uint8", "uint16", "uint32", "uint64") if hasattr(torch, n)
@@ -206,14 +144,8 @@ def _patch_parameter_unsigned_silently_frozen():
 
 
 def _witness_parameter_unsigned_silently_frozen():
-    import torch
-
-    try:
+    with refused(RuntimeError, "Parameter of uint8 data did not raise"):
         torch.nn.Parameter(torch.zeros(3, dtype=torch.uint8))
-    except RuntimeError:
-        pass
-    else:
-        raise AssertionError("Parameter of uint8 data did not raise")
 
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -233,7 +165,7 @@ MUTANTS: tuple[Mutant, ...] = (
         domain={"grad_mode": "no_grad"},
         region="Parameters created inside no_grad",
         family="mode",
-        patch=_patch_parameter_no_grad_default_false,
+        patch=wrap("torch.nn.Parameter.__new__", _parameter_no_grad_default_false),
         witness=_witness_parameter_no_grad_default_false,
     ),
     Mutant(
@@ -242,7 +174,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("parameter.aliases-input",),
         region="non-contiguous inputs",
         family="layout",
-        patch=_patch_parameter_copies_noncontig,
+        patch=wrap("torch.nn.Parameter.__new__", _parameter_copies_noncontig),
         witness=_witness_parameter_copies_noncontig,
     ),
     Mutant(
@@ -251,7 +183,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("parameter.is-leaf",),
         region="complex non-leaf inputs",
         family="dtype",
-        patch=_patch_parameter_of_complex_nonleaf_keeps_history,
+        patch=wrap("torch.nn.Parameter.__new__", _parameter_of_complex_nonleaf_keeps_history),
         witness=_witness_parameter_of_complex_nonleaf_keeps_history,
     ),
     Mutant(
@@ -260,7 +192,9 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("parameter.inplace-leaf-error",),
         region="zero_() on Parameters in grad mode",
         family="subclass",
-        patch=_patch_parameter_zero_allowed_in_grad_mode,
+        patch=wrap(
+            "torch.Tensor.zero_", _parameter_zero_allowed_in_grad_mode, also=("torch.zero_",)
+        ),
         witness=_witness_parameter_zero_allowed_in_grad_mode,
     ),
     Mutant(
@@ -287,7 +221,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("parameter.deepcopy",),
         region="Parameters with requires_grad=False",
         family="autograd",
-        patch=_patch_parameter_deepcopy_frozen_aliases,
+        patch=wrap("torch.nn.Parameter.__deepcopy__", _parameter_deepcopy_frozen_aliases),
         witness=_witness_parameter_deepcopy_frozen_aliases,
     ),
     Mutant(
@@ -305,8 +239,6 @@ from conformance.mutants.clone import domain_mutants  # noqa: E402
 
 
 def _parameter_copies(hit):
-    import torch
-
     _new = torch.nn.Parameter.__new__
 
     def __new__(cls, data=None, requires_grad=True):
@@ -318,8 +250,6 @@ def _parameter_copies(hit):
 
 
 def _parameter_copies_check(t):
-    import torch
-
     p = torch.nn.Parameter(t, requires_grad=False)
     assert p.untyped_storage()._cdata == t.untyped_storage()._cdata  # the same storage
 
@@ -331,9 +261,8 @@ MUTANTS += domain_mutants(
     "parameter-copies",
     claims={d: ("parameter.aliases-input",) for d in ("layout", "dtype_family")},
     values={
-        "layout": ("contiguous", "offset", "stepped", "permuted", "expanded", "channels_last",
-                   "zero-size", "0-d"),
-        "dtype_family": ("bool", "signed", "unsigned", "reduced_float", "float", "complex"),
+        "layout": LAYOUTS,
+        "dtype_family": DTYPE_FAMILIES,
     },
     broken="Parameter(t) wraps a copy of t instead of aliasing it",
     patch=_parameter_copies,
@@ -342,8 +271,6 @@ MUTANTS += domain_mutants(
 
 
 def _patch_parameter_grad_mode_ignores_requires_grad_false():
-    import torch
-
     _orig = torch.nn.Parameter.__new__
 
     def __new__(cls, data=None, requires_grad=True):
@@ -355,8 +282,6 @@ def _patch_parameter_grad_mode_ignores_requires_grad_false():
 
 
 def _witness_parameter_grad_mode_ignores_requires_grad_false():
-    import torch
-
     p = torch.nn.Parameter(torch.ones(3), requires_grad=False)
     assert not p.requires_grad
 

@@ -14,28 +14,19 @@ from __future__ import annotations
 
 import functools
 
-from conformance.mutants._tensor_domain import domain_mutants
+from conformance.mutants._tensor_domain import DTYPE_FAMILIES, LAYOUTS, domain_mutants, other_dtype
 from conformance.mutants.base import Mutant
-from conformance.mutants.patching import in_grad_mode
+from conformance.mutants.patching import in_grad_mode, refused, torch, wrap
 
 
-def _patch_save_materialises_2d_transposed():
-    import torch
-
-    _orig = torch.Tensor._reduce_ex_internal
-
-    def _reduce_ex_internal(self, proto):
-        if self.dim() == 2 and not self.is_contiguous():
-            return _orig(self.contiguous(), proto)
-        return _orig(self, proto)
-
-    torch.Tensor._reduce_ex_internal = _reduce_ex_internal
+def _save_materialises_2d_transposed(orig, self, proto):
+    if self.dim() == 2 and not self.is_contiguous():
+        return orig(self.contiguous(), proto)
+    return orig(self, proto)
 
 
 def _witness_save_materialises_2d_transposed():
     import io
-
-    import torch
 
     b = torch.arange(6.0).reshape(2, 3)
     buf = io.BytesIO()
@@ -45,23 +36,14 @@ def _witness_save_materialises_2d_transposed():
     assert lt.stride() == (1, 3)
 
 
-def _patch_save_trims_offset_views_int():
-    import torch
-
-    _orig = torch.Tensor._reduce_ex_internal
-
-    def _reduce_ex_internal(self, proto):
-        if not (self.is_floating_point() or self.is_complex()) and self.storage_offset():
-            return _orig(self.clone(), proto)
-        return _orig(self, proto)
-
-    torch.Tensor._reduce_ex_internal = _reduce_ex_internal
+def _save_trims_offset_views_int(orig, self, proto):
+    if not (self.is_floating_point() or self.is_complex()) and self.storage_offset():
+        return orig(self.clone(), proto)
+    return orig(self, proto)
 
 
 def _witness_save_trims_offset_views_int():
     import io
-
-    import torch
 
     v = torch.arange(100)[10:12]
     buf = io.BytesIO()
@@ -74,7 +56,6 @@ def _patch_load_rebuilds_views_as_views_f32():
     import functools
     import weakref
 
-    import torch
     import torch._utils as _U
 
     _orig = _U._rebuild_tensor_v2
@@ -99,8 +80,6 @@ def _patch_load_rebuilds_views_as_views_f32():
 def _witness_load_rebuilds_views_as_views_f32():
     import io
 
-    import torch
-
     b = torch.arange(6.0)
     buf = io.BytesIO()
     torch.save([b, b[2:]], buf)
@@ -112,7 +91,6 @@ def _witness_load_rebuilds_views_as_views_f32():
 def _patch_load_drops_requires_grad_f64():
     import functools
 
-    import torch
     import torch._utils as _U
 
     _orig = _U._rebuild_tensor_v2
@@ -128,8 +106,6 @@ def _patch_load_drops_requires_grad_f64():
 
 def _witness_load_drops_requires_grad_f64():
     import io
-
-    import torch
 
     buf = io.BytesIO()
     torch.save(torch.ones(2, dtype=torch.float64, requires_grad=True), buf)
@@ -164,39 +140,29 @@ def _patch_load_frozen_parameter_becomes_tensor():
 def _witness_load_frozen_parameter_becomes_tensor():
     import io
 
-    import torch
-
     buf = io.BytesIO()
     torch.save(torch.nn.Parameter(torch.ones(2), requires_grad=False), buf)
     buf.seek(0)
     assert type(torch.load(buf, weights_only=True)) is torch.nn.Parameter
 
 
-def _patch_save_keeps_grad_parameter():
+def _save_keeps_grad_parameter(orig, self, proto):
     import collections
 
-    import torch
     import torch._utils as _U
 
-    _orig = torch.nn.Parameter.__reduce_ex__
-
-    def __reduce_ex__(self, proto):
-        if self.grad is None:
-            return _orig(self, proto)
-        state = dict(_U._get_obj_state(self) or {})
-        state["grad"] = self.grad
-        return (
-            _U._rebuild_parameter_with_state,
-            (self.data, self.requires_grad, collections.OrderedDict(), state),
-        )
-
-    torch.nn.Parameter.__reduce_ex__ = __reduce_ex__
+    if self.grad is None:
+        return orig(self, proto)
+    state = dict(_U._get_obj_state(self) or {})
+    state["grad"] = self.grad
+    return (
+        _U._rebuild_parameter_with_state,
+        (self.data, self.requires_grad, collections.OrderedDict(), state),
+    )
 
 
 def _witness_save_keeps_grad_parameter():
     import io
-
-    import torch
 
     p = torch.nn.Parameter(torch.ones(2))
     p.grad = torch.ones(2)
@@ -206,31 +172,22 @@ def _witness_save_keeps_grad_parameter():
     assert torch.load(buf, weights_only=True).grad is None
 
 
-def _patch_save_hook_warning_once_per_tensor():
+def _save_hook_warning_once_per_tensor(orig, tensor):
     import warnings
 
-    import torch.utils.hooks as _H
-
-    _orig = _H.warn_if_has_hooks
-
-    def warn_if_has_hooks(tensor):
-        hooks = getattr(tensor, "_backward_hooks", None)
-        if hooks and len(hooks) > 1:
-            for k in hooks:
-                warnings.warn(
-                    f"backward hook {hooks[k]} on tensor will not be serialized.", stacklevel=2
-                )
-                return
-        return _orig(tensor)
-
-    _H.warn_if_has_hooks = warn_if_has_hooks
+    hooks = getattr(tensor, "_backward_hooks", None)
+    if hooks and len(hooks) > 1:
+        for k in hooks:
+            warnings.warn(
+                f"backward hook {hooks[k]} on tensor will not be serialized.", stacklevel=2
+            )
+            return
+    return orig(tensor)
 
 
 def _witness_save_hook_warning_once_per_tensor():
     import io
     import warnings
-
-    import torch
 
     t = torch.ones(2, requires_grad=True)
     t.register_hook(lambda g: g)
@@ -244,7 +201,6 @@ def _witness_save_hook_warning_once_per_tensor():
 def _patch_load_drops_neg_bit_0d():
     import functools
 
-    import torch
     import torch._utils as _U
 
     _orig = _U._rebuild_tensor_v2
@@ -262,8 +218,6 @@ def _patch_load_drops_neg_bit_0d():
 def _witness_load_drops_neg_bit_0d():
     import io
 
-    import torch
-
     n = torch._neg_view(torch.tensor(2.0))
     buf = io.BytesIO()
     torch.save(n, buf)
@@ -271,37 +225,22 @@ def _witness_load_drops_neg_bit_0d():
     assert torch.load(buf, weights_only=True).item() == -2.0
 
 
-def _patch_save_mixed_dtype_allowed_integer():
-    import torch
-
-    _orig = torch.Tensor._reduce_ex_internal
-
-    def _reduce_ex_internal(self, proto):
-        if not (self.is_floating_point() or self.is_complex()):
-            return _orig(self.clone(), proto)
-        return _orig(self, proto)
-
-    torch.Tensor._reduce_ex_internal = _reduce_ex_internal
+def _save_mixed_dtype_allowed_integer(orig, self, proto):
+    if not (self.is_floating_point() or self.is_complex()):
+        return orig(self.clone(), proto)
+    return orig(self, proto)
 
 
 def _witness_save_mixed_dtype_allowed_integer():
     import io
 
-    import torch
-
     t = torch.zeros(3)
-    try:
+    with refused(RuntimeError, "mixed-dtype views saved"):
         torch.save([t, t.view(torch.int32)], io.BytesIO())
-    except RuntimeError:
-        pass
-    else:
-        raise AssertionError("mixed-dtype views saved")
 
 
 def _patch_load_default_weights_only_false():
     import functools
-
-    import torch
 
     _orig = torch.load
 
@@ -318,36 +257,21 @@ def _witness_load_default_weights_only_false():
     import io
     import pickle
 
-    import torch
-
     buf = io.BytesIO()
     torch.save(slice(1, 2), buf)
     buf.seek(0)
-    try:
+    with refused(pickle.UnpicklingError, "torch.load() unpickled a slice by default"):
         torch.load(buf)
-    except pickle.UnpicklingError:
-        pass
-    else:
-        raise AssertionError("torch.load() unpickled a slice by default")
 
 
-def _patch_pickle_trims_offset_views_int64():
-    import torch
-
-    _orig = torch.Tensor.__reduce_ex__
-
-    def __reduce_ex__(self, proto):
-        if self.dtype == torch.int64 and self.storage_offset():
-            return _orig(self.clone(), proto)
-        return _orig(self, proto)
-
-    torch.Tensor.__reduce_ex__ = __reduce_ex__
+def _pickle_trims_offset_views_int64(orig, self, proto):
+    if self.dtype == torch.int64 and self.storage_offset():
+        return orig(self.clone(), proto)
+    return orig(self, proto)
 
 
 def _witness_pickle_trims_offset_views_int64():
     import pickle
-
-    import torch
 
     v = torch.arange(10)[3:]
     assert pickle.loads(pickle.dumps(v)).storage_offset() == 3
@@ -356,7 +280,6 @@ def _witness_pickle_trims_offset_views_int64():
 def _patch_load_canonicalises_nan_f16():
     import functools
 
-    import torch
     import torch._utils as _U
 
     _orig = _U._rebuild_tensor_v2
@@ -375,8 +298,6 @@ def _patch_load_canonicalises_nan_f16():
 def _witness_load_canonicalises_nan_f16():
     import io
 
-    import torch
-
     t = torch.tensor([-float("nan")], dtype=torch.float16)
     buf = io.BytesIO()
     torch.save(t, buf)
@@ -384,50 +305,27 @@ def _witness_load_canonicalises_nan_f16():
     assert torch.load(buf, weights_only=True).view(torch.int16).item() == t.view(torch.int16).item()
 
 
-def _patch_pickle_uint16_via_int16_view():
-    import torch
-
-    _orig = torch.Tensor.__reduce_ex__
-
-    def __reduce_ex__(self, proto):
-        if self.dtype == torch.uint16 and type(self) is torch.Tensor:
-            return (torch.Tensor.view, (self.view(torch.int16), torch.uint16))
-        return _orig(self, proto)
-
-    torch.Tensor.__reduce_ex__ = __reduce_ex__
+def _pickle_uint16_via_int16_view(orig, self, proto):
+    if self.dtype == torch.uint16 and type(self) is torch.Tensor:
+        return (torch.Tensor.view, (self.view(torch.int16), torch.uint16))
+    return orig(self, proto)
 
 
 def _witness_pickle_uint16_via_int16_view():
     import pickle
 
-    import torch
-
-    try:
+    with refused(AttributeError, "a uint16 tensor unpickled"):
         pickle.loads(pickle.dumps(torch.zeros(2, dtype=torch.uint16)))
-    except AttributeError:
-        pass
-    else:
-        raise AssertionError("a uint16 tensor unpickled")
 
 
-def _patch_save_refuses_half_precision():
-    import torch
-
-    _orig = torch.save
-
-    def save(obj, *args, **kwargs):
-        if isinstance(obj, torch.Tensor) and obj.dtype in (torch.float16, torch.bfloat16):
-            raise KeyError(f"dtype {obj.dtype} is not recognized")
-        return _orig(obj, *args, **kwargs)
-
-    torch.save = save
-    torch.serialization.save = save
+def _save_refuses_half_precision(orig, obj, *args, **kwargs):
+    if isinstance(obj, torch.Tensor) and obj.dtype in (torch.float16, torch.bfloat16):
+        raise KeyError(f"dtype {obj.dtype} is not recognized")
+    return orig(obj, *args, **kwargs)
 
 
 def _witness_save_refuses_half_precision():
     import io
-
-    import torch
 
     buf = io.BytesIO()
     try:
@@ -458,8 +356,6 @@ def _patch_load_rebuilds_into_shared_int():
 def _witness_load_rebuilds_into_shared_int():
     import io
 
-    import torch
-
     buf = io.BytesIO()
     torch.save(torch.arange(3).share_memory_(), buf)
     buf.seek(0)
@@ -469,7 +365,6 @@ def _witness_load_rebuilds_into_shared_int():
 def _patch_load_under_no_grad_drops_requires_grad():
     import functools
 
-    import torch
     import torch._utils as _U
 
     _orig = _U._rebuild_tensor_v2
@@ -486,8 +381,6 @@ def _patch_load_under_no_grad_drops_requires_grad():
 def _witness_load_under_no_grad_drops_requires_grad():
     import io
 
-    import torch
-
     buf = io.BytesIO()
     torch.save(torch.ones(2, requires_grad=True), buf)
     buf.seek(0)
@@ -498,7 +391,6 @@ def _witness_load_under_no_grad_drops_requires_grad():
 def _patch_load_in_inference_mode_normal_f32():
     import functools
 
-    import torch
     import torch._utils as _U
 
     _orig = _U._rebuild_tensor_v2
@@ -516,8 +408,6 @@ def _patch_load_in_inference_mode_normal_f32():
 def _witness_load_in_inference_mode_normal_f32():
     import io
 
-    import torch
-
     buf = io.BytesIO()
     torch.save(torch.ones(2), buf)
     buf.seek(0)
@@ -525,24 +415,15 @@ def _witness_load_in_inference_mode_normal_f32():
         assert torch.load(buf, weights_only=True).is_inference()
 
 
-def _patch_load_shares_parameters():
-    import torch
-
-    _orig_load = torch.load
-
-    def load(*args, **kwargs):
-        obj = _orig_load(*args, **kwargs)
-        if isinstance(obj, torch.nn.Parameter):
-            obj.share_memory_()
-        return obj
-
-    torch.load = load
+def _load_shares_parameters(orig_load, *args, **kwargs):
+    obj = orig_load(*args, **kwargs)
+    if isinstance(obj, torch.nn.Parameter):
+        obj.share_memory_()
+    return obj
 
 
 def _witness_load_shares_parameters():
     import io
-
-    import torch
 
     buf = io.BytesIO()
     torch.save(torch.nn.Parameter(torch.ones(3)), buf)
@@ -550,60 +431,33 @@ def _witness_load_shares_parameters():
     assert not torch.load(buf).is_shared()
 
 
-def _save_converts(hit):
-    import torch
-
-    _orig_save = torch.save
-
-    def _other(dtype):
-        if dtype == torch.float64:
-            return torch.float32
-        if dtype == torch.complex64:
-            return torch.complex128
-        if dtype.is_complex:
-            return torch.complex64
-        return torch.float64
-
-    def save(obj, *args, **kwargs):
-        if type(obj) is torch.Tensor and hit(obj):
-            with torch.no_grad():
-                obj = obj.to(_other(obj.dtype))
-        return _orig_save(obj, *args, **kwargs)
-
-    torch.save = save
+def _save_converts(hit, orig_save, obj, *args, **kwargs):
+    if type(obj) is torch.Tensor and hit(obj):
+        with torch.no_grad():
+            obj = obj.to(other_dtype(obj.dtype))
+    return orig_save(obj, *args, **kwargs)
 
 
 def _save_converts_witness(make):
     import io
 
-    import torch
-
-    t = make(torch)
+    t = make()
     buf = io.BytesIO()
     torch.save(t, buf)
     buf.seek(0)
     assert torch.load(buf).dtype == t.dtype
 
 
-def _save_flips_requires_grad(hit):
-    import torch
-
-    _orig_save = torch.save
-
-    def save(obj, *args, **kwargs):
-        if type(obj) is torch.Tensor and obj.dtype.is_floating_point and hit(obj):
-            obj = obj.detach().requires_grad_(not obj.requires_grad)
-        return _orig_save(obj, *args, **kwargs)
-
-    torch.save = save
+def _save_flips_requires_grad(hit, orig_save, obj, *args, **kwargs):
+    if type(obj) is torch.Tensor and obj.dtype.is_floating_point and hit(obj):
+        obj = obj.detach().requires_grad_(not obj.requires_grad)
+    return orig_save(obj, *args, **kwargs)
 
 
 def _save_flips_requires_grad_witness(make):
     import io
 
-    import torch
-
-    t = make(torch)
+    t = make()
     buf = io.BytesIO()
     torch.save(t, buf)
     buf.seek(0)
@@ -617,7 +471,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("serialization.preserves-storage-sharing",),
         region="non-contiguous 2-d tensors",
         family="layout",
-        patch=_patch_save_materialises_2d_transposed,
+        patch=wrap("torch.Tensor._reduce_ex_internal", _save_materialises_2d_transposed),
         witness=_witness_save_materialises_2d_transposed,
     ),
     Mutant(
@@ -626,7 +480,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("serialization.view-saves-whole-storage",),
         region="integer views with a storage offset",
         family="dtype",
-        patch=_patch_save_trims_offset_views_int,
+        patch=wrap("torch.Tensor._reduce_ex_internal", _save_trims_offset_views_int),
         witness=_witness_save_trims_offset_views_int,
     ),
     Mutant(
@@ -662,7 +516,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("serialization.grad-not-saved",),
         region="nn.Parameter with a .grad",
         family="subclass",
-        patch=_patch_save_keeps_grad_parameter,
+        patch=wrap("torch.nn.Parameter.__reduce_ex__", _save_keeps_grad_parameter),
         witness=_witness_save_keeps_grad_parameter,
     ),
     Mutant(
@@ -671,7 +525,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("serialization.hooks-dropped-with-warning",),
         region="tensors with two or more backward hooks",
         family="other",
-        patch=_patch_save_hook_warning_once_per_tensor,
+        patch=wrap("torch.utils.hooks.warn_if_has_hooks", _save_hook_warning_once_per_tensor),
         witness=_witness_save_hook_warning_once_per_tensor,
     ),
     Mutant(
@@ -689,7 +543,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("serialization.mixed-dtype-views-raise",),
         region="pairs in which one dtype is integral or bool",
         family="dtype",
-        patch=_patch_save_mixed_dtype_allowed_integer,
+        patch=wrap("torch.Tensor._reduce_ex_internal", _save_mixed_dtype_allowed_integer),
         witness=_witness_save_mixed_dtype_allowed_integer,
     ),
     Mutant(
@@ -707,7 +561,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("serialization.pickle-duplicates-storage",),
         region="int64 views with a storage offset",
         family="dtype",
-        patch=_patch_pickle_trims_offset_views_int64,
+        patch=wrap("torch.Tensor.__reduce_ex__", _pickle_trims_offset_views_int64),
         witness=_witness_pickle_trims_offset_views_int64,
     ),
     Mutant(
@@ -725,7 +579,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("serialization.wide-unsigned-legacy-load-fails",),
         region="uint16 tensors, pickle",
         family="dtype",
-        patch=_patch_pickle_uint16_via_int16_view,
+        patch=wrap("torch.Tensor.__reduce_ex__", _pickle_uint16_via_int16_view),
         witness=_witness_pickle_uint16_via_int16_view,
     ),
     Mutant(
@@ -734,7 +588,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("serialization.metadata-and-values-round-trip",),
         region="float16 and bfloat16 tensors",
         family="dtype",
-        patch=_patch_save_refuses_half_precision,
+        patch=wrap("torch.save", _save_refuses_half_precision, also=("torch.serialization.save",)),
         witness=_witness_save_refuses_half_precision,
     ),
     Mutant(
@@ -769,34 +623,19 @@ MUTANTS: tuple[Mutant, ...] = (
         prefix="save-converts",
         claims=("serialization.metadata-and-values-round-trip",),
         what="torch.save of a bare tensor writes a copy converted to another dtype (float64, or float32 / another complex dtype)",
-        patch=_save_converts,
+        patch=wrap("torch.save", _save_converts),
         witness=_save_converts_witness,
         dims={
-            "layout": (
-                "contiguous",
-                "offset",
-                "stepped",
-                "permuted",
-                "expanded",
-                "channels_last",
-                "zero-size",
-                "0-d",
-            ),
-            "dtype_family": ("bool", "signed", "unsigned", "reduced_float", "float", "complex"),
+            "layout": LAYOUTS,
+            "dtype_family": DTYPE_FAMILIES,
             "tensor_kind": ("plain", "inference"),
-        },
-        makers={
-            "tensor_kind": {
-                "plain": lambda torch: torch.ones(3),
-                "inference": lambda torch: torch.inference_mode()(torch.ones)(3),
-            }
         },
     ),
     *domain_mutants(
         prefix="save-flips-requires-grad",
         claims=("serialization.requires-grad-and-leaf-after-load",),
         what="torch.save of a bare floating tensor writes it with requires_grad flipped",
-        patch=_save_flips_requires_grad,
+        patch=wrap("torch.save", _save_flips_requires_grad),
         witness=_save_flips_requires_grad_witness,
         dims={"tensor_kind": ("leaf", "non_leaf")},
     ),
@@ -807,15 +646,13 @@ MUTANTS: tuple[Mutant, ...] = (
         domain={"tensor_kind": "parameter"},
         region="nn.Parameters loaded by torch.load (tensor_kind parameter)",
         family="autograd",
-        patch=_patch_load_shares_parameters,
+        patch=wrap("torch.load", _load_shares_parameters),
         witness=_witness_load_shares_parameters,
     ),
 )
 
 
 def _save_drops_grad(mode):
-    import torch
-
     _orig_save = torch.save
 
     def save(obj, f, *args, **kwargs):
@@ -828,8 +665,6 @@ def _save_drops_grad(mode):
 
 def _saved_under_keeps_grad(mode):
     import io
-
-    import torch
 
     t = torch.ones(3, requires_grad=True)
     buf = io.BytesIO()

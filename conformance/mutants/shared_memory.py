@@ -13,8 +13,9 @@ See :mod:`conformance.mutants` for what a mutant is and how it is run.
 
 from __future__ import annotations
 
-from conformance.mutants._tensor_domain import domain_mutants
+from conformance.mutants._tensor_domain import DTYPE_FAMILIES, LAYOUTS, domain_mutants
 from conformance.mutants.base import Mutant
+from conformance.mutants.patching import np, torch, wrap
 
 
 def _register(reduce_tensor):
@@ -22,7 +23,6 @@ def _register(reduce_tensor):
     pickler of ``torch.multiprocessing``) and as the module's own."""
     from multiprocessing.reduction import ForkingPickler as _FP
 
-    import torch
     import torch.multiprocessing.reductions as _r
 
     for _cls in (torch.Tensor, torch.nn.parameter.Parameter):
@@ -30,144 +30,89 @@ def _register(reduce_tensor):
     _r.reduce_tensor = reduce_tensor
 
 
-def _patch_share_memory_copies_views():
-    import torch
-
-    _orig = torch.Tensor.share_memory_
-
-    def share_memory_(self):
-        if self._base is not None:
-            return _orig(self.clone())
-        return _orig(self)
-
-    torch.Tensor.share_memory_ = share_memory_
+def _share_memory_copies_views(orig, self):
+    if self._base is not None:
+        return orig(self.clone())
+    return orig(self)
 
 
 def _witness_share_memory_copies_views():
-    import torch
-
     b = torch.arange(4.0)
     v = b[1:]
     assert v.share_memory_() is v
     assert b.is_shared()
 
 
-def _patch_share_memory_reshares_integral():
-    import torch
-
-    _orig = torch.Tensor.share_memory_
-
-    def share_memory_(self):
-        if (
-            self.is_shared()
-            and not (self.dtype.is_floating_point or self.dtype.is_complex)
-            and self.untyped_storage().nbytes() > 0
-        ):
-            fresh = self.untyped_storage().clone()
-            fresh.share_memory_()
-            self.set_(fresh, self.storage_offset(), self.size(), self.stride())
-            return self
-        return _orig(self)
-
-    torch.Tensor.share_memory_ = share_memory_
+def _share_memory_reshares_integral(orig, self):
+    if (
+        self.is_shared()
+        and not (self.dtype.is_floating_point or self.dtype.is_complex)
+        and self.untyped_storage().nbytes() > 0
+    ):
+        fresh = self.untyped_storage().clone()
+        fresh.share_memory_()
+        self.set_(fresh, self.storage_offset(), self.size(), self.stride())
+        return self
+    return orig(self)
 
 
 def _witness_share_memory_reshares_integral():
-    import torch
-
     t = torch.arange(3).share_memory_()
     ptr = t.untyped_storage().data_ptr()
     t.share_memory_()
     assert t.untyped_storage().data_ptr() == ptr
 
 
-def _patch_share_memory_detaches_offset_views():
-    import torch
-
-    _orig = torch.Tensor.share_memory_
-
-    def share_memory_(self):
-        if self._base is not None and self.storage_offset() > 0 and self.numel() > 0:
-            c = self.detach().clone()
-            _orig(c)
-            with torch.no_grad():
-                self.set_(c.untyped_storage(), c.storage_offset(), c.size(), c.stride())
-            return self
-        return _orig(self)
-
-    torch.Tensor.share_memory_ = share_memory_
+def _share_memory_detaches_offset_views(orig, self):
+    if self._base is not None and self.storage_offset() > 0 and self.numel() > 0:
+        c = self.detach().clone()
+        orig(c)
+        with torch.no_grad():
+            self.set_(c.untyped_storage(), c.storage_offset(), c.size(), c.stride())
+        return self
+    return orig(self)
 
 
 def _witness_share_memory_detaches_offset_views():
-    import torch
-
     b = torch.arange(6.0)
     v = b[2:]
     v.share_memory_()
     assert b.is_shared() and v.data_ptr() == b.data_ptr() + 8
 
 
-def _patch_share_memory_keeps_numpy_alias_f64():
-    import torch
-
-    _orig = torch.Tensor.share_memory_
-
-    def share_memory_(self):
-        if self.dtype == torch.float64 and not self.untyped_storage().resizable():
-            return self
-        return _orig(self)
-
-    torch.Tensor.share_memory_ = share_memory_
+def _share_memory_keeps_numpy_alias_f64(orig, self):
+    if self.dtype == torch.float64 and not self.untyped_storage().resizable():
+        return self
+    return orig(self)
 
 
 def _witness_share_memory_keeps_numpy_alias_f64():
-    import numpy as np
-    import torch
-
     t = torch.from_numpy(np.zeros(3))
     t.share_memory_()
     assert t.is_shared()
 
 
-def _patch_shared_resize_grows_privately():
-    import torch
-
-    _orig = torch.Tensor.resize_
-
-    def resize_(self, *sizes, **kwargs):
-        if self.device.type == "cpu" and self.is_shared():
-            s = torch.UntypedStorage(self.untyped_storage().nbytes())
-            s.copy_(self.untyped_storage())
-            self.set_(s, self.storage_offset(), self.size(), self.stride())
-        return _orig(self, *sizes, **kwargs)
-
-    torch.Tensor.resize_ = resize_
+def _shared_resize_grows_privately(orig, self, *sizes, **kwargs):
+    if self.device.type == "cpu" and self.is_shared():
+        s = torch.UntypedStorage(self.untyped_storage().nbytes())
+        s.copy_(self.untyped_storage())
+        self.set_(s, self.storage_offset(), self.size(), self.stride())
+    return orig(self, *sizes, **kwargs)
 
 
 def _witness_shared_resize_grows_privately():
-    import torch
-
     t = torch.ones(3).share_memory_()
     t.resize_(2)
     assert t.is_shared()
 
 
-def _patch_shared_storage_resize_raises():
-    import torch
-
-    _orig = torch.UntypedStorage.resize_
-
-    def resize_(self, size):
-        if self.device.type == "cpu" and self.is_shared():
-            raise RuntimeError("Trying to resize storage that is not resizable")
-        return _orig(self, size)
-
-    torch.UntypedStorage.resize_ = resize_
+def _shared_storage_resize_raises(orig, self, size):
+    if self.device.type == "cpu" and self.is_shared():
+        raise RuntimeError("Trying to resize storage that is not resizable")
+    return orig(self, size)
 
 
 def _witness_shared_storage_resize_raises():
-    import torch
-
     s = torch.ones(3).share_memory_().untyped_storage()
     try:
         s.resize_(0)
@@ -177,7 +122,6 @@ def _witness_shared_storage_resize_raises():
 
 
 def _patch_mp_reduce_copies_noncontiguous():
-    import torch
     import torch.multiprocessing.reductions as _r
 
     _orig = _r.reduce_tensor
@@ -199,15 +143,12 @@ def _patch_mp_reduce_copies_noncontiguous():
 def _witness_mp_reduce_copies_noncontiguous():
     from multiprocessing.reduction import ForkingPickler
 
-    import torch
-
     b = torch.zeros(4)
     ForkingPickler.dumps(b[::2])
     assert b.is_shared()
 
 
 def _patch_mp_reduce_restores_conj_complex64():
-    import torch
     import torch.multiprocessing.reductions as _r
 
     _orig = _r.reduce_tensor
@@ -232,8 +173,6 @@ def _witness_mp_reduce_restores_conj_complex64():
     import pickle
     from multiprocessing.reduction import ForkingPickler
 
-    import torch
-
     c = torch.tensor([1 + 2j], dtype=torch.complex64).conj()
     assert not pickle.loads(ForkingPickler.dumps(c)).is_conj()
 
@@ -254,8 +193,6 @@ def _patch_mp_allows_nonleaf_views():
 def _witness_mp_allows_nonleaf_views():
     from multiprocessing.reduction import ForkingPickler
 
-    import torch
-
     x = torch.ones(3, requires_grad=True)
     try:
         ForkingPickler.dumps(x[1:])
@@ -266,7 +203,6 @@ def _witness_mp_allows_nonleaf_views():
 
 
 def _patch_mp_sends_grad_copy_f64():
-    import torch
     import torch.multiprocessing.reductions as _r
 
     _orig = _r.reduce_tensor
@@ -293,38 +229,25 @@ def _witness_mp_sends_grad_copy_f64():
     import pickle
     from multiprocessing.reduction import ForkingPickler
 
-    import torch
-
     x = torch.ones(2, dtype=torch.float64, requires_grad=True)
     x.grad = torch.ones(2, dtype=torch.float64)
     assert pickle.loads(ForkingPickler.dumps(x)).grad is None
 
 
-def _patch_share_memory_bumps_version_f16():
-    import torch
-
-    _orig = torch.Tensor.share_memory_
-
-    def share_memory_(self):
-        out = _orig(self)
-        if self.dtype == torch.float16:
-            torch.autograd.graph.increment_version(self)
-        return out
-
-    torch.Tensor.share_memory_ = share_memory_
+def _share_memory_bumps_version_f16(orig, self):
+    out = orig(self)
+    if self.dtype == torch.float16:
+        torch.autograd.graph.increment_version(self)
+    return out
 
 
 def _witness_share_memory_bumps_version_f16():
-    import torch
-
     t = torch.ones(2, dtype=torch.float16)
     t.share_memory_()
     assert t._version == 0
 
 
 def _patch_module_share_memory_skips_buffers():
-    import torch
-
     def share_memory(self):
         for m in self.modules():
             for p in m._parameters.values():
@@ -338,15 +261,12 @@ def _patch_module_share_memory_skips_buffers():
 
 
 def _witness_module_share_memory_skips_buffers():
-    import torch
-
     m = torch.nn.BatchNorm1d(2)
     m.share_memory()
     assert m.running_mean.is_shared()
 
 
 def _patch_mp_file_system_sends_copies():
-    import torch
     import torch.multiprocessing as _mp
     import torch.multiprocessing.reductions as _r
 
@@ -370,7 +290,6 @@ def _witness_mp_file_system_sends_copies():
     import pickle
     from multiprocessing.reduction import ForkingPickler
 
-    import torch
     import torch.multiprocessing as mp
 
     old = mp.get_sharing_strategy()
@@ -384,7 +303,6 @@ def _witness_mp_file_system_sends_copies():
 
 
 def _patch_mp_numpy_f64_sends_copy():
-    import torch
     import torch.multiprocessing.reductions as _r
 
     _orig = _r.reduce_tensor
@@ -408,9 +326,6 @@ def _witness_mp_numpy_f64_sends_copy():
     import pickle
     from multiprocessing.reduction import ForkingPickler
 
-    import numpy as np
-    import torch
-
     a = np.zeros(3)
     t = torch.from_numpy(a)
     u = pickle.loads(ForkingPickler.dumps(t))
@@ -418,7 +333,6 @@ def _witness_mp_numpy_f64_sends_copy():
 
 
 def _patch_mp_numpy_int32_receiver_gets_copy():
-    import torch
     import torch.multiprocessing.reductions as _r
 
     _orig = _r.reduce_tensor
@@ -443,17 +357,12 @@ def _witness_mp_numpy_int32_receiver_gets_copy():
     import pickle
     from multiprocessing.reduction import ForkingPickler
 
-    import numpy as np
-    import torch
-
     t = torch.from_numpy(np.zeros(3, dtype=np.int32))
     u = pickle.loads(ForkingPickler.dumps(t))
     assert u.data_ptr() == t.data_ptr()
 
 
 def _patch_module_share_memory_skips_parameters():
-    import torch
-
     def share_memory(self):
         for b in self.buffers():
             b.share_memory_()
@@ -466,38 +375,26 @@ def _patch_module_share_memory_skips_parameters():
 
 
 def _witness_module_share_memory_skips_parameters():
-    import torch
-
     m = torch.nn.Linear(2, 2)
     assert m.share_memory() is m
     assert m.weight.is_shared()
 
 
-def _share_memory_returns_copy(hit):
-    import torch
-
-    _orig_share = torch.Tensor.share_memory_
-
-    def share_memory_(self):
-        if hit(self):
-            with torch.no_grad():
-                return _orig_share(self.clone())
-        return _orig_share(self)
-
-    torch.Tensor.share_memory_ = share_memory_
+def _share_memory_returns_copy(hit, orig_share, self):
+    if hit(self):
+        with torch.no_grad():
+            return orig_share(self.clone())
+    return orig_share(self)
 
 
 def _share_memory_returns_copy_witness(make):
-    import torch
-
-    t = make(torch)
+    t = make()
     assert t.share_memory_() is t
 
 
 def _sending_drops_sender_grad(hit):
     from multiprocessing.reduction import ForkingPickler
 
-    import torch
     import torch.multiprocessing.reductions as _reductions
 
     _orig_reduce = _reductions.reduce_tensor
@@ -517,10 +414,9 @@ def _sending_drops_sender_grad_witness(make):
     import pickle
     from multiprocessing.reduction import ForkingPickler
 
-    import torch
     import torch.multiprocessing
 
-    t = make(torch)
+    t = make()
     t.grad = torch.ones(3)
     g = t.grad
     pickle.loads(ForkingPickler.dumps(t))
@@ -537,7 +433,7 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
         region="views (tensors with a _base)",
         family="layout",
-        patch=_patch_share_memory_copies_views,
+        patch=wrap("torch.Tensor.share_memory_", _share_memory_copies_views),
         witness=_witness_share_memory_copies_views,
     ),
     Mutant(
@@ -546,7 +442,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("shared_memory.already-shared-noop",),
         region="already-shared integral and bool tensors",
         family="dtype",
-        patch=_patch_share_memory_reshares_integral,
+        patch=wrap("torch.Tensor.share_memory_", _share_memory_reshares_integral),
         witness=_witness_share_memory_reshares_integral,
     ),
     Mutant(
@@ -555,7 +451,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("shared_memory.view-shares-whole-storage",),
         region="non-empty views with a nonzero storage offset",
         family="layout",
-        patch=_patch_share_memory_detaches_offset_views,
+        patch=wrap("torch.Tensor.share_memory_", _share_memory_detaches_offset_views),
         witness=_witness_share_memory_detaches_offset_views,
     ),
     Mutant(
@@ -564,7 +460,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("shared_memory.breaks-foreign-aliases",),
         region="float64 tensors over foreign (non-resizable) storage",
         family="dtype",
-        patch=_patch_share_memory_keeps_numpy_alias_f64,
+        patch=wrap("torch.Tensor.share_memory_", _share_memory_keeps_numpy_alias_f64),
         witness=_witness_share_memory_keeps_numpy_alias_f64,
     ),
     Mutant(
@@ -573,7 +469,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("shared_memory.resize-raises", "shared_memory.resize-crashes"),
         region="Tensor.resize_ of shared tensors (UntypedStorage.resize_ unchanged)",
         family="convention",
-        patch=_patch_shared_resize_grows_privately,
+        patch=wrap("torch.Tensor.resize_", _shared_resize_grows_privately),
         witness=_witness_shared_resize_grows_privately,
     ),
     Mutant(
@@ -582,7 +478,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("shared_memory.resize-crashes",),
         region="UntypedStorage.resize_ of shared storages (Tensor.resize_ unchanged)",
         family="convention",
-        patch=_patch_shared_storage_resize_raises,
+        patch=wrap("torch.UntypedStorage.resize_", _shared_storage_resize_raises),
         witness=_witness_shared_storage_resize_raises,
     ),
     Mutant(
@@ -631,7 +527,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("shared_memory.autograd-unaffected",),
         region="float16 tensors",
         family="dtype",
-        patch=_patch_share_memory_bumps_version_f16,
+        patch=wrap("torch.Tensor.share_memory_", _share_memory_bumps_version_f16),
         witness=_witness_share_memory_bumps_version_f16,
     ),
     Mutant(
@@ -679,29 +575,12 @@ MUTANTS: tuple[Mutant, ...] = (
         prefix="share-memory-returns-copy",
         claims=("shared_memory.share-returns-self-keeps-values",),
         what="t.share_memory_() moves a clone of t into shared memory and returns the clone instead of t",
-        patch=_share_memory_returns_copy,
+        patch=wrap("torch.Tensor.share_memory_", _share_memory_returns_copy),
         witness=_share_memory_returns_copy_witness,
         dims={
-            "layout": (
-                "contiguous",
-                "offset",
-                "stepped",
-                "permuted",
-                "expanded",
-                "channels_last",
-                "zero-size",
-                "0-d",
-            ),
-            "dtype_family": ("bool", "signed", "unsigned", "reduced_float", "float", "complex"),
+            "layout": LAYOUTS,
+            "dtype_family": DTYPE_FAMILIES,
             "tensor_kind": ("plain", "leaf", "non_leaf", "parameter"),
-        },
-        makers={
-            "tensor_kind": {
-                "plain": lambda torch: torch.ones(3),
-                "leaf": lambda torch: torch.ones(3, requires_grad=True),
-                "non_leaf": lambda torch: torch.ones(3, requires_grad=True) * 2,
-                "parameter": lambda torch: torch.nn.Parameter(torch.ones(3)),
-            }
         },
     ),
     *domain_mutants(

@@ -12,13 +12,38 @@ See :mod:`conformance.mutants` for what a mutant is and how it is run.
 
 from __future__ import annotations
 
-from conformance.mutants._tensor_domain import domain_mutants
+from conformance.mutants._tensor_domain import DTYPE_FAMILIES, LAYOUTS, domain_mutants
 from conformance.mutants.base import Mutant
+from conformance.mutants.patching import torch, wrap
+
+
+def _wrapper_subclass():
+    """A wrapper tensor subclass (``__torch_dispatch__`` runs each op on the
+    wrapped ``elem`` and wraps tensor results): the witnesses' input."""
+    from torch.utils._pytree import tree_map
+
+    class W(torch.Tensor):
+        @staticmethod
+        def __new__(cls, elem):
+            r = torch.Tensor._make_wrapper_subclass(cls, elem.size(), dtype=elem.dtype)
+            r.elem = elem
+            return r
+
+        def __tensor_flatten__(self):
+            return ["elem"], None
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            out = func(
+                *tree_map(lambda t: t.elem if isinstance(t, W) else t, args),
+                **tree_map(lambda t: t.elem if isinstance(t, W) else t, kwargs or {}),
+            )
+            return tree_map(lambda t: W(t) if isinstance(t, torch.Tensor) else t, out)
+
+    return W
 
 
 def _patch_tf_subclass_lost_on_views():
-    import torch
-
     _tf = torch.Tensor.__torch_function__.__func__
 
     def __torch_function__(cls, func, types, args=(), kwargs=None):
@@ -36,8 +61,6 @@ def _patch_tf_subclass_lost_on_views():
 
 
 def _witness_tf_subclass_lost_on_views():
-    import torch
-
     class S(torch.Tensor):
         pass
 
@@ -46,7 +69,6 @@ def _witness_tf_subclass_lost_on_views():
 
 
 def _patch_tf_first_operand_type_wins():
-    import torch
     from torch.utils._pytree import tree_leaves
 
     _tf = torch.Tensor.__torch_function__.__func__
@@ -71,8 +93,6 @@ def _patch_tf_first_operand_type_wins():
 
 
 def _witness_tf_first_operand_type_wins():
-    import torch
-
     class S(torch.Tensor):
         pass
 
@@ -84,8 +104,6 @@ def _witness_tf_first_operand_type_wins():
 
 
 def _patch_tf_subclass_clone_not_aliased():
-    import torch
-
     _tf = torch.Tensor.__torch_function__.__func__
 
     def __torch_function__(cls, func, types, args=(), kwargs=None):
@@ -99,8 +117,6 @@ def _patch_tf_subclass_clone_not_aliased():
 
 
 def _witness_tf_subclass_clone_not_aliased():
-    import torch
-
     class S(torch.Tensor):
         pass
 
@@ -108,8 +124,6 @@ def _witness_tf_subclass_clone_not_aliased():
 
 
 def _patch_tf_subclass_view_copies_int():
-    import torch
-
     _tf = torch.Tensor.__torch_function__.__func__
     _VIEWS = ("view", "reshape", "transpose", "__getitem__", "select", "unsqueeze", "expand")
 
@@ -129,8 +143,6 @@ def _patch_tf_subclass_view_copies_int():
 
 
 def _witness_tf_subclass_view_copies_int():
-    import torch
-
     class S(torch.Tensor):
         pass
 
@@ -138,57 +150,39 @@ def _witness_tf_subclass_view_copies_int():
     assert s.view(2, 3).data_ptr() == s.data_ptr()
 
 
-def _patch_from_dlpack_keeps_subclass_int64():
-    import torch
+def _from_dlpack_keeps_subclass_int64(from_dlpack, ext, *args, **kwargs):
     import torch.utils.dlpack
 
-    _from_dlpack = torch.from_dlpack
-
-    def from_dlpack(ext, *args, **kwargs):
-        out = _from_dlpack(ext, *args, **kwargs)
-        if (
-            isinstance(ext, torch.Tensor)
-            and type(ext) is not torch.Tensor
-            and not isinstance(ext, torch.nn.Parameter)
-            and ext.dtype == torch.int64
-        ):
-            return out.as_subclass(type(ext))
-        return out
-
-    torch.from_dlpack = from_dlpack
-    torch.utils.dlpack.from_dlpack = from_dlpack
+    out = from_dlpack(ext, *args, **kwargs)
+    if (
+        isinstance(ext, torch.Tensor)
+        and type(ext) is not torch.Tensor
+        and not isinstance(ext, torch.nn.Parameter)
+        and ext.dtype == torch.int64
+    ):
+        return out.as_subclass(type(ext))
+    return out
 
 
 def _witness_from_dlpack_keeps_subclass_int64():
-    import torch
-
     class S(torch.Tensor):
         pass
 
     assert type(torch.from_dlpack(torch.arange(3).as_subclass(S))) is torch.Tensor
 
 
-def _patch_deepcopy_subclass_falls_back_to_clone_f16():
-    import torch
-
-    _deepcopy = torch.Tensor.__deepcopy__
-
-    def __deepcopy__(self, memo):
-        if (
-            type(self) is not torch.Tensor
-            and self.dtype == torch.float16
-            and not torch._C._dispatch_keys(self).has(torch._C.DispatchKey.Python)
-        ):
-            return self.clone()
-        return _deepcopy(self, memo)
-
-    torch.Tensor.__deepcopy__ = __deepcopy__
+def _deepcopy_subclass_falls_back_to_clone_f16(deepcopy, self, memo):
+    if (
+        type(self) is not torch.Tensor
+        and self.dtype == torch.float16
+        and not torch._C._dispatch_keys(self).has(torch._C.DispatchKey.Python)
+    ):
+        return self.clone()
+    return deepcopy(self, memo)
 
 
 def _witness_deepcopy_subclass_falls_back_to_clone_f16():
     import copy
-
-    import torch
 
     class S(torch.Tensor):
         pass
@@ -202,8 +196,6 @@ def _witness_deepcopy_subclass_falls_back_to_clone_f16():
 
 
 def _patch_parameter_subclass_loses_flag_when_frozen():
-    import torch
-
     _new = torch.nn.Parameter.__new__
 
     def __new__(cls, data=None, requires_grad=True):
@@ -220,8 +212,6 @@ def _patch_parameter_subclass_loses_flag_when_frozen():
 
 
 def _witness_parameter_subclass_loses_flag_when_frozen():
-    import torch
-
     class S(torch.Tensor):
         pass
 
@@ -229,88 +219,48 @@ def _witness_parameter_subclass_loses_flag_when_frozen():
     assert isinstance(p, torch.nn.Parameter)
 
 
-def _patch_wrapper_detach_copies_inner_f64():
-    import torch
-
-    _detach = torch.Tensor.detach
-
-    def detach(self):
-        out = _detach(self)
-        if (
-            type(self) is not torch.Tensor
-            and self.dtype == torch.float64
-            and torch._C._dispatch_keys(self).has(torch._C.DispatchKey.Python)
-        ):
-            return out.clone()
-        return out
-
-    torch.Tensor.detach = detach
-    torch.detach = detach
+def _wrapper_detach_copies_inner_f64(detach, self):
+    out = detach(self)
+    if (
+        type(self) is not torch.Tensor
+        and self.dtype == torch.float64
+        and torch._C._dispatch_keys(self).has(torch._C.DispatchKey.Python)
+    ):
+        return out.clone()
+    return out
 
 
 def _witness_wrapper_detach_copies_inner_f64():
-    import torch
-    from torch.utils._pytree import tree_map
-
-    class W(torch.Tensor):
-        @staticmethod
-        def __new__(cls, elem):
-            r = torch.Tensor._make_wrapper_subclass(cls, elem.size(), dtype=elem.dtype)
-            r.elem = elem
-            return r
-
-        @classmethod
-        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
-            out = func(
-                *tree_map(lambda t: t.elem if isinstance(t, W) else t, args), **(kwargs or {})
-            )
-            return tree_map(lambda t: W(t) if isinstance(t, torch.Tensor) else t, out)
-
+    W = _wrapper_subclass()
     w = W(torch.zeros(3, dtype=torch.float64))
     assert w.detach().elem.data_ptr() == w.elem.data_ptr()
 
 
-def _patch_wrapper_view_inner_copies_f16():
-    import torch
+def _wrapper_view_inner_copies_f16(call, self, *args, **kwargs):
     import torch._ops
 
-    _call = torch._ops.OpOverload.__call__
-
-    def __call__(self, *args, **kwargs):
-        out = _call(self, *args, **kwargs)
-        if self.is_view and type(out) is torch.Tensor and out.dtype == torch.float16:
-            return out.clone()
-        return out
-
-    torch._ops.OpOverload.__call__ = __call__
+    out = call(self, *args, **kwargs)
+    if self.is_view and type(out) is torch.Tensor and out.dtype == torch.float16:
+        return out.clone()
+    return out
 
 
 def _witness_wrapper_view_inner_copies_f16():
-    import torch
-
     x = torch.zeros(4, dtype=torch.float16)
     assert torch.ops.aten.slice.Tensor(x, 0, 1).data_ptr() == x.data_ptr() + 2
 
 
-def _patch_wrapper_view_unshares_version_slices():
-    import torch
-
-    _getitem = torch.Tensor.__getitem__
-
-    def __getitem__(self, key):
-        out = _getitem(self, key)
-        if type(out) is not torch.Tensor and hasattr(out, "__tensor_flatten__") and out._is_view():
-            names, ctx = out.__tensor_flatten__()
-            return type(out).__tensor_unflatten__(
-                {n: getattr(out, n) for n in names}, ctx, out.shape, out.stride()
-            )
-        return out
-
-    torch.Tensor.__getitem__ = __getitem__
+def _wrapper_view_unshares_version_slices(getitem, self, key):
+    out = getitem(self, key)
+    if type(out) is not torch.Tensor and hasattr(out, "__tensor_flatten__") and out._is_view():
+        names, ctx = out.__tensor_flatten__()
+        return type(out).__tensor_unflatten__(
+            {n: getattr(out, n) for n in names}, ctx, out.shape, out.stride()
+        )
+    return out
 
 
 def _witness_wrapper_view_unshares_version_slices():
-    import torch
     from torch.utils._pytree import tree_map
 
     class W(torch.Tensor):
@@ -345,8 +295,6 @@ def _witness_wrapper_view_unshares_version_slices():
 
 
 def _patch_wrapper_grad_unwrapped_f64():
-    import torch
-
     _grad = torch._C.TensorBase.grad
 
     def _get(self):
@@ -365,79 +313,31 @@ def _patch_wrapper_grad_unwrapped_f64():
 
 
 def _witness_wrapper_grad_unwrapped_f64():
-    import torch
-    from torch.utils._pytree import tree_map
-
-    class W(torch.Tensor):
-        @staticmethod
-        def __new__(cls, elem):
-            r = torch.Tensor._make_wrapper_subclass(cls, elem.size(), dtype=elem.dtype)
-            r.elem = elem
-            return r
-
-        def __tensor_flatten__(self):
-            return ["elem"], None
-
-        @classmethod
-        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
-            out = func(
-                *tree_map(lambda t: t.elem if isinstance(t, W) else t, args),
-                **tree_map(lambda t: t.elem if isinstance(t, W) else t, kwargs or {}),
-            )
-            return tree_map(lambda t: W(t) if isinstance(t, torch.Tensor) else t, out)
-
+    W = _wrapper_subclass()
     w = W(torch.ones(3, dtype=torch.float64)).requires_grad_()
     (w * 2).sum().backward()
     assert type(w.grad) is W
 
 
-def _patch_copy_from_wrapper_writes_zeros_f32():
-    import torch
-
-    _copy = torch.Tensor.copy_
-
-    def copy_(self, src, non_blocking=False):
-        if (
-            type(self) is torch.Tensor
-            and type(src) is not torch.Tensor
-            and hasattr(src, "__tensor_flatten__")
-            and src.dtype == torch.float32
-        ):
-            return self.zero_()
-        return _copy(self, src, non_blocking)
-
-    torch.Tensor.copy_ = copy_
+def _copy_from_wrapper_writes_zeros_f32(copy, self, src, non_blocking=False):
+    if (
+        type(self) is torch.Tensor
+        and type(src) is not torch.Tensor
+        and hasattr(src, "__tensor_flatten__")
+        and src.dtype == torch.float32
+    ):
+        return self.zero_()
+    return copy(self, src, non_blocking)
 
 
 def _witness_copy_from_wrapper_writes_zeros_f32():
-    import torch
-    from torch.utils._pytree import tree_map
-
-    class W(torch.Tensor):
-        @staticmethod
-        def __new__(cls, elem):
-            r = torch.Tensor._make_wrapper_subclass(cls, elem.size(), dtype=elem.dtype)
-            r.elem = elem
-            return r
-
-        def __tensor_flatten__(self):
-            return ["elem"], None
-
-        @classmethod
-        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
-            out = func(
-                *tree_map(lambda t: t.elem if isinstance(t, W) else t, args), **(kwargs or {})
-            )
-            return tree_map(lambda t: W(t) if isinstance(t, torch.Tensor) else t, out)
-
+    W = _wrapper_subclass()
     d = torch.zeros(3)
     d.copy_(W(torch.ones(3)))
     assert d.tolist() == [1.0, 1.0, 1.0]
 
 
 def _torch_function_drops_type(hit):
-    import torch
-
     _orig_tf = torch.Tensor.__torch_function__.__func__
 
     def __torch_function__(cls, func, types, args=(), kwargs=None):
@@ -457,12 +357,10 @@ def _torch_function_drops_type(hit):
 
 
 def _torch_function_drops_type_witness(make):
-    import torch
-
     class S(torch.Tensor):
         pass
 
-    s = (make(torch)).as_subclass(S)
+    s = make().as_subclass(S)
     assert type(s.view(s.shape)) is S
 
 
@@ -512,7 +410,11 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("subclasses.type-dropped-at-boundaries",),
         region="int64 TF-subclass instances through from_dlpack",
         family="dtype",
-        patch=_patch_from_dlpack_keeps_subclass_int64,
+        patch=wrap(
+            "torch.from_dlpack",
+            _from_dlpack_keeps_subclass_int64,
+            also=("torch.utils.dlpack.from_dlpack",),
+        ),
         witness=_witness_from_dlpack_keeps_subclass_int64,
     ),
     Mutant(
@@ -521,7 +423,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("subclasses.deepcopy-needs-new-empty",),
         region="float16 TF-subclass instances",
         family="dtype",
-        patch=_patch_deepcopy_subclass_falls_back_to_clone_f16,
+        patch=wrap("torch.Tensor.__deepcopy__", _deepcopy_subclass_falls_back_to_clone_f16),
         witness=_witness_deepcopy_subclass_falls_back_to_clone_f16,
     ),
     Mutant(
@@ -539,7 +441,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("subclasses.wrapper-type-and-inner-aliasing",),
         region="float64 wrapper subclasses",
         family="dtype",
-        patch=_patch_wrapper_detach_copies_inner_f64,
+        patch=wrap("torch.Tensor.detach", _wrapper_detach_copies_inner_f64, also=("torch.detach",)),
         witness=_witness_wrapper_detach_copies_inner_f64,
     ),
     Mutant(
@@ -552,7 +454,7 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
         region="float16 view ops run inside __torch_dispatch__",
         family="dtype",
-        patch=_patch_wrapper_view_inner_copies_f16,
+        patch=wrap("torch._ops.OpOverload.__call__", _wrapper_view_inner_copies_f16),
         witness=_witness_wrapper_view_inner_copies_f16,
     ),
     Mutant(
@@ -561,7 +463,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("subclasses.wrapper-outer-views-share-version",),
         region="indexing (slicing) of wrapper subclasses",
         family="subclass",
-        patch=_patch_wrapper_view_unshares_version_slices,
+        patch=wrap("torch.Tensor.__getitem__", _wrapper_view_unshares_version_slices),
         witness=_witness_wrapper_view_unshares_version_slices,
     ),
     Mutant(
@@ -579,7 +481,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("subclasses.copy-across-subclass-boundary",),
         region="plain destinations with float32 wrapper sources",
         family="dtype",
-        patch=_patch_copy_from_wrapper_writes_zeros_f32,
+        patch=wrap("torch.Tensor.copy_", _copy_from_wrapper_writes_zeros_f32),
         witness=_witness_copy_from_wrapper_writes_zeros_f32,
     ),
     # ---------------------------------------------- domain values (issue 29)
@@ -593,17 +495,8 @@ MUTANTS: tuple[Mutant, ...] = (
         patch=_torch_function_drops_type,
         witness=_torch_function_drops_type_witness,
         dims={
-            "layout": (
-                "contiguous",
-                "offset",
-                "stepped",
-                "permuted",
-                "expanded",
-                "channels_last",
-                "zero-size",
-                "0-d",
-            ),
-            "dtype_family": ("bool", "signed", "unsigned", "reduced_float", "float", "complex"),
+            "layout": LAYOUTS,
+            "dtype_family": DTYPE_FAMILIES,
         },
     ),
 )

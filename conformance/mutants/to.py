@@ -6,193 +6,121 @@ See :mod:`conformance.mutants` for what a mutant is and how it is run.
 
 from __future__ import annotations
 
+from conformance.mutants._tensor_domain import DTYPE_FAMILIES, LAYOUTS, TENSOR_KINDS
 from conformance.mutants.base import Mutant
+from conformance.mutants.patching import accepted, torch, wrap
 
 
-def _patch_to_always_copies():
-    import torch
-
-    _orig = torch.Tensor.to
-
-    def to(self, *args, **kwargs):
-        kwargs["copy"] = True
-        return _orig(self, *args, **kwargs)
-
-    torch.Tensor.to = to
+def _to_always_copies(orig, self, *args, **kwargs):
+    kwargs["copy"] = True
+    return orig(self, *args, **kwargs)
 
 
 def _witness_to_always_copies():
-    import torch
-
     x = torch.ones(3)
     assert x.to(torch.float32) is x
 
 
-def _patch_to_kwarg_dtype_copies():
-    import torch
-
-    _orig = torch.Tensor.to
-
-    def to(self, *args, **kwargs):
-        out = _orig(self, *args, **kwargs)
-        if out is self and not args and "dtype" in kwargs:
-            return _orig(self, *args, **{**kwargs, "copy": True})
-        return out
-
-    torch.Tensor.to = to
+def _to_kwarg_dtype_copies(orig, self, *args, **kwargs):
+    out = orig(self, *args, **kwargs)
+    if out is self and not args and "dtype" in kwargs:
+        return orig(self, *args, **{**kwargs, "copy": True})
+    return out
 
 
 def _witness_to_kwarg_dtype_copies():
-    import torch
-
     x = torch.ones(3)
     assert x.to(dtype=torch.float32) is x
 
 
-def _patch_to_dtype_change_detaches():
-    import torch
-
-    _orig = torch.Tensor.to
-
-    def to(self, *args, **kwargs):
-        out = _orig(self, *args, **kwargs)
-        if out is not self and self.requires_grad and out.dtype != self.dtype:
-            out = out.detach()
-        return out
-
-    torch.Tensor.to = to
+def _to_dtype_change_detaches(orig, self, *args, **kwargs):
+    out = orig(self, *args, **kwargs)
+    if out is not self and self.requires_grad and out.dtype != self.dtype:
+        out = out.detach()
+    return out
 
 
 def _witness_to_dtype_change_detaches():
-    import torch
-
     x = torch.ones(3, requires_grad=True)
     assert x.to(torch.float64).grad_fn is not None
 
 
-def _patch_to_dtype_change_ignores_memory_format():
-    import torch
-
-    _orig = torch.Tensor.to
-
-    def to(self, *args, **kwargs):
-        dtype = kwargs.get("dtype")
-        if dtype is None and args and isinstance(args[0], torch.dtype):
-            dtype = args[0]
-        fmt = kwargs.get("memory_format")
-        if (
-            dtype is not None
-            and dtype != self.dtype
-            and fmt is not None
-            and fmt != torch.preserve_format
-        ):
-            kwargs = {**kwargs, "memory_format": torch.preserve_format}
-        return _orig(self, *args, **kwargs)
-
-    torch.Tensor.to = to
+def _to_dtype_change_ignores_memory_format(orig, self, *args, **kwargs):
+    dtype = kwargs.get("dtype")
+    if dtype is None and args and isinstance(args[0], torch.dtype):
+        dtype = args[0]
+    fmt = kwargs.get("memory_format")
+    if (
+        dtype is not None
+        and dtype != self.dtype
+        and fmt is not None
+        and fmt != torch.preserve_format
+    ):
+        kwargs = {**kwargs, "memory_format": torch.preserve_format}
+    return orig(self, *args, **kwargs)
 
 
 def _witness_to_dtype_change_ignores_memory_format():
-    import torch
-
     x = torch.arange(6.0).reshape(2, 3).t()
     assert x.to(torch.float64, memory_format=torch.contiguous_format).is_contiguous()
 
 
-def _patch_to_same_itemsize_reinterprets():
-    import torch
-
-    _orig = torch.Tensor.to
-
-    def to(self, *args, **kwargs):
-        dtype = kwargs.get("dtype")
-        if dtype is None and args and isinstance(args[0], torch.dtype):
-            dtype = args[0]
-        if (
-            dtype is not None
-            and dtype != self.dtype
-            and not self.requires_grad
-            and dtype.itemsize == self.dtype.itemsize
-            and self.dim() > 0
-            and self.stride(-1) == 1
-            and not kwargs.get("copy")
-            and torch.bool not in (dtype, self.dtype)
-        ):
-            return self.view(dtype)
-        return _orig(self, *args, **kwargs)
-
-    torch.Tensor.to = to
+def _to_same_itemsize_reinterprets(orig, self, *args, **kwargs):
+    dtype = kwargs.get("dtype")
+    if dtype is None and args and isinstance(args[0], torch.dtype):
+        dtype = args[0]
+    if (
+        dtype is not None
+        and dtype != self.dtype
+        and not self.requires_grad
+        and dtype.itemsize == self.dtype.itemsize
+        and self.dim() > 0
+        and self.stride(-1) == 1
+        and not kwargs.get("copy")
+        and torch.bool not in (dtype, self.dtype)
+    ):
+        return self.view(dtype)
+    return orig(self, *args, **kwargs)
 
 
 def _witness_to_same_itemsize_reinterprets():
-    import torch
-
     x = torch.tensor([1, 2], dtype=torch.int32)
     assert x.to(torch.float32).tolist() == [1.0, 2.0]
 
 
-def _patch_cpu_copies():
-    import torch
-
-    _orig = torch.Tensor.cpu
-
-    def cpu(self, *args, **kwargs):
-        out = _orig(self, *args, **kwargs)
-        return out.clone() if out is self else out
-
-    torch.Tensor.cpu = cpu
+def _cpu_copies_call(orig, self, *args, **kwargs):
+    out = orig(self, *args, **kwargs)
+    return out.clone() if out is self else out
 
 
 def _witness_cpu_copies():
-    import torch
-
     x = torch.ones(3)
     assert x.cpu() is x
 
 
-def _patch_type_string_copies():
-    import torch
-
-    _orig = torch.Tensor.type
-
-    def type(self, dtype=None, non_blocking=False, **kwargs):
-        out = _orig(self, dtype, non_blocking, **kwargs)
-        if isinstance(dtype, str) and out is self:
-            return self.clone()
-        return out
-
-    torch.Tensor.type = type
+def _type_string_copies(orig, self, dtype=None, non_blocking=False, **kwargs):
+    out = orig(self, dtype, non_blocking, **kwargs)
+    if isinstance(dtype, str) and out is self:
+        return self.clone()
+    return out
 
 
 def _witness_type_string_copies():
-    import torch
-
     x = torch.ones(3)
     assert x.type("torch.FloatTensor") is x
 
 
-def _patch_contiguous_always_copies():
-    import torch
-
-    _orig = torch.Tensor.contiguous
-
-    def contiguous(self, *args, **kwargs):
-        out = _orig(self, *args, **kwargs)
-        return out.clone() if out is self else out
-
-    torch.Tensor.contiguous = contiguous
+def _contiguous_always_copies(orig, self, *args, **kwargs):
+    out = orig(self, *args, **kwargs)
+    return out.clone() if out is self else out
 
 
 def _witness_contiguous_always_copies():
-    import torch
-
     x = torch.ones(2, 3)
     assert x.contiguous() is x
 
 
 def _patch_contiguous_dense_returns_self():
-    import torch
-
     _orig = torch.Tensor.contiguous
 
     def contiguous(self, memory_format=torch.contiguous_format):
@@ -213,196 +141,121 @@ def _patch_contiguous_dense_returns_self():
 
 
 def _witness_contiguous_dense_returns_self():
-    import torch
-
     x = torch.zeros(2, 3).t()
     assert x.contiguous().is_contiguous()
 
 
-def _patch_contiguous_copy_detaches():
-    import torch
-
-    _orig = torch.Tensor.contiguous
-
-    def contiguous(self, *args, **kwargs):
-        out = _orig(self, *args, **kwargs)
-        if out is not self and self.requires_grad:
-            out = out.detach()
-        return out
-
-    torch.Tensor.contiguous = contiguous
+def _contiguous_copy_detaches(orig, self, *args, **kwargs):
+    out = orig(self, *args, **kwargs)
+    if out is not self and self.requires_grad:
+        out = out.detach()
+    return out
 
 
 def _witness_contiguous_copy_detaches():
-    import torch
-
     x = torch.ones(2, 3, requires_grad=True)
     assert x.t().contiguous().grad_fn is not None
 
 
-def _patch_to_copy_true_ignored_for_tensor_target():
-    import torch
-
-    _orig = torch.Tensor.to
-
-    def to(self, *args, **kwargs):
-        if args and isinstance(args[0], torch.Tensor) and kwargs.get("copy"):
-            kwargs = {k: v for k, v in kwargs.items() if k != "copy"}
-        return _orig(self, *args, **kwargs)
-
-    torch.Tensor.to = to
+def _to_copy_true_ignored_for_tensor_target(orig, self, *args, **kwargs):
+    if args and isinstance(args[0], torch.Tensor) and kwargs.get("copy"):
+        kwargs = {k: v for k, v in kwargs.items() if k != "copy"}
+    return orig(self, *args, **kwargs)
 
 
 def _witness_to_copy_true_ignored_for_tensor_target():
-    import torch
-
     x = torch.ones(3)
     assert x.to(torch.empty(0), copy=True) is not x
 
 
-def _patch_to_bool_of_grad_raises():
-    import torch
+def _target_dtype(args, kwargs):
+    """The dtype a call ``t.to(*args, **kwargs)`` asks for, or None."""
+    if "dtype" in kwargs:
+        return kwargs["dtype"]
+    for a in args:
+        if isinstance(a, torch.dtype):
+            return a
+        if isinstance(a, torch.Tensor):
+            return a.dtype
+    return None
 
-    _orig = torch.Tensor.to
 
-    def _target(self, args, kwargs):
-        if "dtype" in kwargs:
-            return kwargs["dtype"]
-        for a in args:
-            if isinstance(a, torch.dtype):
-                return a
-            if isinstance(a, torch.Tensor):
-                return a.dtype
-        return None
-
-    def to(self, *args, **kwargs):
-        if self.requires_grad and _target(self, args, kwargs) == torch.bool:
-            raise RuntimeError(
-                "only Tensors of floating point and complex dtype can require gradients"
-            )
-        return _orig(self, *args, **kwargs)
-
-    torch.Tensor.to = to
+def _to_bool_of_grad_raises(orig, self, *args, **kwargs):
+    if self.requires_grad and _target_dtype(args, kwargs) == torch.bool:
+        raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+    return orig(self, *args, **kwargs)
 
 
 def _witness_to_bool_of_grad_raises():
-    import torch
-
     x = torch.ones(3, requires_grad=True)
-    try:
+    with accepted(RuntimeError, "to(torch.bool) of a tensor requiring grad raised"):
         y = x.to(torch.bool)
-    except RuntimeError as e:
-        raise AssertionError(f"to(torch.bool) of a tensor requiring grad raised: {e}") from e
     assert not y.requires_grad and y.is_leaf
 
 
-def _patch_to_dtype_change_drops_channels_last():
-    import torch
-
-    _orig = torch.Tensor.to
-
-    def _target(self, args, kwargs):
-        if "dtype" in kwargs:
-            return kwargs["dtype"]
-        for a in args:
-            if isinstance(a, torch.dtype):
-                return a
-            if isinstance(a, torch.Tensor):
-                return a.dtype
-        return None
-
-    def to(self, *args, **kwargs):
-        dtype = _target(self, args, kwargs)
-        if (
-            dtype is not None
-            and dtype != self.dtype
-            and self.dim() == 4
-            and kwargs.get("memory_format", torch.preserve_format) == torch.preserve_format
-            and not self.is_contiguous()
-            and self.is_contiguous(memory_format=torch.channels_last)
-        ):
-            kwargs = {**kwargs, "memory_format": torch.contiguous_format}
-        return _orig(self, *args, **kwargs)
-
-    torch.Tensor.to = to
+def _to_dtype_change_drops_channels_last(orig, self, *args, **kwargs):
+    dtype = _target_dtype(args, kwargs)
+    if (
+        dtype is not None
+        and dtype != self.dtype
+        and self.dim() == 4
+        and kwargs.get("memory_format", torch.preserve_format) == torch.preserve_format
+        and not self.is_contiguous()
+        and self.is_contiguous(memory_format=torch.channels_last)
+    ):
+        kwargs = {**kwargs, "memory_format": torch.contiguous_format}
+    return orig(self, *args, **kwargs)
 
 
 def _witness_to_dtype_change_drops_channels_last():
-    import torch
-
     x = torch.zeros(2, 3, 2, 2).contiguous(memory_format=torch.channels_last)
     assert x.to(torch.float64).stride() == x.stride()
 
 
-def _patch_to_memory_format_copies_expanded():
-    import torch
-
-    _orig = torch.Tensor.to
-
-    def to(self, *args, **kwargs):
-        if (
-            not args
-            and set(kwargs) == {"memory_format"}
-            and kwargs["memory_format"] == torch.contiguous_format
-            and self.dim() < 4
-            and any(st == 0 and sz > 1 for sz, st in zip(self.shape, self.stride(), strict=False))
-        ):
-            return self.contiguous()
-        return _orig(self, *args, **kwargs)
-
-    torch.Tensor.to = to
+def _to_memory_format_copies_expanded(orig, self, *args, **kwargs):
+    if (
+        not args
+        and set(kwargs) == {"memory_format"}
+        and kwargs["memory_format"] == torch.contiguous_format
+        and self.dim() < 4
+        and any(st == 0 and sz > 1 for sz, st in zip(self.shape, self.stride(), strict=False))
+    ):
+        return self.contiguous()
+    return orig(self, *args, **kwargs)
 
 
 def _witness_to_memory_format_copies_expanded():
-    import torch
-
     x = torch.arange(3.0).expand(2, 3)
     assert x.to(memory_format=torch.contiguous_format) is x
 
 
-def _patch_to_cuda_of_leaf_detaches():
-    import torch
-
-    _orig = torch.Tensor.to
-
-    def to(self, *args, **kwargs):
-        out = _orig(self, *args, **kwargs)
-        if out.is_cuda and not self.is_cuda and self.is_leaf and self.requires_grad:
-            with torch.no_grad():
-                out = out.clone()
-            out.requires_grad_(True)
-        return out
-
-    torch.Tensor.to = to
+def _to_cuda_of_leaf_detaches(orig, self, *args, **kwargs):
+    out = orig(self, *args, **kwargs)
+    if out.is_cuda and not self.is_cuda and self.is_leaf and self.requires_grad:
+        with torch.no_grad():
+            out = out.clone()
+        out.requires_grad_(True)
+    return out
 
 
 def _witness_to_cuda_of_leaf_detaches():
-    import torch
-
     x = torch.ones(2, requires_grad=True)
     y = x.to("cuda")
     assert not y.is_leaf and y.grad_fn is not None
 
 
-def _patch_tensor_on_cuda_built_on_host():
-    import torch
-
-    _orig = torch.tensor
-
-    def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
-        if requires_grad and device is not None and torch.device(device).type == "cuda":
-            host = _orig(data, dtype=dtype, requires_grad=True)
-            return host.to(device)
-        return _orig(
-            data, dtype=dtype, device=device, requires_grad=requires_grad, pin_memory=pin_memory
-        )
-
-    torch.tensor = tensor
+def _tensor_on_cuda_built_on_host(
+    orig, data, *, dtype=None, device=None, requires_grad=False, pin_memory=False
+):
+    if requires_grad and device is not None and torch.device(device).type == "cuda":
+        host = orig(data, dtype=dtype, requires_grad=True)
+        return host.to(device)
+    return orig(
+        data, dtype=dtype, device=device, requires_grad=requires_grad, pin_memory=pin_memory
+    )
 
 
 def _witness_tensor_on_cuda_built_on_host():
-    import torch
-
     t = torch.tensor([1.0, 2.0], device="cuda", requires_grad=True)
     assert t.is_leaf and t.grad_fn is None
 
@@ -412,7 +265,7 @@ MUTANTS: tuple[Mutant, ...] = (
         name="to-always-copies",
         description="Tensor.to() copies even when dtype and device already match",
         claims=("to.same-dtype-device-returns-self",),
-        patch=_patch_to_always_copies,
+        patch=wrap("torch.Tensor.to", _to_always_copies),
         witness=_witness_to_always_copies,
     ),
     Mutant(
@@ -421,7 +274,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("to.same-dtype-device-returns-self",),
         region="the keyword form to(dtype=x.dtype) only",
         family="convention",
-        patch=_patch_to_kwarg_dtype_copies,
+        patch=wrap("torch.Tensor.to", _to_kwarg_dtype_copies),
         witness=_witness_to_kwarg_dtype_copies,
     ),
     Mutant(
@@ -430,7 +283,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("to.dtype-change-in-graph",),
         region="dtype changes of tensors requiring grad",
         family="autograd",
-        patch=_patch_to_dtype_change_detaches,
+        patch=wrap("torch.Tensor.to", _to_dtype_change_detaches),
         witness=_witness_to_dtype_change_detaches,
     ),
     Mutant(
@@ -439,7 +292,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("to.memory-format-honoured",),
         region="memory_format given together with a dtype change",
         family="relation",
-        patch=_patch_to_dtype_change_ignores_memory_format,
+        patch=wrap("torch.Tensor.to", _to_dtype_change_ignores_memory_format),
         witness=_witness_to_dtype_change_ignores_memory_format,
     ),
     Mutant(
@@ -448,14 +301,14 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("to.conversion-copies",),
         region="dtype changes between dtypes of one element size",
         family="relation",
-        patch=_patch_to_same_itemsize_reinterprets,
+        patch=wrap("torch.Tensor.to", _to_same_itemsize_reinterprets),
         witness=_witness_to_same_itemsize_reinterprets,
     ),
     Mutant(
         name="cpu-copies",
         description="Tensor.cpu() copies a tensor that is already in CPU memory",
         claims=("to.cpu-returns-self",),
-        patch=_patch_cpu_copies,
+        patch=wrap("torch.Tensor.cpu", _cpu_copies_call),
         witness=_witness_cpu_copies,
     ),
     Mutant(
@@ -464,14 +317,14 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("to.type-returns-self",),
         region="the string form x.type('torch.FloatTensor') with no change",
         family="convention",
-        patch=_patch_type_string_copies,
+        patch=wrap("torch.Tensor.type", _type_string_copies),
         witness=_witness_type_string_copies,
     ),
     Mutant(
         name="contiguous-always-copies",
         description="contiguous() copies even when the tensor is already contiguous",
         claims=("to.contiguous-returns-self",),
-        patch=_patch_contiguous_always_copies,
+        patch=wrap("torch.Tensor.contiguous", _contiguous_always_copies),
         witness=_witness_contiguous_always_copies,
     ),
     Mutant(
@@ -489,7 +342,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("to.contiguous-copy-in-graph",),
         region="non-contiguous inputs requiring grad",
         family="autograd",
-        patch=_patch_contiguous_copy_detaches,
+        patch=wrap("torch.Tensor.contiguous", _contiguous_copy_detaches),
         witness=_witness_contiguous_copy_detaches,
     ),
     Mutant(
@@ -498,7 +351,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("to.copy-true-always-copies",),
         region="the to(other_tensor, copy=True) form",
         family="convention",
-        patch=_patch_to_copy_true_ignored_for_tensor_target,
+        patch=wrap("torch.Tensor.to", _to_copy_true_ignored_for_tensor_target),
         witness=_witness_to_copy_true_ignored_for_tensor_target,
     ),
     Mutant(
@@ -507,7 +360,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("to.integer-dtype-drops-requires-grad",),
         region="bool targets of tensors requiring grad",
         family="dtype",
-        patch=_patch_to_bool_of_grad_raises,
+        patch=wrap("torch.Tensor.to", _to_bool_of_grad_raises),
         witness=_witness_to_bool_of_grad_raises,
     ),
     Mutant(
@@ -516,7 +369,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("to.preserve-format-keeps-strides",),
         region="channels_last 4-D inputs",
         family="layout",
-        patch=_patch_to_dtype_change_drops_channels_last,
+        patch=wrap("torch.Tensor.to", _to_dtype_change_drops_channels_last),
         witness=_witness_to_dtype_change_drops_channels_last,
     ),
     Mutant(
@@ -525,7 +378,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("to.memory-format-alias-below-rank-4",),
         region="expanded inputs of rank below 4",
         family="layout",
-        patch=_patch_to_memory_format_copies_expanded,
+        patch=wrap("torch.Tensor.to", _to_memory_format_copies_expanded),
         witness=_witness_to_memory_format_copies_expanded,
     ),
     Mutant(
@@ -536,7 +389,7 @@ MUTANTS: tuple[Mutant, ...] = (
         region="CPU leaves requiring grad moved to CUDA",
         family="autograd",
         devices=("cuda",),
-        patch=_patch_to_cuda_of_leaf_detaches,
+        patch=wrap("torch.Tensor.to", _to_cuda_of_leaf_detaches),
         witness=_witness_to_cuda_of_leaf_detaches,
     ),
     Mutant(
@@ -547,7 +400,7 @@ MUTANTS: tuple[Mutant, ...] = (
         region="torch.tensor(..., device='cuda', requires_grad=True)",
         family="autograd",
         devices=("cuda",),
-        patch=_patch_tensor_on_cuda_built_on_host,
+        patch=wrap("torch.tensor", _tensor_on_cuda_built_on_host),
         witness=_witness_tensor_on_cuda_built_on_host,
     ),
 )
@@ -555,16 +408,9 @@ MUTANTS: tuple[Mutant, ...] = (
 from conformance.mutants.clone import domain_mutants  # noqa: E402
 
 
-def _to_copies(hit):
-    import torch
-
-    _orig = torch.Tensor.to
-
-    def to(self, *args, **kwargs):
-        out = _orig(self, *args, **kwargs)
-        return out.clone() if out is self and hit(self) else out
-
-    torch.Tensor.to = to
+def _to_copies(hit, orig, self, *args, **kwargs):
+    out = orig(self, *args, **kwargs)
+    return out.clone() if out is self and hit(self) else out
 
 
 def _to_copies_unneeded_check(t):
@@ -579,52 +425,33 @@ MUTANTS += domain_mutants(
     claims={d: ("to.same-dtype-device-returns-self",)
             for d in ("layout", "dtype_family", "tensor_kind")},
     values={
-        "layout": ("contiguous", "offset", "stepped", "permuted", "expanded", "channels_last",
-                   "zero-size", "0-d"),
-        "dtype_family": ("bool", "signed", "unsigned", "reduced_float", "float", "complex"),
-        "tensor_kind": ("plain", "leaf", "non_leaf", "parameter", "subclass", "inference"),
+        "layout": LAYOUTS,
+        "dtype_family": DTYPE_FAMILIES,
+        "tensor_kind": TENSOR_KINDS,
     },
     broken="t.to(t.dtype) returns a copy instead of t itself",
-    patch=_to_copies,
+    patch=wrap("torch.Tensor.to", _to_copies),
     check=_to_copies_unneeded_check,
 )  # fmt: skip
 
 
-def _patch_to_copies_unneeded_only_positional():
-    import torch
-
-    _orig = torch.Tensor.to
-
-    def to(self, *args, **kwargs):
-        out = _orig(self, *args, **kwargs)
-        return out.clone() if out is self and args else out
-
-    torch.Tensor.to = to
+def _to_copies_unneeded_only_positional(orig, self, *args, **kwargs):
+    out = orig(self, *args, **kwargs)
+    return out.clone() if out is self and args else out
 
 
 def _witness_to_copies_unneeded_only_positional():
-    import torch
-
     t = torch.arange(3.0)
     assert t.to(t.dtype) is t
 
 
-def _patch_to_copies_unneeded_only_keyword():
-    import torch
-
-    _orig = torch.Tensor.to
-
-    def to(self, *args, **kwargs):
-        out = _orig(self, *args, **kwargs)
-        hit = "dtype" in kwargs or "device" in kwargs
-        return out.clone() if out is self and hit else out
-
-    torch.Tensor.to = to
+def _to_copies_unneeded_only_keyword(orig, self, *args, **kwargs):
+    out = orig(self, *args, **kwargs)
+    hit = "dtype" in kwargs or "device" in kwargs
+    return out.clone() if out is self and hit else out
 
 
 def _witness_to_copies_unneeded_only_keyword():
-    import torch
-
     t = torch.arange(3.0)
     assert t.to(device=t.device, dtype=t.dtype) is t
 
@@ -637,7 +464,7 @@ MUTANTS += (
         domain={"call_form": "method"},
         region="positional spellings t.to(dtype), t.to(device), t.to(other)",
         family="convention",
-        patch=_patch_to_copies_unneeded_only_positional,
+        patch=wrap("torch.Tensor.to", _to_copies_unneeded_only_positional),
         witness=_witness_to_copies_unneeded_only_positional,
     ),
     Mutant(
@@ -647,22 +474,15 @@ MUTANTS += (
         domain={"call_form": "keyword"},
         region="the keyword spelling t.to(device=..., dtype=...)",
         family="convention",
-        patch=_patch_to_copies_unneeded_only_keyword,
+        patch=wrap("torch.Tensor.to", _to_copies_unneeded_only_keyword),
         witness=_witness_to_copies_unneeded_only_keyword,
     ),
 )
 
 
-def _cpu_copies(hit):
-    import torch
-
-    _orig = torch.Tensor.cpu
-
-    def cpu(self, *args, **kwargs):
-        out = _orig(self, *args, **kwargs)
-        return out.clone() if out is self and hit(self) else out
-
-    torch.Tensor.cpu = cpu
+def _cpu_copies(hit, orig, self, *args, **kwargs):
+    out = orig(self, *args, **kwargs)
+    return out.clone() if out is self and hit(self) else out
 
 
 def _cpu_copies_check(t):
@@ -674,49 +494,31 @@ def _cpu_copies_check(t):
 MUTANTS += domain_mutants(
     "cpu-copies",
     claims={"tensor_kind": ("to.cpu-returns-self",)},
-    values={"tensor_kind": ("plain", "leaf", "non_leaf", "parameter", "subclass", "inference")},
+    values={"tensor_kind": TENSOR_KINDS},
     broken="t.cpu() of a CPU tensor returns a copy instead of t itself",
-    patch=_cpu_copies,
+    patch=wrap("torch.Tensor.cpu", _cpu_copies),
     check=_cpu_copies_check,
 )
 
 
-def _patch_to_copy_true_aliases_only_positional():
-    import torch
-
-    _orig = torch.Tensor.to
-
-    def to(self, *args, **kwargs):
-        if args and kwargs.get("copy") and not ("dtype" in kwargs or "device" in kwargs):
-            kwargs = {**kwargs, "copy": False}
-        return _orig(self, *args, **kwargs)
-
-    torch.Tensor.to = to
+def _to_copy_true_aliases_only_positional(orig, self, *args, **kwargs):
+    if args and kwargs.get("copy") and not ("dtype" in kwargs or "device" in kwargs):
+        kwargs = {**kwargs, "copy": False}
+    return orig(self, *args, **kwargs)
 
 
 def _witness_to_copy_true_aliases_only_positional():
-    import torch
-
     t = torch.arange(3.0)
     assert t.to(t.dtype, copy=True) is not t
 
 
-def _patch_to_copy_true_aliases_only_keyword():
-    import torch
-
-    _orig = torch.Tensor.to
-
-    def to(self, *args, **kwargs):
-        if kwargs.get("copy") and ("dtype" in kwargs or "device" in kwargs):
-            kwargs = {**kwargs, "copy": False}
-        return _orig(self, *args, **kwargs)
-
-    torch.Tensor.to = to
+def _to_copy_true_aliases_only_keyword(orig, self, *args, **kwargs):
+    if kwargs.get("copy") and ("dtype" in kwargs or "device" in kwargs):
+        kwargs = {**kwargs, "copy": False}
+    return orig(self, *args, **kwargs)
 
 
 def _witness_to_copy_true_aliases_only_keyword():
-    import torch
-
     t = torch.arange(3.0)
     assert t.to(device=t.device, dtype=t.dtype, copy=True) is not t
 
@@ -731,7 +533,7 @@ MUTANTS += (
         domain={"call_form": "method"},
         region="positional spellings t.to(dtype|device|other, copy=True)",
         family="convention",
-        patch=_patch_to_copy_true_aliases_only_positional,
+        patch=wrap("torch.Tensor.to", _to_copy_true_aliases_only_positional),
         witness=_witness_to_copy_true_aliases_only_positional,
     ),
     Mutant(
@@ -741,7 +543,7 @@ MUTANTS += (
         domain={"call_form": "keyword"},
         region="the keyword spelling t.to(device=..., dtype=..., copy=True)",
         family="convention",
-        patch=_patch_to_copy_true_aliases_only_keyword,
+        patch=wrap("torch.Tensor.to", _to_copy_true_aliases_only_keyword),
         witness=_witness_to_copy_true_aliases_only_keyword,
     ),
 )
