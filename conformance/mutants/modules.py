@@ -17,6 +17,7 @@ See :mod:`conformance.mutants` for what a mutant is and how it is run.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 
 from conformance.mutants.base import Mutant
@@ -318,15 +319,25 @@ def _witness_modules_load_assign_keeps_float32_objects():
     assert m.weight is not w
 
 
-def _modules_half_makes_new_parameters(orig, self):
+@contextlib.contextmanager
+def _conversion_flag(name, value):
+    """``torch.__future__``'s ``{name}_module_params_on_conversion`` flag
+    (``overwrite`` or ``swap``) set to ``value``, then restored."""
     import torch.__future__ as future
 
-    prev = future.get_overwrite_module_params_on_conversion()
-    future.set_overwrite_module_params_on_conversion(True)
+    get = getattr(future, f"get_{name}_module_params_on_conversion")
+    set_ = getattr(future, f"set_{name}_module_params_on_conversion")
+    prev = get()
+    set_(value)
     try:
-        return orig(self)
+        yield
     finally:
-        future.set_overwrite_module_params_on_conversion(prev)
+        set_(prev)
+
+
+def _converts_with_overwrite(value, orig, self):
+    with _conversion_flag("overwrite", value):
+        return orig(self)
 
 
 def _witness_modules_half_makes_new_parameters():
@@ -427,39 +438,18 @@ def _witness_modules_to_float16_keeps_shared_buffers():
     assert m.a.scale is not m.b.scale
 
 
-def _modules_double_ignores_overwrite_flag(orig, self):
-    import torch.__future__ as future
-
-    prev = future.get_overwrite_module_params_on_conversion()
-    future.set_overwrite_module_params_on_conversion(False)
-    try:
-        return orig(self)
-    finally:
-        future.set_overwrite_module_params_on_conversion(prev)
-
-
 def _witness_modules_double_ignores_overwrite_flag():
-    import torch.__future__ as future
-
     m = torch.nn.Linear(2, 2)
     w = m.weight
-    future.set_overwrite_module_params_on_conversion(True)
-    try:
+    with _conversion_flag("overwrite", True):
         m.double()
-    finally:
-        future.set_overwrite_module_params_on_conversion(False)
     assert m.weight is not w
 
 
 def _witness_modules_overwrite_keeps_bfloat16_ties():
-    import torch.__future__ as future
-
     m = _tied()
-    future.set_overwrite_module_params_on_conversion(True)
-    try:
+    with _conversion_flag("overwrite", True):
         m.bfloat16()
-    finally:
-        future.set_overwrite_module_params_on_conversion(False)
     assert m.a.weight is not m.b.weight
 
 
@@ -468,26 +458,15 @@ def _modules_bfloat16_swap_flag_overwrites(orig, self):
 
     if not future.get_swap_module_params_on_conversion():
         return orig(self)
-    prev = future.get_overwrite_module_params_on_conversion()
-    future.set_swap_module_params_on_conversion(False)
-    future.set_overwrite_module_params_on_conversion(True)
-    try:
+    with _conversion_flag("swap", False), _conversion_flag("overwrite", True):
         return orig(self)
-    finally:
-        future.set_overwrite_module_params_on_conversion(prev)
-        future.set_swap_module_params_on_conversion(True)
 
 
 def _witness_modules_bfloat16_swap_flag_overwrites():
-    import torch.__future__ as future
-
     m = torch.nn.Linear(2, 2)
     w = m.weight
-    future.set_swap_module_params_on_conversion(True)
-    try:
+    with _conversion_flag("swap", True):
         m.bfloat16()
-    finally:
-        future.set_swap_module_params_on_conversion(False)
     assert m.weight is w and m.weight.dtype == torch.bfloat16
 
 
@@ -874,7 +853,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("modules.to-keeps-parameter-identity",),
         region="the .half() calling form",
         family="convention",
-        patch=wrap("torch.nn.Module.half", _modules_half_makes_new_parameters),
+        patch=wrap("torch.nn.Module.half", functools.partial(_converts_with_overwrite, True)),
         witness=_witness_modules_half_makes_new_parameters,
     ),
     Mutant(
@@ -919,7 +898,7 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("modules.future-overwrite-new-parameters",),
         region="the .double() calling form",
         family="convention",
-        patch=wrap("torch.nn.Module.double", _modules_double_ignores_overwrite_flag),
+        patch=wrap("torch.nn.Module.double", functools.partial(_converts_with_overwrite, False)),
         witness=_witness_modules_double_ignores_overwrite_flag,
     ),
     Mutant(
