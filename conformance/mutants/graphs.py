@@ -6,8 +6,13 @@ See :mod:`conformance.mutants` for what a mutant is and how it is run.
 
 from __future__ import annotations
 
+import functools
+
 from conformance.mutants.base import Mutant
 from conformance.mutants.patching import function_mode, patches, refused, torch, wrap, wrap_each
+
+#: The start of torch's error for an in-place write of an inference tensor outside the mode.
+_INFERENCE_WRITE = "Inplace update to inference tensor outside InferenceMode"
 
 
 def _getitem_no_grad_detaches(func, args, kwargs):
@@ -377,16 +382,18 @@ def _inference_mul_inplace_under_no_grad(orig, self, other):
     return orig(self, other)
 
 
-def _witness_inference_mul_inplace_under_no_grad():
+def _inference_write_refused(write, message):
+    """A witness: ``write(t)`` of an inference tensor ``t``, outside
+    inference_mode, raises the inference error."""
     with torch.inference_mode():
         t = torch.ones(3)
-    with refused(
-        RuntimeError,
-        "an inference tensor accepted mul_ outside inference_mode",
-        match="Inplace update to inference tensor outside InferenceMode",
-    ):
-        with torch.no_grad():
-            t.mul_(2)
+    with refused(RuntimeError, message, match=_INFERENCE_WRITE):
+        write(t)
+
+
+def _mul_under_no_grad(t):
+    with torch.no_grad():
+        t.mul_(2)
 
 
 def _mark_inference_views(func, args, kwargs):
@@ -407,17 +414,6 @@ def _inference_view_mul_inplace_accepted(orig, self, other):
         with torch.inference_mode():
             return orig(self, other)
     return orig(self, other)
-
-
-def _witness_inference_view_mul_inplace_accepted():
-    with torch.inference_mode():
-        t = torch.ones(3)
-    with refused(
-        RuntimeError,
-        "a view of an inference tensor accepted mul_",
-        match="Inplace update to inference tensor outside InferenceMode",
-    ):
-        t[:1].mul_(2)
 
 
 def _backward_retains_float64_graph(
@@ -702,7 +698,11 @@ MUTANTS: tuple[Mutant, ...] = (
         region="in-place ops on inference tensors under no_grad",
         family="mode",
         patch=wrap("torch.Tensor.mul_", _inference_mul_inplace_under_no_grad),
-        witness=_witness_inference_mul_inplace_under_no_grad,
+        witness=functools.partial(
+            _inference_write_refused,
+            _mul_under_no_grad,
+            "an inference tensor accepted mul_ outside inference_mode",
+        ),
     ),
     Mutant(
         name="inference-view-mul-inplace-accepted",
@@ -714,7 +714,11 @@ MUTANTS: tuple[Mutant, ...] = (
             function_mode(_mark_inference_views),
             wrap("torch.Tensor.mul_", _inference_view_mul_inplace_accepted),
         ),
-        witness=_witness_inference_view_mul_inplace_accepted,
+        witness=functools.partial(
+            _inference_write_refused,
+            lambda t: t[:1].mul_(2),
+            "a view of an inference tensor accepted mul_",
+        ),
     ),
     Mutant(
         name="backward-retains-float64-graph",
