@@ -260,6 +260,9 @@ def test_legacy_interface(tmp_path):
     assert write_sitecustomize(get("detach-copies"), tmp_path / "d").exists()
     with pytest.raises(KeyError):
         legacy.write_sitecustomize("no-such-mutant", tmp_path / "e")
+    adhoc = Mutant("x", "d", ("clone.new-storage",), lambda: None, lambda: None)
+    with pytest.raises(ValueError, match="module-level function"):
+        write_sitecustomize(adhoc, tmp_path / "f")  # a lambda cannot be imported by name
     with pytest.raises(KeyError):
         get("no-such-mutant")
     assert {m.name for m in all_mutants()} == {m.name for m in CATALOGUE}

@@ -58,6 +58,8 @@ mutant (``torch-conformance mutate --whole-suite``) and records which claims kil
 
 from __future__ import annotations
 
+import ast
+import functools
 import importlib
 import os
 import pkgutil
@@ -255,15 +257,49 @@ def install(name: str) -> Mutant:
     return mutant
 
 
+def _loader(mutant: Mutant) -> tuple[str, str]:
+    """The imports and the call a ``sitecustomize`` runs to apply ``mutant``:
+    :func:`install` by name for the catalogue (and the control), else its
+    patch looked up as ``module:qualname`` - a module-level function, or a
+    :func:`functools.partial` of one binding literal arguments (the suite's
+    own tests make such mutants)."""
+    if mutant is CONTROL or _BY_NAME.get(mutant.name) is mutant:
+        return "from conformance.mutants import install\n", f"install({mutant.name!r})\n"
+    fn, args = mutant.patch, ()
+    if isinstance(fn, functools.partial) and not fn.keywords:
+        fn, args = fn.func, fn.args
+    module, qualname = getattr(fn, "__module__", None), getattr(fn, "__qualname__", "")
+    literal = all(_is_literal(a) for a in args)
+    if not module or not qualname.isidentifier() or not literal:
+        raise ValueError(
+            f"mutant {mutant.name}: a sitecustomize can apply only the catalogue's mutants "
+            "or a patch that is a module-level function (of literal arguments)"
+        )
+    return (
+        f"from conformance.mutants import hide_from_hypothesis\nfrom {module} import {qualname}\n",
+        f"hide_from_hypothesis()\n{qualname}({', '.join(repr(a) for a in args)})\n",
+    )
+
+
+def _is_literal(value: object) -> bool:
+    try:
+        return ast.literal_eval(repr(value)) == value
+    except (ValueError, SyntaxError):
+        return False
+
+
 def write_sitecustomize(name: str | Mutant, directory: Path) -> Path:
     """Write the ``sitecustomize.py`` installing mutant ``name`` into ``directory``.
 
-    ``name`` is a mutant name or a :class:`Mutant` of the catalogue (or the
-    control). The file imports torch, then this package from the checkout
-    (:data:`ROOT`, put first on ``sys.path`` for that import only) and
-    calls :func:`install`. Raises ``KeyError`` for an unknown name.
+    ``name`` is a mutant name or a :class:`Mutant` (of the catalogue, the
+    control, or one whose patch is a module-level function: see
+    :func:`_loader`). The file imports torch, then this package (and the
+    patch's module) from the checkout (:data:`ROOT`, put first on
+    ``sys.path`` for those imports only) and applies the patch. Raises
+    ``KeyError`` for an unknown name.
     """
-    mutant = get(name.name if isinstance(name, Mutant) else name)
+    mutant = name if isinstance(name, Mutant) else get(name)
+    imports, call = _loader(mutant)
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / "sitecustomize.py"
@@ -272,11 +308,8 @@ def write_sitecustomize(name: str | Mutant, directory: Path) -> Path:
         "import sys\n\n"
         "import torch  # noqa: F401  (a mutant patches torch right after its import)\n\n"
         f"sys.path.insert(0, {str(ROOT)!r})\n"
-        "try:\n"
-        "    from conformance.mutants import install\n"
-        "finally:\n"
-        "    sys.path.pop(0)\n"
-        f"install({mutant.name!r})\n",
+        "try:\n" + "".join(f"    {line}\n" for line in imports.splitlines()) + "finally:\n"
+        "    sys.path.pop(0)\n" + call,
         encoding="utf-8",
     )
     return path
