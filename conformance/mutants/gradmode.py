@@ -47,7 +47,8 @@ def _witness_no_grad_normal_exit_keeps_mode():
 def _no_grad_with_statement_noop(orig_enter, self):
     import sys
 
-    if sys._getframe(1).f_code.co_filename.endswith("_contextlib.py"):
+    # the frame that entered no_grad: 2 up, above wrap's wrapper
+    if sys._getframe(2).f_code.co_filename.endswith("_contextlib.py"):
         return orig_enter(self)
     self.prev = torch.is_grad_enabled()
     return None
@@ -93,7 +94,8 @@ def _set_grad_enabled_call_noop(orig_init, self, mode):
     import pathlib
     import sys
 
-    if "torch" in pathlib.PurePath(sys._getframe(1).f_code.co_filename).parts[-3:-1]:
+    # the frame that called set_grad_enabled: 2 up, above wrap's wrapper
+    if "torch" in pathlib.PurePath(sys._getframe(2).f_code.co_filename).parts[-3:-1]:
         return orig_init(self, mode)
     self.prev = torch.is_grad_enabled()
     self.mode = mode

@@ -166,6 +166,10 @@ class wrap(Patch):
             return out.clone() if self.dim() == 0 else out
 
         wrap("torch.Tensor.detach", _copies_0d, also=("torch.detach",))
+
+    ``fn`` runs one frame below the wrapper: code that looks at its caller
+    (``sys._getframe``, ``warnings.warn(stacklevel=...)``) counts one frame
+    more than in a function installed directly.
     """
 
     def __init__(

@@ -178,8 +178,8 @@ def _save_hook_warning_once_per_tensor(orig, tensor):
     hooks = getattr(tensor, "_backward_hooks", None)
     if hooks and len(hooks) > 1:
         for k in hooks:
-            warnings.warn(
-                f"backward hook {hooks[k]} on tensor will not be serialized.", stacklevel=2
+            warnings.warn(  # stacklevel 3: the caller, above wrap's wrapper
+                f"backward hook {hooks[k]} on tensor will not be serialized.", stacklevel=3
             )
             return
     return orig(tensor)
