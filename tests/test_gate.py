@@ -5,6 +5,7 @@ Each case runs ``torch-conformance run`` in a subprocess on a few claims.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -14,6 +15,7 @@ import pytest
 
 from tests.conftest import cpu_verdicts, no_shrinking, run_gate
 from tests.mutants import MUTANTS, mutant_env
+from tests.mutants import gate as gate_patches
 
 SHARES = "detach.shares-storage"
 STALE = "detach.metadata-change-raises"  # a known deviation on torch >= 1.13
@@ -371,31 +373,18 @@ def test_spent_shrink_budget_keeps_the_regression_and_says_so(cli, tmp_path, rea
     assert "shrinking stopped after 0 s" in t["failure"]["notes"]
 
 
-def _gate_under(cli, tmp_path, read_results, source: str, claim: str, exp: str, test: str):
+def _gate_under(cli, tmp_path, read_results, patch, claim: str, exp: str, test: str):
     """Run the gate on ``claim`` with the expectations ``exp`` under a torch
-    patched by ``source``; returns the process and the CPU record of ``test``."""
+    patched by ``patch`` (a function of ``tests.mutants.gate``, its arguments
+    bound); returns the process and the CPU record of ``test``."""
     from conformance.mutants import Mutant
 
     mutant = Mutant(name="self-test", description="self-test", claims=(claim,),
-                    source=source, witness="")  # fmt: skip
+                    patch=patch, witness=lambda: None)  # fmt: skip
     env = mutant_env(mutant, tmp_path / "mutant")
     proc, out = run_gate(cli, tmp_path, "--claims", claim, "--expectations", exp, env=env)
     (t,) = [t for t in read_results(out)["tests"] if t["name"] == test and t["device"] == "cpu"]
     return proc, t
-
-
-#: detach() copies float64 tensors (the recorded whole-test deviation below)
-#: and, with ``refuse_int64``, refuses int64 ones with an error of its own.
-_DETACH_COPIES_SOURCE = """
-import torch
-_detach = torch.Tensor.detach
-def detach(self):
-    if self.dtype == torch.int64 and {refuse_int64}:
-        raise RuntimeError("detach() refused for int64 (a different regression)")
-    out = _detach(self)
-    return out.clone() if self.dtype == torch.float64 else out
-torch.Tensor.detach = detach
-"""
 
 
 @pytest.mark.parametrize("refuse_int64", [False, True])
@@ -407,7 +396,7 @@ def test_a_whole_test_entry_checks_every_example(cli, tmp_path, read_results, re
     recorded and the others hold; a torch that also breaks int64 detach in a
     way of its own fails the gate, however many float64 examples came first
     (the entry once switched shrinking off and read the first failure)."""
-    source = _DETACH_COPIES_SOURCE.format(refuse_int64=refuse_int64)
+    patch = functools.partial(gate_patches.detach_copies_float64, refuse_int64)
     exp = _expectations(
         tmp_path,
         f"""
@@ -421,7 +410,7 @@ def test_a_whole_test_entry_checks_every_example(cli, tmp_path, read_results, re
         torch = ">=1.0,<9"
         """,
     )
-    proc, t = _gate_under(cli, tmp_path, read_results, source, SHARES, exp,
+    proc, t = _gate_under(cli, tmp_path, read_results, patch, SHARES, exp,
                           "test_detach_shares_storage")  # fmt: skip
     if refuse_int64:
         assert proc.returncode == 1, proc.stdout[-2000:]
@@ -432,22 +421,6 @@ def test_a_whole_test_entry_checks_every_example(cli, tmp_path, read_results, re
         assert t["verdict"] == "expected-deviation", t["verdict"]
         assert t["region"]["inside"] >= 2, t["region"]
         assert t["example_counts"]["checked"] >= 50, t["example_counts"]
-
-
-#: copy_() returns a clone for a float64 dst (the recorded whole-test
-#: deviation below) and, with ``rebind_int64``, moves an int64 dst to new
-#: storage (a different violation of the same claim).
-_COPY_SOURCE = """
-import torch
-_copy = torch.Tensor.copy_
-def copy_(self, src, non_blocking=False):
-    out = _copy(self, src, non_blocking)
-    if self.dtype == torch.int64 and {rebind_int64} and self.numel():
-        with torch.no_grad():
-            self.set_(self.clone())
-    return out.clone() if self.dtype == torch.float64 else out
-torch.Tensor.copy_ = copy_
-"""
 
 
 @pytest.mark.parametrize("rebind_int64", [False, True])
@@ -462,7 +435,7 @@ def test_later_violations_of_an_explained_claim_must_match_its_entry(
     to new storage (copy.returns-self's other check) fails the gate, even
     when the recorded failure was met first."""
     claim = "copy.returns-self"
-    source = _COPY_SOURCE.format(rebind_int64=rebind_int64)
+    patch = functools.partial(gate_patches.copy_returns_clone_float64, rebind_int64)
     exp = _expectations(
         tmp_path,
         f"""
@@ -476,7 +449,7 @@ def test_later_violations_of_an_explained_claim_must_match_its_entry(
         torch = ">=1.0,<9"
         """,
     )
-    proc, t = _gate_under(cli, tmp_path, read_results, source, claim, exp,
+    proc, t = _gate_under(cli, tmp_path, read_results, patch, claim, exp,
                           "test_copy_returns_self_and_copies_values")  # fmt: skip
     if rebind_int64:
         assert proc.returncode == 1, proc.stdout[-2000:]

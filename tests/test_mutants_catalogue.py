@@ -4,6 +4,9 @@ runner's bookkeeping (ordering, kill attribution, report) is right."""
 
 from __future__ import annotations
 
+import inspect
+import json
+import os
 import re
 import subprocess
 import sys
@@ -51,7 +54,7 @@ def test_catalogue_has_both_kinds_and_every_family():
 def test_mutant_is_documented_and_compiles(mutant: Mutant):
     from conformance.registry import default_registry
 
-    assert mutant.description and mutant.claims and mutant.witness.strip()
+    assert mutant.description and mutant.claims
     registry = default_registry()
     unknown = [c for c in mutant.claims if c not in registry]
     assert not unknown, f"{mutant.name}: declares unregistered claims {unknown}"
@@ -62,24 +65,142 @@ def test_mutant_is_documented_and_compiles(mutant: Mutant):
 
     for c in mutant.claims:
         assert claim_modules([c]), f"{mutant.name}: no conformance module tests {c}"
-    compile(mutant.source, f"<mutant {mutant.name}>", "exec")
-    compile(mutant.witness, f"<witness {mutant.name}>", "exec")
-    assert "import torch" in mutant.source
+    for fn in (mutant.patch, mutant.witness):
+        assert callable(fn), f"{mutant.name}: patch and witness are functions"
+        required = [
+            p
+            for p in inspect.signature(fn).parameters.values()
+            if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        ]
+        assert not required, f"{mutant.name}: {fn} needs arguments {required}"
+    assert mutant.source.strip(), f"{mutant.name}: no readable patch source"
 
 
+def _run_python(code: str) -> subprocess.CompletedProcess:
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
+    return subprocess.run([sys.executable, "-c", code], cwd=str(ROOT), env=env,
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+
+
+def test_importing_the_catalogue_imports_no_torch_and_patches_nothing():
+    """A mutant names functions; building the records resolves no target."""
+    proc = _run_python(
+        "import sys\n"
+        "import conformance.mutants as m\n"
+        "assert len(m.CATALOGUE) > 900\n"
+        "heavy = sorted(n for n in sys.modules if n.split('.')[0] in ('torch', 'numpy'))\n"
+        "assert not heavy, heavy\n"
+    )
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_the_catalogue_gives_hypothesis_no_constants():
+    """After :func:`conformance.mutants.install`, Hypothesis' pool of local
+    constants holds none of the numbers only the catalogue's modules spell
+    (a patch's thresholds must not steer the suite's draws)."""
+    proc = _run_python(
+        "import sys\n"
+        "from hypothesis.internal.conjecture import providers\n"
+        "from hypothesis.internal.constants_ast import constants_from_module, is_local_module_file\n"
+        "import conformance.mutants as m\n"
+        "m.install('control')\n"
+        "hidden = [sys.modules[n] for n in m.AREA_MODULES.values()]\n"
+        "hidden += [sys.modules['conformance.mutants.patching'], sys.modules['conformance.mutants._tensor_domain']]\n"
+        "ids = {id(x) for x in hidden}\n"
+        "mine = set().union(*(set(constants_from_module(x, limit=False).integers)\n"
+        "                   | set(constants_from_module(x, limit=False).floats) for x in hidden))\n"
+        "others = set()\n"
+        "for x in list(sys.modules.values()):\n"
+        "    f = getattr(x, '__file__', None)\n"
+        "    if f and id(x) not in ids and is_local_module_file(f):\n"
+        "        c = constants_from_module(x)\n"
+        "        others |= set(c.integers) | set(c.floats)\n"
+        "assert mine - others, 'the catalogue spells no number of its own: nothing to check'\n"
+        "pool = providers._get_local_constants()\n"
+        "leaked = (set(pool.integers) | set(pool.floats)) & (mine - others)\n"
+        "assert not leaked, sorted(leaked)\n"
+    )
+    assert proc.returncode == 0, proc.stderr
+
+
+#: Child program of the calling-form check: imports torch and the catalogue
+#: once, then per mutant forks a child that applies the patch and reports
+#: which attributes of ``torch.Tensor`` and of ``torch`` it rebound.
+_PATCHED_NAMES_SERVER = r"""
+import json, os, sys
+import torch
+from conformance.mutants import get
+
+def patched(name):
+    tensor, module = dict(vars(torch.Tensor)), dict(vars(torch))
+    get(name).patch()
+    changed = lambda new, old: sorted(k for k, v in new.items() if old.get(k, object()) is not v)
+    return {"tensor": changed(vars(torch.Tensor), tensor),
+            "torch": changed(vars(torch), module),
+            "callable": sorted(k for k, v in module.items() if callable(v))}
+
+out = {}
+for name in json.load(sys.stdin):
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        try:
+            res = patched(name)
+        except BaseException as e:
+            res = {"error": repr(e)}
+        os.write(w, json.dumps(res).encode())
+        os._exit(0)
+    os.close(w)
+    chunks = []
+    while True:
+        b = os.read(r, 1 << 16)
+        if not b:
+            break
+        chunks.append(b)
+    os.close(r)
+    os.waitpid(pid, 0)
+    out[name] = json.loads(b"".join(chunks) or b'{"error": "child died"}')
+print("PATCHED " + json.dumps(out))
+"""
+
+
+#: Function forms torch has without documenting them (no docstring; the
+#: suite never calls them): the in-place ops a mutant wraps in a loop over
+#: ``Tensor`` methods (``zero_``, ``fill_``) need not patch them.
+_UNDOCUMENTED_FUNCTION_FORMS = {"zero_", "fill_"}
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="forks one child per mutant")
 def test_method_and_function_forms_are_patched_together():
     """A mutant of ``Tensor.X`` also patches ``torch.X`` where torch has one,
-    unless it is deliberately wrong for one calling convention only."""
-    import torch
-
-    for m in CATALOGUE:
-        if m.family == "convention":
-            continue
-        for name in re.findall(r"^torch\.Tensor\.(\w+) = ", m.source, flags=re.M):
-            if callable(getattr(torch, name, None)) and not name.startswith("__"):
-                assert re.search(rf"^torch\.{name} = ", m.source, flags=re.M), (
-                    f"{m.name} patches Tensor.{name} but not torch.{name}"
-                )
+    unless it is deliberately wrong for one calling convention only. Read
+    from what each patch really rebinds (applied in a fork), not from its text."""
+    names = [m.name for m in CATALOGUE if m.family != "convention"]
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
+    proc = subprocess.run([sys.executable, "-c", _PATCHED_NAMES_SERVER], input=json.dumps(names),
+                          cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=600)  # fmt: skip
+    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("PATCHED ")), None)
+    assert line is not None, proc.stderr[-2000:]
+    results = json.loads(line.removeprefix("PATCHED "))
+    errors = {n: r["error"] for n, r in results.items() if "error" in r}
+    assert not errors, f"patches that failed to apply: {errors}"
+    missing = [
+        f"{n} patches Tensor.{x} but not torch.{x}"
+        for n, r in results.items()
+        for x in r["tensor"]
+        if not x.startswith("__")
+        and x in r["callable"]
+        and x not in r["torch"]
+        and x not in _UNDOCUMENTED_FUNCTION_FORMS
+    ]
+    assert not missing, missing
 
 
 def test_every_witness_holds_on_real_torch_and_fails_under_its_mutant():
@@ -114,7 +235,7 @@ def test_control_mutant_leaves_torch_alone(tmp_path):
     env = runner.mutated_env(CONTROL, tmp_path / "site")
     code = (
         "import sitecustomize, torch\n"
-        "assert 'control run' in open(sitecustomize.__file__).read()\n"
+        "assert \"install('control')\" in open(sitecustomize.__file__).read()\n"
         "assert torch.Tensor.clone is torch._C.TensorBase.clone\n"
         "assert torch.Tensor.data is torch._C.TensorBase.data\n"
     )
@@ -131,7 +252,7 @@ def test_legacy_interface(tmp_path):
     description, source = legacy.MUTANTS["clone-shares-storage"]
     assert "alias" in description and "torch.clone" in source
     path = legacy.write_sitecustomize("clone-shares-storage", tmp_path / "a")
-    assert path.name == "sitecustomize.py" and "torch.clone" in path.read_text()
+    assert path.name == "sitecustomize.py" and "install('clone-shares-storage')" in path.read_text()
     env = legacy.mutant_env("detach-copies", tmp_path / "b")
     assert env["PYTHONPATH"].split(":")[0] == str(tmp_path / "b")
     env2 = mutant_env("detach-copies", tmp_path / "c")
@@ -139,6 +260,9 @@ def test_legacy_interface(tmp_path):
     assert write_sitecustomize(get("detach-copies"), tmp_path / "d").exists()
     with pytest.raises(KeyError):
         legacy.write_sitecustomize("no-such-mutant", tmp_path / "e")
+    adhoc = Mutant("x", "d", ("clone.new-storage",), lambda: None, lambda: None)
+    with pytest.raises(ValueError, match="module-level function"):
+        write_sitecustomize(adhoc, tmp_path / "f")  # a lambda cannot be imported by name
     with pytest.raises(KeyError):
         get("no-such-mutant")
     assert {m.name for m in all_mutants()} == {m.name for m in CATALOGUE}
@@ -157,7 +281,7 @@ def test_cli_lists_the_catalogue_and_rejects_unknown_names(cli):
 
 def test_target_modules_run_first_and_every_module_runs():
     mods = runner.module_areas()
-    m = Mutant("x", "d", ("clone.new-storage", "detach.is-leaf"), "import torch\n", "pass")
+    m = Mutant("x", "d", ("clone.new-storage", "detach.is-leaf"), lambda: None, lambda: None)
     order = runner.ordered_modules(m)
     assert sorted(order) == sorted(mods), "every conformance module runs exactly once"
     assert "clone" in mods[order[0]]

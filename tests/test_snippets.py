@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conformance.checks import assert_same_bits, shares_storage
-from conformance.mutants import get, targeted
+from conformance.mutants import ROOT, get, targeted
 from reports.plugin import _Draws
 from reports.snippet import SnippetUnavailable, make_snippet
 from strategies import TensorSpec, tensor_specs
@@ -47,9 +47,11 @@ def _run(code: str, env: dict) -> subprocess.CompletedProcess:
 
 #: Runs many snippets cheaply: a server in the clean environment imports
 #: only torch and NumPy, then forks one child per JSON job read from stdin
-#: (``{"code": ..., "mutant": source or null}``); a child installs the
-#: mutant as its sitecustomize would, runs the snippet in a fresh namespace
-#: as ``__main__`` and exits as an interpreter would (``sys.exit`` status; 1
+#: (``{"code": ..., "mutant": name or null}``); a child installs the mutant
+#: as its sitecustomize would (importing the catalogue from the checkout
+#: named by ``argv[1]``, then forgetting the suite's modules again, so that
+#: the snippet finds none of them), runs the snippet in a fresh namespace as
+#: ``__main__`` and exits as an interpreter would (``sys.exit`` status; 1
 #: with the traceback on stderr for an exception). The
 #: server replies one JSON line per job: ``{"returncode", "stderr"}``.
 _SNIPPET_SERVER = r"""
@@ -65,7 +67,12 @@ for line in sys.stdin:
         rc = 0
         try:
             if job["mutant"]:
-                exec(compile(job["mutant"], "<mutant>", "exec"), {"__name__": "sitecustomize"})
+                sys.path.insert(0, sys.argv[1])
+                from conformance.mutants import get
+                get(job["mutant"]).patch()
+                sys.path.remove(sys.argv[1])
+                for name in [n for n in sys.modules if n.split(".")[0] == "conformance"]:
+                    del sys.modules[name]
             exec(compile(job["code"], "<snippet>", "exec"), {"__name__": "__main__"})
         except SystemExit as e:  # sys.exit(): the status an interpreter would exit with
             if e.code is None or isinstance(e.code, int):
@@ -86,13 +93,13 @@ for line in sys.stdin:
 
 
 def _run_many(jobs: list[tuple[str, str | None]]) -> list[subprocess.CompletedProcess]:
-    """Run each ``(snippet, mutant source or None)`` in a fork of one
+    """Run each ``(snippet, mutant name or None)`` in a fork of one
     interpreter started in :func:`_clean_env` (outside the checkout, no
     ``PYTHONPATH``) that imported only torch and NumPy: a snippet that needs
     anything of the suite fails as in a fresh interpreter, and the mutant is
     installed after ``import torch``, as its sitecustomize does."""
     lines = "".join(json.dumps({"code": c, "mutant": m}) + "\n" for c, m in jobs)
-    proc = subprocess.run([sys.executable, "-c", _SNIPPET_SERVER], input=lines, env=_clean_env(),
+    proc = subprocess.run([sys.executable, "-c", _SNIPPET_SERVER, str(ROOT)], input=lines, env=_clean_env(),
                           capture_output=True, text=True, timeout=600, cwd="/")  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
     out = [json.loads(ln) for ln in proc.stdout.splitlines() if ln.startswith("{")]
@@ -163,7 +170,7 @@ def test_every_snippet_of_a_mutant_run_fails_there_and_passes_on_real_torch(tmp_
             assert not any(s in snippet for s in _SUITE_IMPORTS), t["nodeid"]
             cases.append((name, t["nodeid"], snippet))
     # each snippet under its mutant, then on real torch
-    runs = _run_many([(c, get(n).source) for n, _, c in cases] + [(c, None) for _, _, c in cases])
+    runs = _run_many([(c, n) for n, _, c in cases] + [(c, None) for _, _, c in cases])
     for (name, nodeid, _), bad, good in zip(
         cases, runs[: len(cases)], runs[len(cases) :], strict=True
     ):

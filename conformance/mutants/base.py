@@ -3,7 +3,10 @@ modules can import it without importing each other)."""
 
 from __future__ import annotations
 
+import functools
+import inspect
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -40,12 +43,17 @@ class Mutant:
             (calling form), ``relation`` (between arguments), ``subclass``,
             ``mode`` (grad/inference mode), ``backend`` (a compile backend)
             or ``other``.
-        source: Python executed after ``import torch`` (as ``sitecustomize``
-            at interpreter start-up, or in a forked child of the sweep) that
-            patches torch. It keeps the real implementation under a private
-            name and calls it outside the broken region.
-        witness: a short Python snippet asserting the *real* behaviour the
-            mutant breaks: it exits 0 on real torch and raises
+        patch: a function of no arguments that patches torch, called after
+            ``import torch`` (by a ``sitecustomize`` at interpreter start-up,
+            or in a forked child of the sweep: see
+            :func:`conformance.mutants.install`). It keeps the real
+            implementation and calls it outside the broken region; most are
+            built by the combinators of :mod:`conformance.mutants.patching`.
+            Building the record patches nothing: the patch resolves its
+            targets when it is called.
+        witness: a function of no arguments asserting the *real* behaviour
+            the mutant breaks, run in a fresh interpreter (or a fork of one)
+            that imported torch: it returns on real torch and raises
             ``AssertionError`` under the mutant.
 
     Raises ``ValueError`` on construction for a mutant without claims, a
@@ -55,8 +63,8 @@ class Mutant:
     name: str
     description: str
     claims: tuple[str, ...]
-    source: str
-    witness: str
+    patch: Callable[[], object]
+    witness: Callable[[], object]
     region: str = ""
     family: str = ""
     #: Extra areas whose modules the sweep also collects (rarely needed:
@@ -99,8 +107,8 @@ class Mutant:
         unknown = set(self.backends) - {"eager", "aot_eager", "inductor"}
         if unknown:
             raise ValueError(f"mutant {self.name}: unknown backends {sorted(unknown)}")
-        object.__setattr__(self, "source", textwrap.dedent(self.source).strip() + "\n")
-        object.__setattr__(self, "witness", textwrap.dedent(self.witness).strip() + "\n")
+        if not callable(self.patch) or not callable(self.witness):
+            raise TypeError(f"mutant {self.name}: patch and witness must be functions")
 
     @property
     def kind(self) -> Literal["always", "partial"]:
@@ -117,6 +125,12 @@ class Mutant:
         """The declared claims (the name older code used)."""
         return self.claims
 
+    @property
+    def source(self) -> str:
+        """The patch as a reader sees it: the source of its function(s), or
+        the combinator's own account of what it replaces (never executed)."""
+        return describe(self.patch)
+
     def to_dict(self) -> dict:
         return {
             "name": self.name,
@@ -130,3 +144,18 @@ class Mutant:
             "backends": list(self.backends),
             "domain": {d: v for d, v in self.domain},
         }
+
+
+def describe(fn: Callable) -> str:
+    """Readable Python for a patch or witness ``fn``: a combinator's own
+    ``describe()``, the source of a function (with the arguments bound by a
+    :func:`functools.partial`), or its ``repr`` when it has no source."""
+    if hasattr(fn, "describe"):
+        return fn.describe()
+    if isinstance(fn, functools.partial):
+        bound = [repr(a) for a in fn.args] + [f"{k}={v!r}" for k, v in fn.keywords.items()]
+        return f"{describe(fn.func)}# called with ({', '.join(bound)})\n"
+    try:
+        return textwrap.dedent(inspect.getsource(fn))
+    except (OSError, TypeError):
+        return f"{fn!r}\n"

@@ -23,29 +23,40 @@ See :mod:`conformance.mutants` for what a mutant is and how it is run.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
 from conformance.mutants.base import Mutant
-
-#: The wrapper every mutant installs; ``{corrupt}`` defines
-#: ``_corrupt(backend, args, call)``, which runs the real compiled call
-#: (``call()``, or ``call(*other_args)`` on other arguments) and returns what
-#: the wrapper returns.
-_WRAPPER = """
-import torch
-
-_real_compile = torch.compile
+from conformance.mutants.patching import refused, torch
 
 
-def _compile(model=None, **kwargs):
-    if model is None:
-        return lambda m: _compile(m, **kwargs)
-    backend = kwargs.get("backend", "inductor")
-    inner = _real_compile(model, **kwargs)
+def _install(corrupt: Callable[[str, tuple, Callable], object]) -> None:
+    """Replace ``torch.compile`` with a wrapper around the real one whose
+    compiled call returns ``corrupt(backend, args, call)``: ``call()`` runs
+    the real compiled function, ``call(*other_args)`` runs it on other
+    arguments."""
 
-    def run(*args, **kw):
-        # call() runs the real compiled function; call(*other) runs it on other arguments
-        return _corrupt(backend, args, lambda *other: inner(*(other or args), **kw))
+    _real_compile = torch.compile
 
-    return run
+    def _compile(model=None, **kwargs):
+        if model is None:
+            return lambda m: _compile(m, **kwargs)
+        backend = kwargs.get("backend", "inductor")
+        inner = _real_compile(model, **kwargs)
+
+        def run(*args, **kw):
+            # call() runs the real compiled function; call(*other) runs it on other arguments
+            return corrupt(backend, args, lambda *other: inner(*(other or args), **kw))
+
+        return run
+
+    torch.compile = _compile
+
+
+def _corrupting(corrupt: Callable[..., object], *args: object) -> Callable[[], None]:
+    """The patch installing the wrapper with ``corrupt`` (its leading
+    arguments bound to ``args``)."""
+    return functools.partial(_install, functools.partial(corrupt, *args) if args else corrupt)
 
 
 def _flat(out):
@@ -62,21 +73,23 @@ def _rebuild(out, items):
 
 def _shares(t, args):
     s = t.untyped_storage().data_ptr()
-    return any(
-        isinstance(a, torch.Tensor) and a.untyped_storage().data_ptr() == s for a in args
-    )
+    return any(isinstance(a, torch.Tensor) and a.untyped_storage().data_ptr() == s for a in args)
 
 
-{corrupt}
+def _copy_aliasing_outputs(only, backend, args, call):
+    out = call()
+    if backend != only:
+        return out
+    items = [
+        o.clone() if isinstance(o, torch.Tensor) and _shares(o, args) else o for o in _flat(out)
+    ]
+    return _rebuild(out, items)
 
-torch.compile = _compile
-"""
 
-
-def _source(corrupt: str) -> str:
-    import textwrap
-
-    return _WRAPPER.replace("{corrupt}", textwrap.dedent(corrupt).strip())
+def _aliasing_output_witness(backend: str) -> None:
+    x = torch.arange(4.0)
+    out = torch.compile(lambda t: t[1:].add_(1), backend=backend)(x)
+    assert out.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
 
 
 def _copies_aliasing_outputs(backend: str, claims: tuple[str, ...]) -> Mutant:
@@ -90,26 +103,141 @@ def _copies_aliasing_outputs(backend: str, claims: tuple[str, ...]) -> Mutant:
         region=f"the {backend} backend, outputs aliasing an argument",
         family="backend",
         backends=(backend,),
-        source=_source(
-            f"""
-            def _corrupt(backend, args, call):
-                out = call()
-                if backend != "{backend}":
-                    return out
-                items = [
-                    o.clone() if isinstance(o, torch.Tensor) and _shares(o, args) else o
-                    for o in _flat(out)
-                ]
-                return _rebuild(out, items)
-            """
-        ),
-        witness=f"""
-        import torch
-        x = torch.arange(4.0)
-        out = torch.compile(lambda t: t[1:].add_(1), backend="{backend}")(x)
-        assert out.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
-        """,
+        patch=_corrupting(_copy_aliasing_outputs, backend),
+        witness=functools.partial(_aliasing_output_witness, backend),
     )
+
+
+def _drops_writes_to_view_arguments(backend, args, call):
+    saved = [(a, a.detach().clone()) for a in args if isinstance(a, torch.Tensor) and a._is_view()]
+    out = call()
+    with torch.no_grad():
+        for a, v in saved:
+            a.detach().copy_(v)
+    return out
+
+
+def _witness_compile_drops_writes_to_view_arguments():
+    base = torch.zeros(4)
+    torch.compile(lambda t: t.add_(1) * 2, backend="eager")(base[1:])
+    assert base.tolist() == [0.0, 1.0, 1.0, 1.0]
+
+
+def _detaches_outputs_of_grad_arguments(backend, args, call):
+    out = call()
+    if not any(isinstance(a, torch.Tensor) and a.requires_grad for a in args):
+        return out
+    items = [
+        o.detach() if isinstance(o, torch.Tensor) and o.requires_grad else o for o in _flat(out)
+    ]
+    return _rebuild(out, items)
+
+
+def _witness_compile_detaches_outputs_of_grad_arguments():
+    x = torch.ones(3, requires_grad=True)
+    assert torch.compile(lambda t: t * 2, backend="eager")(x).requires_grad
+
+
+def _undoes_version_bumps_float32(backend, args, call):
+    tensors = [a for a in args if isinstance(a, torch.Tensor) and a.dtype == torch.float32]
+    before = [a._version for a in tensors]
+    out = call()
+    if tensors:
+        torch._C._autograd._unsafe_set_version_counter(tuple(tensors), tuple(before))
+    return out
+
+
+def _witness_compile_undoes_version_bumps_float32():
+    x = torch.ones(3)
+    torch.compile(lambda t: t.add_(1) * 2, backend="eager")(x)
+    assert x._version > 0
+
+
+def _swallows_tracing_errors(backend, args, call):
+    from torch._dynamo.exc import TorchRuntimeError
+
+    try:
+        return call()
+    except TorchRuntimeError:
+        return None
+
+
+def _witness_compile_swallows_tracing_errors():
+    leaf = torch.ones(3, requires_grad=True)
+    with refused(RuntimeError, "an in-place op on a leaf requiring grad was accepted"):
+        torch.compile(lambda t: t.add_(1) * 2, backend="eager")(leaf)
+
+
+def _refusals_become_internal_errors(backend, args, call):
+    from torch._dynamo.exc import InternalTorchDynamoError
+
+    try:
+        return call()
+    except InternalTorchDynamoError:
+        raise
+    except Exception as e:
+        raise InternalTorchDynamoError(f"internal error: {e}") from None
+
+
+def _witness_compile_refusals_become_internal_errors():
+    from torch._dynamo.exc import InternalTorchDynamoError
+
+    try:
+        torch.compile(lambda t: t.add_(0.5), backend="eager")(torch.arange(3))
+    except InternalTorchDynamoError:
+        raise AssertionError("a refused program crashed the compiler") from None
+    except RuntimeError:
+        pass
+
+
+def _eager_backend_offsets_fresh_outputs(backend, args, call):
+    out = call()
+    if backend != "eager":
+        return out
+    items = [
+        o + 1
+        if isinstance(o, torch.Tensor) and o.dtype != torch.bool and not _shares(o, args)
+        else o
+        for o in _flat(out)
+    ]
+    return _rebuild(out, items)
+
+
+def _witness_compile_eager_backend_offsets_fresh_outputs():
+    out = torch.compile(lambda t: t * 2, backend="eager")(torch.ones(3))
+    assert out.tolist() == [2.0, 2.0, 2.0]
+
+
+def _eager_backend_drops_argument_writes(backend, args, call):
+    saved = [
+        (a, a.detach().clone())
+        for a in args
+        if backend == "eager" and isinstance(a, torch.Tensor) and a.dim() == 2
+    ]
+    out = call()
+    with torch.no_grad():
+        for a, v in saved:
+            a.detach().copy_(v)
+    return out
+
+
+def _witness_compile_eager_backend_drops_argument_writes():
+    x = torch.zeros(2, 2)
+    torch.compile(lambda t: t.add_(1) * 2, backend="eager")(x)
+    assert x.tolist() == [[1.0, 1.0], [1.0, 1.0]]
+
+
+def _inductor_sets_flush_to_zero(backend, args, call):
+    out = call()
+    if backend == "inductor":
+        torch.set_flush_denormal(True)
+    return out
+
+
+def _witness_compile_inductor_sets_flush_to_zero():
+    torch.compile(lambda t: t * 2, backend="inductor")(torch.ones(2))
+    assert (torch.tensor([2.0**-140]) * 1.0).item() != 0.0
+    torch.set_flush_denormal(False)
 
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -144,27 +272,8 @@ MUTANTS: tuple[Mutant, ...] = (
         region="arguments that are views",
         family="layout",
         backends=("eager",),
-        source=_source(
-            """
-            def _corrupt(backend, args, call):
-                saved = [
-                    (a, a.detach().clone())
-                    for a in args
-                    if isinstance(a, torch.Tensor) and a._is_view()
-                ]
-                out = call()
-                with torch.no_grad():
-                    for a, v in saved:
-                        a.detach().copy_(v)
-                return out
-            """
-        ),
-        witness="""
-        import torch
-        base = torch.zeros(4)
-        torch.compile(lambda t: t.add_(1) * 2, backend="eager")(base[1:])
-        assert base.tolist() == [0.0, 1.0, 1.0, 1.0]
-        """,
+        patch=_corrupting(_drops_writes_to_view_arguments),
+        witness=_witness_compile_drops_writes_to_view_arguments,
     ),
     Mutant(
         name="compile-detaches-outputs-of-grad-arguments",
@@ -184,24 +293,8 @@ MUTANTS: tuple[Mutant, ...] = (
         region="calls with an argument that requires grad",
         family="autograd",
         backends=("eager",),
-        source=_source(
-            """
-            def _corrupt(backend, args, call):
-                out = call()
-                if not any(isinstance(a, torch.Tensor) and a.requires_grad for a in args):
-                    return out
-                items = [
-                    o.detach() if isinstance(o, torch.Tensor) and o.requires_grad else o
-                    for o in _flat(out)
-                ]
-                return _rebuild(out, items)
-            """
-        ),
-        witness="""
-        import torch
-        x = torch.ones(3, requires_grad=True)
-        assert torch.compile(lambda t: t * 2, backend="eager")(x).requires_grad
-        """,
+        patch=_corrupting(_detaches_outputs_of_grad_arguments),
+        witness=_witness_compile_detaches_outputs_of_grad_arguments,
     ),
     Mutant(
         name="compile-undoes-version-bumps-float32",
@@ -214,25 +307,8 @@ MUTANTS: tuple[Mutant, ...] = (
         region="float32 arguments",
         family="dtype",
         backends=("eager",),
-        source=_source(
-            """
-            def _corrupt(backend, args, call):
-                tensors = [
-                    a for a in args if isinstance(a, torch.Tensor) and a.dtype == torch.float32
-                ]
-                before = [a._version for a in tensors]
-                out = call()
-                if tensors:
-                    torch._C._autograd._unsafe_set_version_counter(tuple(tensors), tuple(before))
-                return out
-            """
-        ),
-        witness="""
-        import torch
-        x = torch.ones(3)
-        torch.compile(lambda t: t.add_(1) * 2, backend="eager")(x)
-        assert x._version > 0
-        """,
+        patch=_corrupting(_undoes_version_bumps_float32),
+        witness=_witness_compile_undoes_version_bumps_float32,
     ),
     Mutant(
         name="compile-swallows-tracing-errors",
@@ -246,27 +322,8 @@ MUTANTS: tuple[Mutant, ...] = (
         region="errors raised while tracing (TorchRuntimeError)",
         family="other",
         backends=("eager",),
-        source=_source(
-            """
-            def _corrupt(backend, args, call):
-                from torch._dynamo.exc import TorchRuntimeError
-
-                try:
-                    return call()
-                except TorchRuntimeError:
-                    return None
-            """
-        ),
-        witness="""
-        import torch
-        leaf = torch.ones(3, requires_grad=True)
-        try:
-            torch.compile(lambda t: t.add_(1) * 2, backend="eager")(leaf)
-        except RuntimeError:
-            pass
-        else:
-            raise AssertionError("an in-place op on a leaf requiring grad was accepted")
-        """,
+        patch=_corrupting(_swallows_tracing_errors),
+        witness=_witness_compile_swallows_tracing_errors,
     ),
     Mutant(
         name="compile-refusals-become-internal-errors",
@@ -276,29 +333,8 @@ MUTANTS: tuple[Mutant, ...] = (
         region="programs eager refuses",
         family="other",
         backends=("eager",),
-        source=_source(
-            """
-            def _corrupt(backend, args, call):
-                from torch._dynamo.exc import InternalTorchDynamoError
-
-                try:
-                    return call()
-                except InternalTorchDynamoError:
-                    raise
-                except Exception as e:
-                    raise InternalTorchDynamoError(f"internal error: {e}") from None
-            """
-        ),
-        witness="""
-        import torch
-        from torch._dynamo.exc import InternalTorchDynamoError
-        try:
-            torch.compile(lambda t: t.add_(0.5), backend="eager")(torch.arange(3))
-        except InternalTorchDynamoError:
-            raise AssertionError("a refused program crashed the compiler")
-        except RuntimeError:
-            pass
-        """,
+        patch=_corrupting(_refusals_become_internal_errors),
+        witness=_witness_compile_refusals_become_internal_errors,
     ),
     Mutant(
         name="compile-eager-backend-offsets-fresh-outputs",
@@ -333,26 +369,8 @@ MUTANTS: tuple[Mutant, ...] = (
         region="the eager backend, outputs not aliasing an argument",
         family="backend",
         backends=("eager",),
-        source=_source(
-            """
-            def _corrupt(backend, args, call):
-                out = call()
-                if backend != "eager":
-                    return out
-                items = [
-                    o + 1
-                    if isinstance(o, torch.Tensor) and o.dtype != torch.bool and not _shares(o, args)
-                    else o
-                    for o in _flat(out)
-                ]
-                return _rebuild(out, items)
-            """
-        ),
-        witness="""
-        import torch
-        out = torch.compile(lambda t: t * 2, backend="eager")(torch.ones(3))
-        assert out.tolist() == [2.0, 2.0, 2.0]
-        """,
+        patch=_corrupting(_eager_backend_offsets_fresh_outputs),
+        witness=_witness_compile_eager_backend_offsets_fresh_outputs,
     ),
     Mutant(
         name="compile-eager-backend-drops-argument-writes",
@@ -362,27 +380,8 @@ MUTANTS: tuple[Mutant, ...] = (
         region="the eager backend, 2-D arguments",
         family="backend",
         backends=("eager",),
-        source=_source(
-            """
-            def _corrupt(backend, args, call):
-                saved = [
-                    (a, a.detach().clone())
-                    for a in args
-                    if backend == "eager" and isinstance(a, torch.Tensor) and a.dim() == 2
-                ]
-                out = call()
-                with torch.no_grad():
-                    for a, v in saved:
-                        a.detach().copy_(v)
-                return out
-            """
-        ),
-        witness="""
-        import torch
-        x = torch.zeros(2, 2)
-        torch.compile(lambda t: t.add_(1) * 2, backend="eager")(x)
-        assert x.tolist() == [[1.0, 1.0], [1.0, 1.0]]
-        """,
+        patch=_corrupting(_eager_backend_drops_argument_writes),
+        witness=_witness_compile_eager_backend_drops_argument_writes,
     ),
     Mutant(
         name="compile-inductor-sets-flush-to-zero",
@@ -392,38 +391,25 @@ MUTANTS: tuple[Mutant, ...] = (
         region="the inductor backend",
         family="backend",
         backends=("inductor",),
-        source=_source(
-            """
-            def _corrupt(backend, args, call):
-                out = call()
-                if backend == "inductor":
-                    torch.set_flush_denormal(True)
-                return out
-            """
-        ),
-        witness="""
-        import torch
-        torch.compile(lambda t: t * 2, backend="inductor")(torch.ones(2))
-        assert (torch.tensor([2.0**-140]) * 1.0).item() != 0.0
-        torch.set_flush_denormal(False)
-        """,
+        patch=_corrupting(_inductor_sets_flush_to_zero),
+        witness=_witness_compile_inductor_sets_flush_to_zero,
     ),
 )
 
 
 # --------------------------------------------------------------------------- domain mutants
 
+
 #: Helpers of the domain mutants: the ``arg_layout`` test of one argument
 #: (as :func:`strategies.programs.arg_layouts` decides it) and the writes
 #: a compiled call made into chosen arguments, undone.
-_DOMAIN_HELPERS = """
 def _layout(t, args, i):
-    dims = [(n, s) for n, s in zip(t.shape, t.stride()) if n > 1]
+    dims = [(n, s) for n, s in zip(t.shape, t.stride(), strict=False) if n > 1]
     strides = [s for _, s in dims if s != 0]
     kinds = set()
     if any(s == 0 for _, s in dims):
         kinds.add("expanded")
-    if any(a < b for a, b in zip(strides, strides[1:])):
+    if any(a < b for a, b in zip(strides, strides[1:], strict=False)):
         kinds.add("transposed")
     if t.storage_offset() > 0:
         kinds.add("offset")
@@ -449,7 +435,6 @@ def _undo_writes(layout, args, call):
         for a, v in saved:
             a.detach().copy_(v)
     return out
-"""
 
 
 def _tag(backend: str) -> str:
@@ -457,13 +442,13 @@ def _tag(backend: str) -> str:
     return "eager-backend" if backend == "eager" else backend.replace("_", "-")
 
 
-def _domain_source(corrupt: str) -> str:
-    import textwrap
+def _undo_writes_at(only, layout, backend, args, call):
+    if backend != only:
+        return call()
+    return _undo_writes(layout, args, call)
 
-    return _source(_DOMAIN_HELPERS.strip() + "\n\n\n" + textwrap.dedent(corrupt).strip())
 
-
-def _drops_writes(layout: str, backend: str, words: str, witness: str) -> Mutant:
+def _drops_writes(layout: str, backend: str, words: str, witness: Callable[[], object]) -> Mutant:
     """The mutant under which ``backend`` undoes the compiled call's writes
     into arguments of ``arg_layout`` ``layout`` (values restored; version
     counters left advanced), and only into those."""
@@ -476,16 +461,65 @@ def _drops_writes(layout: str, backend: str, words: str, witness: str) -> Mutant
         family="relation" if layout == "aliased" else "layout",
         backends=(backend,),
         domain={"arg_layout": layout},
-        source=_domain_source(
-            f"""
-            def _corrupt(backend, args, call):
-                if backend != "{backend}":
-                    return call()
-                return _undo_writes("{layout}", args, call)
-            """
-        ),
+        patch=_corrupting(_undo_writes_at, backend, layout),
         witness=witness,
     )
+
+
+def _eager_backend_unaliases_arguments(backend, args, call):
+    if backend != "eager":
+        return call()
+    copies = [
+        a.detach().clone().requires_grad_(a.requires_grad)
+        if isinstance(a, torch.Tensor) and "aliased" in _layout(a, args, i)
+        else a
+        for i, a in enumerate(args)
+    ]
+    if all(c is a for c, a in zip(copies, args, strict=False)):
+        return call()
+    return call(*copies)
+
+
+def _witness_compile_eager_backend_unaliases_arguments():
+    base = torch.zeros(4)
+    torch.compile(lambda x, y: x.add_(1) + y, backend="eager")(base[:3], base[1:])
+    assert base.tolist() == [1.0, 1.0, 1.0, 0.0]
+
+
+def _eager_backend_materializes_expanded_arguments(backend, args, call):
+    if backend != "eager":
+        return call()
+    copies = [
+        a.contiguous() if isinstance(a, torch.Tensor) and "expanded" in _layout(a, args, i) else a
+        for i, a in enumerate(args)
+    ]
+    if all(c is a for c, a in zip(copies, args, strict=False)):
+        return call()
+    return call(*copies)
+
+
+def _witness_compile_eager_backend_materializes_expanded_arguments():
+    b = torch.arange(3.0)
+    out = torch.compile(lambda t: t[0], backend="eager")(b.expand(2, -1))
+    assert out.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+
+
+def _witness_drops_writes_contiguous():
+    x = torch.zeros(3)
+    torch.compile(lambda t: t.add_(1) * 2, backend="eager")(x)
+    assert x.tolist() == [1.0, 1.0, 1.0]
+
+
+def _witness_drops_writes_transposed():
+    b = torch.zeros(2, 3)
+    torch.compile(lambda t: t.add_(1) * 2, backend="eager")(b.t())
+    assert b.tolist() == [[1.0] * 3] * 2
+
+
+def _witness_drops_writes_offset():
+    base = torch.zeros(4)
+    torch.compile(lambda t: t.add_(1) * 2, backend="aot_eager")(base[1:])
+    assert base.tolist() == [0.0, 1.0, 1.0, 1.0]
 
 
 DOMAIN_MUTANTS: tuple[Mutant, ...] = (
@@ -493,34 +527,19 @@ DOMAIN_MUTANTS: tuple[Mutant, ...] = (
         "contiguous",
         "eager",
         "contiguous arguments at storage offset 0",
-        """
-        import torch
-        x = torch.zeros(3)
-        torch.compile(lambda t: t.add_(1) * 2, backend="eager")(x)
-        assert x.tolist() == [1.0, 1.0, 1.0]
-        """,
+        _witness_drops_writes_contiguous,
     ),
     _drops_writes(
         "transposed",
         "eager",
         "transposed arguments",
-        """
-        import torch
-        b = torch.zeros(2, 3)
-        torch.compile(lambda t: t.add_(1) * 2, backend="eager")(b.t())
-        assert b.tolist() == [[1.0] * 3] * 2
-        """,
+        _witness_drops_writes_transposed,
     ),
     _drops_writes(
         "offset",
         "aot_eager",
         "arguments at a storage offset > 0",
-        """
-        import torch
-        base = torch.zeros(4)
-        torch.compile(lambda t: t.add_(1) * 2, backend="aot_eager")(base[1:])
-        assert base.tolist() == [0.0, 1.0, 1.0, 1.0]
-        """,
+        _witness_drops_writes_offset,
     ),
     Mutant(
         name="compile-eager-backend-unaliases-arguments",
@@ -531,28 +550,8 @@ DOMAIN_MUTANTS: tuple[Mutant, ...] = (
         family="relation",
         backends=("eager",),
         domain={"arg_layout": "aliased"},
-        source=_domain_source(
-            """
-            def _corrupt(backend, args, call):
-                if backend != "eager":
-                    return call()
-                copies = [
-                    a.detach().clone().requires_grad_(a.requires_grad)
-                    if isinstance(a, torch.Tensor) and "aliased" in _layout(a, args, i)
-                    else a
-                    for i, a in enumerate(args)
-                ]
-                if all(c is a for c, a in zip(copies, args)):
-                    return call()
-                return call(*copies)
-            """
-        ),
-        witness="""
-        import torch
-        base = torch.zeros(4)
-        torch.compile(lambda x, y: x.add_(1) + y, backend="eager")(base[:3], base[1:])
-        assert base.tolist() == [1.0, 1.0, 1.0, 0.0]
-        """,
+        patch=_corrupting(_eager_backend_unaliases_arguments),
+        witness=_witness_compile_eager_backend_unaliases_arguments,
     ),
     Mutant(
         name="compile-eager-backend-materializes-expanded-arguments",
@@ -563,34 +562,15 @@ DOMAIN_MUTANTS: tuple[Mutant, ...] = (
         family="layout",
         backends=("eager",),
         domain={"arg_layout": "expanded"},
-        source=_domain_source(
-            """
-            def _corrupt(backend, args, call):
-                if backend != "eager":
-                    return call()
-                copies = [
-                    a.contiguous() if isinstance(a, torch.Tensor)
-                    and "expanded" in _layout(a, args, i) else a
-                    for i, a in enumerate(args)
-                ]
-                if all(c is a for c, a in zip(copies, args)):
-                    return call()
-                return call(*copies)
-            """
-        ),
-        witness="""
-        import torch
-        b = torch.arange(3.0)
-        out = torch.compile(lambda t: t[0], backend="eager")(b.expand(2, -1))
-        assert out.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
-        """,
+        patch=_corrupting(_eager_backend_materializes_expanded_arguments),
+        witness=_witness_compile_eager_backend_materializes_expanded_arguments,
     ),
 )
+
 
 #: Helpers of the output-kind mutants: the ``output_kind`` of a compiled
 #: output as :func:`strategies.programs.output_kind` decides it, seen from
 #: the caller (the earlier outputs stand for the tensors bound before it).
-_KIND_HELPER = """
 def _key(t):
     return t.untyped_storage().data_ptr() if t.untyped_storage().nbytes() else None
 
@@ -609,7 +589,7 @@ def _kind(o, args, earlier):
     return "fresh"
 
 
-def _replace_kind(kind, backend_only, backend, args, call, change):
+def _replace_kind(kind, backend_only, change, backend, args, call):
     out = call()
     if backend != backend_only:
         return out
@@ -619,15 +599,28 @@ def _replace_kind(kind, backend_only, backend, args, call, change):
         for k, o in enumerate(flat)
     ]
     return _rebuild(out, items)
-"""
+
+
+def _clone(o):
+    return o.clone()
+
+
+def _plus_one(o):
+    return o + 1
 
 
 def _output_kind_mutant(
-    kind: str, backend: str, change: str, words: str, claims: tuple[str, ...], witness: str
+    kind: str,
+    backend: str,
+    change: Callable,
+    words: str,
+    claims: tuple[str, ...],
+    witness: Callable[[], object],
 ) -> Mutant:
-    """The mutant under which ``backend`` returns ``change(o)`` instead of each
-    output ``o`` of ``output_kind`` ``kind``, and leaves the other outputs."""
-    what = "a copy" if change == "o.clone()" else "off by one (a new tensor)"
+    """The mutant under which ``backend`` returns ``change(o)`` (:func:`_clone`
+    or :func:`_plus_one`) instead of each output ``o`` of ``output_kind``
+    ``kind``, and leaves the other outputs."""
+    what = "a copy" if change is _clone else "off by one (a new tensor)"
     return Mutant(
         name=f"compile-{_tag(backend)}-corrupts-{kind.replace('_', '-')}-outputs",
         description=f"under {backend}, outputs that are {words} come back {what}",
@@ -636,76 +629,70 @@ def _output_kind_mutant(
         family="relation" if kind in ("input", "input_view") else "other",
         backends=(backend,),
         domain={"output_kind": kind},
-        source=_source(
-            _KIND_HELPER.strip()
-            + f"""
-
-
-def _corrupt(backend, args, call):
-    return _replace_kind(
-        "{kind}", "{backend}", backend, args, call, lambda o: {change}
-    )
-"""
-        ),
+        patch=_corrupting(_replace_kind, kind, backend, change),
         witness=witness,
     )
+
+
+def _witness_input_copied():
+    x = torch.arange(3.0)
+    assert torch.compile(lambda t: t.add_(1), backend="aot_eager")(x) is x
+
+
+def _witness_input_view_copied():
+    x = torch.arange(4.0)
+    out = torch.compile(lambda t: t[1:], backend="inductor")(x)
+    out.add_(1)
+    assert x.tolist() == [0.0, 2.0, 3.0, 4.0]
+
+
+def _witness_fresh_off_by_one():
+    out = torch.compile(lambda t: t * 2, backend="eager")(torch.ones(3))
+    assert out.tolist() == [2.0, 2.0, 2.0]
+
+
+def _witness_intermediate_view_off_by_one():
+    out = torch.compile(lambda t: (t * 2)[1:], backend="aot_eager")(torch.ones(3))
+    assert out.tolist() == [2.0, 2.0]
 
 
 OUTPUT_KIND_MUTANTS: tuple[Mutant, ...] = (
     _output_kind_mutant(
         "input",
         "aot_eager",
-        "o.clone()",
+        _clone,
         "an argument itself",
         (
             "compile.output-aliasing-matches-eager",
             "compile.output-identity-matches-eager",
             "compile.output-writes-propagate-like-eager",
         ),
-        """
-        import torch
-        x = torch.arange(3.0)
-        assert torch.compile(lambda t: t.add_(1), backend="aot_eager")(x) is x
-        """,
+        _witness_input_copied,
     ),
     _output_kind_mutant(
         "input_view",
         "inductor",
-        "o.clone()",
+        _clone,
         "views of an argument (not the argument itself)",
         # one claim: its inductor tests are few (a sweep of inductor is slow)
         ("compile.output-writes-propagate-like-eager",),
-        """
-        import torch
-        x = torch.arange(4.0)
-        out = torch.compile(lambda t: t[1:], backend="inductor")(x)
-        out.add_(1)
-        assert x.tolist() == [0.0, 2.0, 3.0, 4.0]
-        """,
+        _witness_input_view_copied,
     ),
     _output_kind_mutant(
         "fresh",
         "eager",
-        "o + 1",
+        _plus_one,
         "fresh tensors (sharing storage with no argument, not a view)",
         ("compile.outputs-match-eager",),
-        """
-        import torch
-        out = torch.compile(lambda t: t * 2, backend="eager")(torch.ones(3))
-        assert out.tolist() == [2.0, 2.0, 2.0]
-        """,
+        _witness_fresh_off_by_one,
     ),
     _output_kind_mutant(
         "intermediate_view",
         "aot_eager",
-        "o + 1",
+        _plus_one,
         "views of a tensor made in the call",
         ("compile.outputs-match-eager",),
-        """
-        import torch
-        out = torch.compile(lambda t: (t * 2)[1:], backend="aot_eager")(torch.ones(3))
-        assert out.tolist() == [2.0, 2.0]
-        """,
+        _witness_intermediate_view_off_by_one,
     ),
 )
 

@@ -6,28 +6,263 @@ See :mod:`conformance.mutants` for what a mutant is and how it is run.
 
 from __future__ import annotations
 
+import functools
+
+from conformance.mutants._tensor_domain import DTYPE_FAMILIES, LAYOUTS, is_dense
 from conformance.mutants.base import Mutant
+from conformance.mutants.patching import accepted, refused, torch, wrap
+
+
+def _copy_loses_graph(orig, self, src, *args, **kwargs):
+    if isinstance(src, torch.Tensor):
+        src = src.detach()
+    return orig(self, src, *args, **kwargs)
+
+
+def _witness_copy_loses_graph():
+    x = torch.ones(3, requires_grad=True)
+    y = torch.empty(3).copy_(x)
+    assert y.requires_grad and y.grad_fn is not None
+
+
+def _copy_refuses_broadcast(orig, self, src, *args, **kwargs):
+    if isinstance(src, torch.Tensor) and src.shape != self.shape:
+        raise RuntimeError(f"copy_: shape {tuple(src.shape)} != {tuple(self.shape)}")
+    return orig(self, src, *args, **kwargs)
+
+
+def _witness_copy_refuses_broadcast():
+    with accepted(RuntimeError, "copy_ refused a broadcastable src"):
+        y = torch.zeros(2, 3).copy_(torch.arange(3.0))
+    assert torch.equal(y[1], torch.arange(3.0))
+
+
+def _copy_non_blocking_skips(orig, self, src, non_blocking=False):
+    if non_blocking and isinstance(src, torch.Tensor) and src.device == self.device:
+        return self
+    return orig(self, src, non_blocking)
+
+
+def _witness_copy_non_blocking_skips():
+    y = torch.zeros(3).copy_(torch.ones(3), non_blocking=True)
+    assert torch.equal(y, torch.ones(3))
+
+
+def _copy_into_view_of_leaf_allowed(orig, self, src, *args, **kwargs):
+    base = self._base
+    if torch.is_grad_enabled() and base is not None and base.is_leaf and base.requires_grad:
+        with torch.no_grad():
+            return orig(self, src, *args, **kwargs)
+    return orig(self, src, *args, **kwargs)
+
+
+def _witness_copy_into_view_of_leaf_allowed():
+    x = torch.zeros(4, requires_grad=True)
+    with refused(RuntimeError, "copy_ into a view of a leaf requiring grad did not raise"):
+        x[1:].copy_(torch.ones(3))
+
+
+def _copy_overlap_silent(orig, self, src, *args, **kwargs):
+    if any(st == 0 and sz > 1 for sz, st in zip(self.shape, self.stride(), strict=False)):
+        return self
+    return orig(self, src, *args, **kwargs)
+
+
+def _witness_copy_overlap_silent():
+    d = torch.zeros(3).expand(2, 3)
+    with refused(RuntimeError, "copy_ into an expanded tensor did not raise"):
+        d.copy_(torch.ones(2, 3))
+
+
+def _copy_convert_rebinds_storage(orig, self, src, *args, **kwargs):
+    if (
+        isinstance(src, torch.Tensor)
+        and src.dtype != self.dtype
+        and not self.requires_grad
+        and not src.requires_grad
+        and not self.is_inference()
+        and not torch.is_inference_mode_enabled()
+    ):
+        new = torch.empty_like(self)
+        orig(new, src, *args, **kwargs)
+        with torch.no_grad():
+            self.set_(new.untyped_storage(), new.storage_offset(), new.size(), new.stride())
+        return self
+    return orig(self, src, *args, **kwargs)
+
+
+def _witness_copy_convert_rebinds_storage():
+    base = torch.zeros(4, 3)
+    base[1:].copy_(torch.ones(3, 3, dtype=torch.int64))
+    assert base.sum().item() == 9
+
+
+def _empty_like_aliases_contiguous(orig, input, *args, **kwargs):
+    if not args and not kwargs and input.is_contiguous() and not input.requires_grad:
+        return input.detach()
+    return orig(input, *args, **kwargs)
+
+
+def _witness_empty_like_aliases_contiguous():
+    x = torch.ones(3)
+    assert torch.empty_like(x).data_ptr() != x.data_ptr()
+
+
+def _copy_0d_returns_new_alias(orig, self, src, *args, **kwargs):
+    out = orig(self, src, *args, **kwargs)
+    if self.dim() == 0:
+        return out.view_as(out)
+    return out
+
+
+def _witness_copy_0d_returns_new_alias():
+    d = torch.zeros(())
+    assert d.copy_(torch.ones(())) is d
+
+
+def _patch_copy_permuted_src_memory_order():
+    _orig = torch.Tensor.copy_
+
+    def _dense_permuted(t):
+        if t.numel() < 2 or t.is_contiguous() or any(st <= 0 for st in t.stride()):
+            return False
+        return is_dense(t)
+
+    def copy_(self, src, *args, **kwargs):
+        if isinstance(src, torch.Tensor) and src.shape == self.shape and _dense_permuted(src):
+            flat = src.as_strided((src.numel(),), (1,), src.storage_offset())
+            return _orig(self, flat.view(self.shape), *args, **kwargs)
+        return _orig(self, src, *args, **kwargs)
+
+    torch.Tensor.copy_ = copy_
+
+
+def _witness_copy_permuted_src_memory_order():
+    src = torch.arange(6.0).reshape(2, 3).t()
+    dst = torch.zeros(3, 2).copy_(src)
+    assert dst.tolist() == [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]
+
+
+def _copy_drops_extra_leading_dims(orig, self, src, *args, **kwargs):
+    if isinstance(src, torch.Tensor) and src.dim() > self.dim() and src.numel() > 0:
+        lead = src.dim() - self.dim()
+        src = src.reshape(-1, *src.shape[lead:])[-1]
+    return orig(self, src, *args, **kwargs)
+
+
+def _witness_copy_drops_extra_leading_dims():
+    with refused(RuntimeError, "copy_ of a (2, 3) src into a (3,) dst did not raise"):
+        torch.zeros(3).copy_(torch.ones(2, 3))
+
+
+def _patch_copy_integral_skips_version_bump():
+    _orig = torch.Tensor.copy_
+    _data = torch._C.TensorBase.data
+
+    def copy_(self, src, *args, **kwargs):
+        if (
+            not (self.is_floating_point() or self.is_complex())
+            and not self.requires_grad
+            and not (isinstance(src, torch.Tensor) and src.requires_grad)
+            and not self.is_inference()
+            and not torch.is_inference_mode_enabled()
+        ):
+            _orig(_data.__get__(self), src, *args, **kwargs)
+            return self
+        return _orig(self, src, *args, **kwargs)
+
+    torch.Tensor.copy_ = copy_
+
+
+def _witness_copy_integral_skips_version_bump():
+    d = torch.zeros(3, dtype=torch.int64)
+    v = d._version
+    d.copy_(torch.ones(3, dtype=torch.int64))
+    assert d._version > v
+
+
+def _copy_no_grad_refuses_complex_leaf(orig, self, src, *args, **kwargs):
+    if not torch.is_grad_enabled() and self.is_complex() and self.is_leaf and self.requires_grad:
+        raise RuntimeError(
+            "a leaf Variable that requires grad is being used in an in-place operation."
+        )
+    return orig(self, src, *args, **kwargs)
+
+
+def _witness_copy_no_grad_refuses_complex_leaf():
+    p = torch.zeros(2, dtype=torch.complex64, requires_grad=True)
+    with torch.no_grad():
+        with accepted(RuntimeError, "copy_ under no_grad raised"):
+            p.copy_(torch.ones(2, dtype=torch.complex64))
+    assert p.requires_grad and p.is_leaf
+
+
+def _copy_floating_partial_overlap_silent(orig, self, src, *args, **kwargs):
+    if (
+        isinstance(src, torch.Tensor)
+        and self.is_floating_point()
+        and self.untyped_storage().nbytes() > 0
+        and src.untyped_storage().data_ptr() == self.untyped_storage().data_ptr()
+    ):
+        src = src.clone()
+    return orig(self, src, *args, **kwargs)
+
+
+def _witness_copy_floating_partial_overlap_silent():
+    x = torch.arange(4.0)
+    with refused(RuntimeError, "copy_ between partly overlapping views did not raise"):
+        x[1:].copy_(x[:-1])
+
+
+def _empty_like_inherits_requires_grad_non_leaf(orig, input, *args, **kwargs):
+    if input.requires_grad and not input.is_leaf and "requires_grad" not in kwargs:
+        kwargs = {**kwargs, "requires_grad": True}
+    return orig(input, *args, **kwargs)
+
+
+def _witness_empty_like_inherits_requires_grad_non_leaf():
+    z = torch.ones(3, requires_grad=True) * 2
+    assert not torch.empty_like(z).requires_grad
+
+
+def _patch_clone_aliases_integral():
+    _orig = torch.Tensor.clone
+    _detach = torch.Tensor.detach
+
+    def clone(self, *args, **kwargs):
+        if not (self.is_floating_point() or self.is_complex()) and not self.requires_grad:
+            return _detach(self)
+        return _orig(self, *args, **kwargs)
+
+    torch.Tensor.clone = clone
+    torch.clone = clone
+
+
+def _witness_clone_aliases_integral():
+    x = torch.arange(3)
+    assert x.detach().clone().data_ptr() != x.data_ptr()
+
+
+def _copy_non_blocking_h2d_skips(orig, self, src, non_blocking=False):
+    if non_blocking and self.is_cuda and not src.is_cuda:
+        return self
+    return orig(self, src, non_blocking)
+
+
+def _witness_copy_non_blocking_h2d_skips():
+    dst = torch.zeros(3, device="cuda")
+    dst.copy_(torch.ones(3), non_blocking=True)
+    torch.cuda.synchronize()
+    assert dst.cpu().tolist() == [1.0, 1.0, 1.0]
+
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         name="copy-loses-graph",
         description="copy_() copies the values but not the autograd history of src",
         claims=("copy.differentiable-wrt-src",),
-        source="""
-        import torch
-        _orig = torch.Tensor.copy_
-        def copy_(self, src, *args, **kwargs):
-            if isinstance(src, torch.Tensor):
-                src = src.detach()
-            return _orig(self, src, *args, **kwargs)
-        torch.Tensor.copy_ = copy_
-        """,
-        witness="""
-        import torch
-        x = torch.ones(3, requires_grad=True)
-        y = torch.empty(3).copy_(x)
-        assert y.requires_grad and y.grad_fn is not None
-        """,
+        patch=wrap("torch.Tensor.copy_", _copy_loses_graph),
+        witness=_witness_copy_loses_graph,
     ),
     Mutant(
         name="copy-refuses-broadcast",
@@ -35,23 +270,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("copy.broadcasts-src",),
         region="src of another shape that broadcasts to dst",
         family="relation",
-        source="""
-        import torch
-        _orig = torch.Tensor.copy_
-        def copy_(self, src, *args, **kwargs):
-            if isinstance(src, torch.Tensor) and src.shape != self.shape:
-                raise RuntimeError(f"copy_: shape {tuple(src.shape)} != {tuple(self.shape)}")
-            return _orig(self, src, *args, **kwargs)
-        torch.Tensor.copy_ = copy_
-        """,
-        witness="""
-        import torch
-        try:
-            y = torch.zeros(2, 3).copy_(torch.arange(3.0))
-        except RuntimeError as e:
-            raise AssertionError(f"copy_ refused a broadcastable src: {e}")
-        assert torch.equal(y[1], torch.arange(3.0))
-        """,
+        patch=wrap("torch.Tensor.copy_", _copy_refuses_broadcast),
+        witness=_witness_copy_refuses_broadcast,
     ),
     Mutant(
         name="copy-non-blocking-skips",
@@ -59,20 +279,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("copy.non-blocking-no-effect-same-device",),
         region="non_blocking=True on one device",
         family="convention",
-        source="""
-        import torch
-        _orig = torch.Tensor.copy_
-        def copy_(self, src, non_blocking=False):
-            if non_blocking and isinstance(src, torch.Tensor) and src.device == self.device:
-                return self
-            return _orig(self, src, non_blocking)
-        torch.Tensor.copy_ = copy_
-        """,
-        witness="""
-        import torch
-        y = torch.zeros(3).copy_(torch.ones(3), non_blocking=True)
-        assert torch.equal(y, torch.ones(3))
-        """,
+        patch=wrap("torch.Tensor.copy_", _copy_non_blocking_skips),
+        witness=_witness_copy_non_blocking_skips,
     ),
     Mutant(
         name="copy-into-view-of-leaf-allowed",
@@ -80,28 +288,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("copy.leaf-requiring-grad-raises",),
         region="destinations that are views of a leaf requiring grad",
         family="autograd",
-        source="""
-        import torch
-        _orig = torch.Tensor.copy_
-        def copy_(self, src, *args, **kwargs):
-            base = self._base
-            if (torch.is_grad_enabled() and base is not None and base.is_leaf
-                    and base.requires_grad):
-                with torch.no_grad():
-                    return _orig(self, src, *args, **kwargs)
-            return _orig(self, src, *args, **kwargs)
-        torch.Tensor.copy_ = copy_
-        """,
-        witness="""
-        import torch
-        x = torch.zeros(4, requires_grad=True)
-        try:
-            x[1:].copy_(torch.ones(3))
-        except RuntimeError:
-            pass
-        else:
-            raise AssertionError("copy_ into a view of a leaf requiring grad did not raise")
-        """,
+        patch=wrap("torch.Tensor.copy_", _copy_into_view_of_leaf_allowed),
+        witness=_witness_copy_into_view_of_leaf_allowed,
     ),
     Mutant(
         name="copy-overlap-silent",
@@ -109,25 +297,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("copy.internal-overlap-raises", "copy.not-broadcastable-raises"),
         region="self-overlapping (expanded) destinations",
         family="layout",
-        source="""
-        import torch
-        _orig = torch.Tensor.copy_
-        def copy_(self, src, *args, **kwargs):
-            if any(st == 0 and sz > 1 for sz, st in zip(self.shape, self.stride())):
-                return self
-            return _orig(self, src, *args, **kwargs)
-        torch.Tensor.copy_ = copy_
-        """,
-        witness="""
-        import torch
-        d = torch.zeros(3).expand(2, 3)
-        try:
-            d.copy_(torch.ones(2, 3))
-        except RuntimeError:
-            pass
-        else:
-            raise AssertionError("copy_ into an expanded tensor did not raise")
-        """,
+        patch=wrap("torch.Tensor.copy_", _copy_overlap_silent),
+        witness=_witness_copy_overlap_silent,
     ),
     Mutant(
         name="copy-convert-rebinds-storage",
@@ -135,27 +306,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("copy.converts-dtype",),
         region="src of another dtype than dst",
         family="relation",
-        source="""
-        import torch
-        _orig = torch.Tensor.copy_
-        def copy_(self, src, *args, **kwargs):
-            if (isinstance(src, torch.Tensor) and src.dtype != self.dtype
-                    and not self.requires_grad and not src.requires_grad
-                    and not self.is_inference() and not torch.is_inference_mode_enabled()):
-                new = torch.empty_like(self)
-                _orig(new, src, *args, **kwargs)
-                with torch.no_grad():
-                    self.set_(new.untyped_storage(), new.storage_offset(), new.size(), new.stride())
-                return self
-            return _orig(self, src, *args, **kwargs)
-        torch.Tensor.copy_ = copy_
-        """,
-        witness="""
-        import torch
-        base = torch.zeros(4, 3)
-        base[1:].copy_(torch.ones(3, 3, dtype=torch.int64))
-        assert base.sum().item() == 9
-        """,
+        patch=wrap("torch.Tensor.copy_", _copy_convert_rebinds_storage),
+        witness=_witness_copy_convert_rebinds_storage,
     ),
     Mutant(
         name="empty-like-aliases-contiguous",
@@ -163,20 +315,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("copy.empty-like-copy-no-sharing",),
         region="contiguous inputs that do not require grad",
         family="layout",
-        source="""
-        import torch
-        _orig = torch.empty_like
-        def empty_like(input, *args, **kwargs):
-            if not args and not kwargs and input.is_contiguous() and not input.requires_grad:
-                return input.detach()
-            return _orig(input, *args, **kwargs)
-        torch.empty_like = empty_like
-        """,
-        witness="""
-        import torch
-        x = torch.ones(3)
-        assert torch.empty_like(x).data_ptr() != x.data_ptr()
-        """,
+        patch=wrap("torch.empty_like", _empty_like_aliases_contiguous),
+        witness=_witness_empty_like_aliases_contiguous,
     ),
     Mutant(
         name="copy-0d-returns-new-alias",
@@ -184,21 +324,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("copy.returns-self",),
         region="0-d destinations",
         family="layout",
-        source="""
-        import torch
-        _orig = torch.Tensor.copy_
-        def copy_(self, src, *args, **kwargs):
-            out = _orig(self, src, *args, **kwargs)
-            if self.dim() == 0:
-                return out.view_as(out)
-            return out
-        torch.Tensor.copy_ = copy_
-        """,
-        witness="""
-        import torch
-        d = torch.zeros(())
-        assert d.copy_(torch.ones(())) is d
-        """,
+        patch=wrap("torch.Tensor.copy_", _copy_0d_returns_new_alias),
+        witness=_witness_copy_0d_returns_new_alias,
     ),
     Mutant(
         name="copy-permuted-src-memory-order",
@@ -206,33 +333,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("copy.copies-values",),
         region="dense permuted (non-contiguous) src",
         family="layout",
-        source="""
-        import torch
-        _orig = torch.Tensor.copy_
-        def _dense_permuted(t):
-            if t.numel() < 2 or t.is_contiguous() or any(st <= 0 for st in t.stride()):
-                return False
-            expected = 1
-            for sz, st in sorted(((sz, st) for sz, st in zip(t.shape, t.stride()) if sz != 1),
-                                 key=lambda p: p[1]):
-                if st != expected:
-                    return False
-                expected *= sz
-            return True
-        def copy_(self, src, *args, **kwargs):
-            if (isinstance(src, torch.Tensor) and src.shape == self.shape
-                    and _dense_permuted(src)):
-                flat = src.as_strided((src.numel(),), (1,), src.storage_offset())
-                return _orig(self, flat.view(self.shape), *args, **kwargs)
-            return _orig(self, src, *args, **kwargs)
-        torch.Tensor.copy_ = copy_
-        """,
-        witness="""
-        import torch
-        src = torch.arange(6.0).reshape(2, 3).t()
-        dst = torch.zeros(3, 2).copy_(src)
-        assert dst.tolist() == [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]
-        """,
+        patch=_patch_copy_permuted_src_memory_order,
+        witness=_witness_copy_permuted_src_memory_order,
     ),
     Mutant(
         name="copy-drops-extra-leading-dims",
@@ -240,25 +342,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("copy.src-cannot-grow-self",),
         region="non-empty src with extra leading dimensions",
         family="relation",
-        source="""
-        import torch
-        _orig = torch.Tensor.copy_
-        def copy_(self, src, *args, **kwargs):
-            if isinstance(src, torch.Tensor) and src.dim() > self.dim() and src.numel() > 0:
-                lead = src.dim() - self.dim()
-                src = src.reshape(-1, *src.shape[lead:])[-1]
-            return _orig(self, src, *args, **kwargs)
-        torch.Tensor.copy_ = copy_
-        """,
-        witness="""
-        import torch
-        try:
-            torch.zeros(3).copy_(torch.ones(2, 3))
-        except RuntimeError:
-            pass
-        else:
-            raise AssertionError("copy_ of a (2, 3) src into a (3,) dst did not raise")
-        """,
+        patch=wrap("torch.Tensor.copy_", _copy_drops_extra_leading_dims),
+        witness=_witness_copy_drops_extra_leading_dims,
     ),
     Mutant(
         name="copy-integral-skips-version-bump",
@@ -266,26 +351,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("copy.bumps-version",),
         region="integral and bool destinations outside autograd",
         family="dtype",
-        source="""
-        import torch
-        _orig = torch.Tensor.copy_
-        _data = torch._C.TensorBase.data
-        def copy_(self, src, *args, **kwargs):
-            if (not (self.is_floating_point() or self.is_complex()) and not self.requires_grad
-                    and not (isinstance(src, torch.Tensor) and src.requires_grad)
-                    and not self.is_inference() and not torch.is_inference_mode_enabled()):
-                _orig(_data.__get__(self), src, *args, **kwargs)
-                return self
-            return _orig(self, src, *args, **kwargs)
-        torch.Tensor.copy_ = copy_
-        """,
-        witness="""
-        import torch
-        d = torch.zeros(3, dtype=torch.int64)
-        v = d._version
-        d.copy_(torch.ones(3, dtype=torch.int64))
-        assert d._version > v
-        """,
+        patch=_patch_copy_integral_skips_version_bump,
+        witness=_witness_copy_integral_skips_version_bump,
     ),
     Mutant(
         name="copy-no-grad-refuses-complex-leaf",
@@ -293,28 +360,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("copy.allowed-under-no-grad",),
         region="complex leaf destinations under no_grad",
         family="dtype",
-        source="""
-        import torch
-        _orig = torch.Tensor.copy_
-        def copy_(self, src, *args, **kwargs):
-            if (not torch.is_grad_enabled() and self.is_complex() and self.is_leaf
-                    and self.requires_grad):
-                raise RuntimeError(
-                    "a leaf Variable that requires grad is being used in an in-place operation."
-                )
-            return _orig(self, src, *args, **kwargs)
-        torch.Tensor.copy_ = copy_
-        """,
-        witness="""
-        import torch
-        p = torch.zeros(2, dtype=torch.complex64, requires_grad=True)
-        with torch.no_grad():
-            try:
-                p.copy_(torch.ones(2, dtype=torch.complex64))
-            except RuntimeError as e:
-                raise AssertionError(f"copy_ under no_grad raised: {e}")
-        assert p.requires_grad and p.is_leaf
-        """,
+        patch=wrap("torch.Tensor.copy_", _copy_no_grad_refuses_complex_leaf),
+        witness=_witness_copy_no_grad_refuses_complex_leaf,
     ),
     Mutant(
         name="copy-floating-partial-overlap-silent",
@@ -322,27 +369,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("copy.partial-overlap-raises",),
         region="floating dtypes",
         family="dtype",
-        source="""
-        import torch
-        _orig = torch.Tensor.copy_
-        def copy_(self, src, *args, **kwargs):
-            if (isinstance(src, torch.Tensor) and self.is_floating_point()
-                    and self.untyped_storage().nbytes() > 0
-                    and src.untyped_storage().data_ptr() == self.untyped_storage().data_ptr()):
-                src = src.clone()
-            return _orig(self, src, *args, **kwargs)
-        torch.Tensor.copy_ = copy_
-        """,
-        witness="""
-        import torch
-        x = torch.arange(4.0)
-        try:
-            x[1:].copy_(x[:-1])
-        except RuntimeError:
-            pass
-        else:
-            raise AssertionError("copy_ between partly overlapping views did not raise")
-        """,
+        patch=wrap("torch.Tensor.copy_", _copy_floating_partial_overlap_silent),
+        witness=_witness_copy_floating_partial_overlap_silent,
     ),
     Mutant(
         name="empty-like-inherits-requires-grad-non-leaf",
@@ -350,20 +378,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("copy.empty-like-copy-in-graph",),
         region="non-leaf inputs that require grad",
         family="autograd",
-        source="""
-        import torch
-        _orig = torch.empty_like
-        def empty_like(input, *args, **kwargs):
-            if input.requires_grad and not input.is_leaf and "requires_grad" not in kwargs:
-                kwargs = {**kwargs, "requires_grad": True}
-            return _orig(input, *args, **kwargs)
-        torch.empty_like = empty_like
-        """,
-        witness="""
-        import torch
-        z = torch.ones(3, requires_grad=True) * 2
-        assert not torch.empty_like(z).requires_grad
-        """,
+        patch=wrap("torch.empty_like", _empty_like_inherits_requires_grad_non_leaf),
+        witness=_witness_empty_like_inherits_requires_grad_non_leaf,
     ),
     Mutant(
         name="clone-aliases-integral",
@@ -371,22 +387,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("copy.clone-detach-is-independent-leaf", "clone.new-storage"),
         region="integral and bool inputs",
         family="dtype",
-        source="""
-        import torch
-        _orig = torch.Tensor.clone
-        _detach = torch.Tensor.detach
-        def clone(self, *args, **kwargs):
-            if not (self.is_floating_point() or self.is_complex()) and not self.requires_grad:
-                return _detach(self)
-            return _orig(self, *args, **kwargs)
-        torch.Tensor.clone = clone
-        torch.clone = clone
-        """,
-        witness="""
-        import torch
-        x = torch.arange(3)
-        assert x.detach().clone().data_ptr() != x.data_ptr()
-        """,
+        patch=_patch_clone_aliases_integral,
+        witness=_witness_clone_aliases_integral,
     ),
     Mutant(
         name="copy-non-blocking-h2d-skips",
@@ -396,34 +398,24 @@ MUTANTS: tuple[Mutant, ...] = (
         region="host-to-CUDA copies with non_blocking=True",
         family="convention",
         devices=("cuda",),
-        source="""
-        import torch
-        _orig = torch.Tensor.copy_
-        def copy_(self, src, non_blocking=False):
-            if non_blocking and self.is_cuda and not src.is_cuda:
-                return self
-            return _orig(self, src, non_blocking)
-        torch.Tensor.copy_ = copy_
-        """,
-        witness="""
-        import torch
-        dst = torch.zeros(3, device="cuda")
-        dst.copy_(torch.ones(3), non_blocking=True)
-        torch.cuda.synchronize()
-        assert dst.cpu().tolist() == [1.0, 1.0, 1.0]
-        """,
+        patch=wrap("torch.Tensor.copy_", _copy_non_blocking_h2d_skips),
+        witness=_witness_copy_non_blocking_h2d_skips,
     ),
 )
 
 from conformance.mutants.clone import domain_mutants  # noqa: E402
 
-_COPY_RETURNS_NEW = """
-_orig = torch.Tensor.copy_
-def copy_(self, src, *args, **kwargs):
-    out = _orig(self, src, *args, **kwargs)
-    return out.clone() if _hit(self) or _hit(src) else out
-torch.Tensor.copy_ = copy_
-"""
+
+def _copy_returns_new(hit, orig, self, src, *args, **kwargs):
+    out = orig(self, src, *args, **kwargs)
+    return out.clone() if hit(self) or hit(src) else out
+
+
+def _copy_returns_new_check(t):
+    src = t.clone()
+    dst = torch.empty_like(src)
+    assert dst.copy_(t) is dst and dst.copy_(src) is dst
+
 
 # Issue 29: a copy_ that returns a new tensor (holding the copied values)
 # instead of dst when dst or src is at exactly one value of the domain
@@ -432,44 +424,54 @@ MUTANTS += domain_mutants(
     "copy-returns-new",
     claims={d: ("copy.returns-self",) for d in ("layout", "dtype_family")},
     values={
-        "layout": ("contiguous", "offset", "stepped", "permuted", "expanded", "channels_last",
-                   "zero-size", "0-d"),
-        "dtype_family": ("bool", "signed", "unsigned", "reduced_float", "float", "complex"),
+        "layout": LAYOUTS,
+        "dtype_family": DTYPE_FAMILIES,
     },
     broken="dst.copy_(src) returns a new tensor with the copied values instead of dst",
-    patch=_COPY_RETURNS_NEW,
-    check="""
-    src = t.clone()
-    dst = torch.empty_like(src)
-    assert dst.copy_(t) is dst and dst.copy_(src) is dst
-    """,
+    patch=wrap("torch.Tensor.copy_", _copy_returns_new),
+    check=_copy_returns_new_check,
 )  # fmt: skip
 
-_COPY_LEAF_UNGUARDED = """
-import torch
-_orig = torch.Tensor.copy_
-def _leaf_of(t):
-    root = t if t._base is None else t._base
-    return root if root.is_leaf and root.requires_grad else None
-def copy_(self, src, *args, **kwargs):
-    leaf = _leaf_of(self)
-    if leaf is not None and torch.is_grad_enabled() and {hit}:
-        with torch.no_grad():  # the leaf check is skipped: the write goes through
-            return _orig(self, src, *args, **kwargs)
-    return _orig(self, src, *args, **kwargs)
-torch.Tensor.copy_ = copy_
-"""
 
-_RAISES_WITNESS = """
-import torch
-for t in ({leaf}, {leaf}[1:]):
-    try:
-        t.copy_(torch.ones_like(t))
-    except RuntimeError:
-        pass
-    else:
-        raise AssertionError("copy_ into a leaf requiring grad (or a view of one) did not raise")
-"""
+def _copy_into_leaf_unguarded(hit):
+    """copy_ into a leaf requiring grad, or a view of one, skips the leaf
+    check (the write goes through) where ``hit(leaf)``."""
+
+    _orig = torch.Tensor.copy_
+
+    def _leaf_of(t):
+        root = t if t._base is None else t._base
+        return root if root.is_leaf and root.requires_grad else None
+
+    def copy_(self, src, *args, **kwargs):
+        leaf = _leaf_of(self)
+        if leaf is not None and torch.is_grad_enabled() and hit(leaf):
+            with torch.no_grad():  # the leaf check is skipped: the write goes through
+                return _orig(self, src, *args, **kwargs)
+        return _orig(self, src, *args, **kwargs)
+
+    torch.Tensor.copy_ = copy_
+
+
+def _is_parameter(t):
+    return isinstance(t, torch.nn.Parameter)
+
+
+def _is_not_parameter(t):
+    return not _is_parameter(t)
+
+
+def _copy_into_leaf_refused(make):
+    for t in (make(), make()[1:]):
+        try:
+            t.copy_(torch.ones_like(t))
+        except RuntimeError:
+            pass
+        else:
+            raise AssertionError(
+                "copy_ into a leaf requiring grad (or a view of one) did not raise"
+            )
+
 
 # Issue 29: copy.leaf-requiring-grad-raises speaks of every leaf that requires
 # grad: a plain tensor or an nn.Parameter; each mutant skips the leaf check
@@ -482,8 +484,10 @@ MUTANTS += (
         domain={"leaf_kind": "tensor"},
         region="plain (non-Parameter) leaves that require grad, and their views",
         family="autograd",
-        source=_COPY_LEAF_UNGUARDED.replace("{hit}", "not isinstance(leaf, torch.nn.Parameter)"),
-        witness=_RAISES_WITNESS.replace("{leaf}", "torch.zeros(3, requires_grad=True)"),
+        patch=functools.partial(_copy_into_leaf_unguarded, _is_not_parameter),
+        witness=functools.partial(
+            _copy_into_leaf_refused, lambda: torch.zeros(3, requires_grad=True)
+        ),
     ),
     Mutant(
         name="copy-into-leaf-allowed-only-parameter",
@@ -492,12 +496,33 @@ MUTANTS += (
         domain={"leaf_kind": "parameter"},
         region="nn.Parameter leaves and their views",
         family="subclass",
-        source=_COPY_LEAF_UNGUARDED.replace("{hit}", "isinstance(leaf, torch.nn.Parameter)"),
-        witness=_RAISES_WITNESS.replace("{leaf}", "torch.nn.Parameter(torch.zeros(3))"),
+        patch=functools.partial(_copy_into_leaf_unguarded, _is_parameter),
+        witness=functools.partial(
+            _copy_into_leaf_refused, lambda: torch.nn.Parameter(torch.zeros(3))
+        ),
     ),
 )
 
 from conformance.mutants._tensor_domain import domain_mutants as _kind_mutants  # noqa: E402
+
+
+def _copy_graph_state_wrong(hit, orig_copy_, self, src, *args, **kwargs):
+    if isinstance(src, torch.Tensor) and not self.requires_grad and hit(src):
+        if src.requires_grad:
+            with torch.no_grad():
+                return orig_copy_(self, src, *args, **kwargs)
+        out = orig_copy_(self, src, *args, **kwargs)
+        if self.is_floating_point() or self.is_complex():
+            self.requires_grad_()
+        return out
+    return orig_copy_(self, src, *args, **kwargs)
+
+
+def _copy_graph_state_wrong_witness(make):
+    z = make()
+    c = torch.empty_like(z).copy_(z)
+    assert c.requires_grad == z.requires_grad, "empty_like(z).copy_(z) has the wrong requires_grad"
+
 
 # Issue 29: copy.empty-like-copy-in-graph speaks of a z that requires grad
 # (a leaf or a result) or not; each mutant gives the copy the wrong autograd
@@ -507,26 +532,7 @@ MUTANTS += _kind_mutants(
     prefix="copy-graph-state-wrong",
     claims=("copy.empty-like-copy-in-graph",),
     what="dst.copy_(src) into a tensor that does not require grad gets the wrong requires_grad",
-    patch="""
-_orig_copy_ = torch.Tensor.copy_
-def copy_(self, src, *args, **kwargs):
-    if (isinstance(src, torch.Tensor) and not self.requires_grad
-            and _in_domain(src, {dim}, {value})):
-        if src.requires_grad:
-            with torch.no_grad():
-                return _orig_copy_(self, src, *args, **kwargs)
-        out = _orig_copy_(self, src, *args, **kwargs)
-        if self.is_floating_point() or self.is_complex():
-            self.requires_grad_()
-        return out
-    return _orig_copy_(self, src, *args, **kwargs)
-torch.Tensor.copy_ = copy_
-""",
-    witness="""
-    import torch
-    z = {make}
-    c = torch.empty_like(z).copy_(z)
-    assert c.requires_grad == z.requires_grad, "empty_like(z).copy_(z) has the wrong requires_grad"
-    """,
+    patch=wrap("torch.Tensor.copy_", _copy_graph_state_wrong),
+    witness=_copy_graph_state_wrong_witness,
     dims={"tensor_kind": ("plain", "leaf", "non_leaf")},
 )

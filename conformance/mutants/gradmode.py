@@ -7,6 +7,532 @@ See :mod:`conformance.mutants` for what a mutant is and how it is run.
 from __future__ import annotations
 
 from conformance.mutants.base import Mutant
+from conformance.mutants.patching import INPLACE_OPS, accepted, refused, torch, wrap, wrap_each
+
+#: The start of torch's error for an in-place op on an inference tensor outside the mode.
+_OUTSIDE = "Inplace update to inference tensor outside InferenceMode"
+#: The start of torch's error for an in-place op on a view made under no_grad.
+_NO_GRAD_VIEW = "A view was created in no_grad mode and is being modified inplace"
+
+
+def _no_grad_exit_by_exception_keeps_mode(orig_exit, self, exc_type, exc_value, traceback):
+    if exc_type is not None:
+        return None
+    return orig_exit(self, exc_type, exc_value, traceback)
+
+
+def _witness_no_grad_exit_by_exception_keeps_mode():
+    torch.set_grad_enabled(True)
+    try:
+        with torch.no_grad():
+            raise ValueError("leave the block")
+    except ValueError:
+        pass
+    assert torch.is_grad_enabled()
+
+
+def _no_grad_normal_exit_keeps_mode(orig_exit, self, exc_type, exc_value, traceback):
+    if exc_type is None:
+        return None
+    return orig_exit(self, exc_type, exc_value, traceback)
+
+
+def _witness_no_grad_normal_exit_keeps_mode():
+    torch.set_grad_enabled(True)
+    with torch.no_grad():
+        pass
+    assert torch.is_grad_enabled()
+
+
+def _no_grad_with_statement_noop(orig_enter, self):
+    import sys
+
+    # the frame that entered no_grad: 2 up, above wrap's wrapper
+    if sys._getframe(2).f_code.co_filename.endswith("_contextlib.py"):
+        return orig_enter(self)
+    self.prev = torch.is_grad_enabled()
+    return None
+
+
+def _witness_no_grad_with_statement_noop():
+    torch.set_grad_enabled(True)
+    with torch.no_grad():
+        assert not torch.is_grad_enabled()
+
+
+def _patch_nested_grad_mode_exit_keeps_inner_mode():
+    _depth = [0]
+
+    def _patch(cls):
+        enter, exit_ = cls.__enter__, cls.__exit__
+
+        def __enter__(self):
+            _depth[0] += 1
+            return enter(self)
+
+        def __exit__(self, *exc):
+            _depth[0] -= 1
+            if _depth[0] >= 1:
+                return None
+            return exit_(self, *exc)
+
+        cls.__enter__, cls.__exit__ = __enter__, __exit__
+
+    _patch(torch.no_grad)
+    _patch(torch.enable_grad)
+
+
+def _witness_nested_grad_mode_exit_keeps_inner_mode():
+    torch.set_grad_enabled(False)
+    with torch.enable_grad():
+        with torch.no_grad():
+            pass
+        assert torch.is_grad_enabled()
+
+
+def _set_grad_enabled_call_noop(orig_init, self, mode):
+    import pathlib
+    import sys
+
+    # the frame that called set_grad_enabled: 2 up, above wrap's wrapper
+    if "torch" in pathlib.PurePath(sys._getframe(2).f_code.co_filename).parts[-3:-1]:
+        return orig_init(self, mode)
+    self.prev = torch.is_grad_enabled()
+    self.mode = mode
+
+
+def _witness_set_grad_enabled_call_noop():
+    torch.set_grad_enabled(True)
+    torch.set_grad_enabled(False)
+    assert not torch.is_grad_enabled()
+
+
+def _clone_keeps_requires_grad_under_no_grad(orig, self, *args, **kwargs):
+    out = orig(self, *args, **kwargs)
+    if (
+        self.requires_grad
+        and not torch.is_grad_enabled()
+        and not torch.is_inference_mode_enabled()
+        and not out.requires_grad
+    ):
+        out.requires_grad_(True)
+    return out
+
+
+def _witness_clone_keeps_requires_grad_under_no_grad():
+    x = torch.ones(3, requires_grad=True)
+    with torch.no_grad():
+        c = x.clone()
+    assert c.requires_grad is False
+
+
+def _clone_keeps_requires_grad_in_inference_mode(orig, self, *args, **kwargs):
+    out = orig(self, *args, **kwargs)
+    if self.requires_grad and torch.is_inference_mode_enabled() and not out.requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
+def _witness_clone_keeps_requires_grad_in_inference_mode():
+    x = torch.ones(3, requires_grad=True)
+    with torch.inference_mode():
+        c = x.clone()
+    assert c.requires_grad is False
+
+
+def _inference_inplace_outside_accepted_in_grad_mode(orig, self, *args, **kwargs):
+    try:
+        return orig(self, *args, **kwargs)
+    except RuntimeError as e:
+        if _OUTSIDE in str(e) and torch.is_grad_enabled():
+            return self
+        raise
+
+
+def _witness_inference_inplace_outside_accepted_in_grad_mode():
+    with torch.inference_mode():
+        t = torch.ones(3)
+    with refused(RuntimeError, "in-place on an inference tensor in grad mode did not raise"):
+        t.add_(1)
+
+
+def _inference_inplace_inside_refused(orig, self, *args, **kwargs):
+    if torch.is_inference_mode_enabled() and self.is_inference():
+        raise RuntimeError(_OUTSIDE + ".")
+    return orig(self, *args, **kwargs)
+
+
+def _witness_inference_inplace_inside_refused():
+    with torch.inference_mode():
+        t = torch.ones(3)
+        with accepted(RuntimeError, "in-place inside inference_mode refused"):
+            t.add_(1)
+    assert t.tolist() == [2.0, 2.0, 2.0]
+
+
+def _tensor_no_grad_drops_requires_grad(orig, data, *args, **kwargs):
+    out = orig(data, *args, **kwargs)
+    if out.requires_grad and not torch.is_grad_enabled():
+        out.requires_grad_(False)
+    return out
+
+
+def _witness_tensor_no_grad_drops_requires_grad():
+    with torch.no_grad():
+        t = torch.tensor([1.0], requires_grad=True)
+    assert t.requires_grad
+
+
+def _patch_inference_mode_is_no_grad():
+    def __enter__(self):
+        self._ctx = torch.no_grad()
+        self._ctx.__enter__()
+
+    def __exit__(self, *exc):
+        self._ctx.__exit__(*exc)
+
+    torch.inference_mode.__enter__ = __enter__
+    torch.inference_mode.__exit__ = __exit__
+
+
+def _witness_inference_mode_is_no_grad():
+    with torch.inference_mode():
+        y = torch.ones(3) * 2
+    assert y.is_inference()
+
+
+def _patch_set_grad_enabled_exit_enables():
+    def __exit__(self, *exc):
+        torch._C._set_grad_enabled(True)
+
+    torch.set_grad_enabled.__exit__ = __exit__
+
+
+def _witness_set_grad_enabled_exit_enables():
+    with torch.no_grad():
+        with torch.set_grad_enabled(True):
+            pass
+        assert not torch.is_grad_enabled()
+
+
+def _patch_no_grad_decorator_noop():
+    def __call__(self, func):
+        return func
+
+    torch.no_grad.__call__ = __call__
+
+
+def _witness_no_grad_decorator_noop():
+
+    @torch.no_grad()
+    def f():
+        return torch.is_grad_enabled()
+
+    assert f() is False
+
+
+def _inference_clone_stays_inference(orig, self, *args, **kwargs):
+    if self.is_inference() and not torch.is_inference_mode_enabled():
+        with torch.inference_mode():
+            return orig(self, *args, **kwargs)
+    return orig(self, *args, **kwargs)
+
+
+def _witness_inference_clone_stays_inference():
+    with torch.inference_mode():
+        t = torch.ones(3)
+    assert not t.clone().is_inference()
+
+
+def _patch_inference_version_readable():
+    _desc = torch._C.TensorBase._version
+
+    def _get(self):
+        if self.is_inference():
+            return 0
+        return _desc.__get__(self)
+
+    torch.Tensor._version = property(_get)
+
+
+def _witness_inference_version_readable():
+    with torch.inference_mode():
+        t = torch.ones(3)
+    with refused(RuntimeError, "reading _version of an inference tensor did not raise"):
+        _ = t._version
+
+
+def _clone_keeps_requires_grad_when_disabled(orig, self, *args, **kwargs):
+    out = orig(self, *args, **kwargs)
+    if self.requires_grad and not torch.is_grad_enabled() and not out.requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
+def _witness_clone_keeps_requires_grad_when_disabled():
+    x = torch.ones(3, requires_grad=True)
+    with torch.no_grad():
+        c = x.clone()
+    assert c.requires_grad is False
+
+
+def _threads_inherit_disabled_grad_mode(start, self):
+    enabled = torch.is_grad_enabled()
+    inference = torch.is_inference_mode_enabled()
+    if not enabled or inference:
+        run = self.run
+
+        def run_in_mode():
+            ctx = torch.inference_mode() if inference else torch.set_grad_enabled(enabled)
+            with ctx:
+                return run()
+
+        self.run = run_in_mode
+    return start(self)
+
+
+def _witness_threads_inherit_disabled_grad_mode():
+    import threading
+
+    seen = {}
+    with torch.no_grad():
+        t = threading.Thread(target=lambda: seen.setdefault("enabled", torch.is_grad_enabled()))
+        t.start()
+        t.join()
+    assert seen["enabled"] is True
+
+
+def _no_grad_inplace_skips_bump_reduced(orig, self, *args, **kwargs):
+    if (
+        not torch.is_grad_enabled()
+        and not torch.is_inference_mode_enabled()
+        and self.dtype in (torch.float16, torch.bfloat16)
+    ):
+        orig(self.data, *args, **kwargs)
+        return self
+    return orig(self, *args, **kwargs)
+
+
+def _witness_no_grad_inplace_skips_bump_reduced():
+    x = torch.ones(3, dtype=torch.float16, requires_grad=True)
+    with torch.no_grad():
+        x.mul_(2)
+    assert x._version == 1
+
+
+def _no_grad_copy_into_leaf_refused(orig, self, src, non_blocking=False):
+    if self.requires_grad and self.is_leaf and not torch.is_grad_enabled():
+        raise RuntimeError(
+            "a leaf Variable that requires grad is being used in an in-place operation."
+        )
+    return orig(self, src, non_blocking)
+
+
+def _witness_no_grad_copy_into_leaf_refused():
+    w = torch.ones(3, requires_grad=True)
+    with torch.no_grad():
+        with accepted(RuntimeError, "copy_ under no_grad into a leaf raised"):
+            w.copy_(torch.zeros(3))
+    assert w.detach().tolist() == [0.0, 0.0, 0.0]
+
+
+def _no_grad_view_inplace_allowed_double(orig, self, *args, **kwargs):
+    try:
+        return orig(self, *args, **kwargs)
+    except RuntimeError as e:
+        if _NO_GRAD_VIEW in str(e) and self.dtype in (torch.float64, torch.complex128):
+            with torch.no_grad():
+                return orig(self, *args, **kwargs)
+        raise
+
+
+def _witness_no_grad_view_inplace_allowed_double():
+    x = torch.ones(3, dtype=torch.float64, requires_grad=True)
+    with torch.no_grad():
+        v = x[1:]
+    with refused(RuntimeError, "in-place on a view made under no_grad did not raise"):
+        v.mul_(2)
+
+
+def _dropout_off_under_no_grad(orig, input, p=0.5, training=True, inplace=False):
+    return orig(input, p, training and torch.is_grad_enabled(), inplace)
+
+
+def _witness_dropout_off_under_no_grad():
+    with torch.no_grad():
+        out = torch.nn.Dropout(p=1.0)(torch.ones(3))
+    assert bool((out == 0).all())
+
+
+def _inference_mode_views_of_normal_copy(orig, self, *args, **kwargs):
+    out = orig(self, *args, **kwargs)
+    if torch.is_inference_mode_enabled() and not self.is_inference():
+        out = out.clone()
+    return out
+
+
+def _witness_inference_mode_views_of_normal_copy():
+    x = torch.ones(2, 3)
+    with torch.inference_mode():
+        v = x.permute(1, 0)
+    assert not v.is_inference()
+
+
+def _inference_inplace_outside_accepted_under_no_grad(orig, self, *args, **kwargs):
+    try:
+        return orig(self, *args, **kwargs)
+    except RuntimeError as e:
+        if _OUTSIDE in str(e) and not torch.is_grad_enabled():
+            return self
+        raise
+
+
+def _witness_inference_inplace_outside_accepted_under_no_grad():
+    with torch.inference_mode():
+        t = torch.ones(3)
+    with torch.no_grad():
+        with refused(RuntimeError, "in-place on an inference tensor under no_grad did not raise"):
+            t.add_(1)
+
+
+def _patch_inference_requires_grad_attribute_accepted():
+    _desc = torch._C.TensorBase.requires_grad
+
+    def _set(self, value):
+        if value and self.is_inference() and not torch.is_inference_mode_enabled():
+            with torch.inference_mode():
+                return _desc.__set__(self, value)
+        return _desc.__set__(self, value)
+
+    torch.Tensor.requires_grad = property(_desc.__get__, _set)
+
+
+def _witness_inference_requires_grad_attribute_accepted():
+    with torch.inference_mode():
+        t = torch.ones(3)
+    with refused(RuntimeError, "requires_grad = True on an inference tensor did not raise"):
+        t.requires_grad = True
+
+
+def _patch_mul_clones_inference_operand():
+    _mul = torch.Tensor.__mul__
+    _tmul = torch.mul
+
+    def _fix(a, b):
+        if (
+            isinstance(a, torch.Tensor)
+            and isinstance(b, torch.Tensor)
+            and torch.is_grad_enabled()
+            and not torch.is_inference_mode_enabled()
+        ):
+            if a.is_inference() and b.requires_grad:
+                a = a.clone()
+            elif b.is_inference() and a.requires_grad:
+                b = b.clone()
+        return a, b
+
+    def __mul__(a, b):
+        return _mul(*_fix(a, b))
+
+    def mul(a, b, *args, **kwargs):
+        return _tmul(*_fix(a, b), *args, **kwargs)
+
+    torch.Tensor.__mul__ = __mul__
+    torch.mul = mul
+
+
+def _witness_mul_clones_inference_operand():
+    with torch.inference_mode():
+        t = torch.ones(3)
+    n = torch.ones(3, requires_grad=True)
+    with refused(RuntimeError, "saving an inference tensor for backward did not raise"):
+        n * t
+
+
+def _like_factories_drop_requires_grad_in_inference(orig, *args, **kwargs):
+    if torch.is_inference_mode_enabled():
+        kwargs.pop("requires_grad", None)
+    return orig(*args, **kwargs)
+
+
+def _witness_like_factories_drop_requires_grad_in_inference():
+    with torch.inference_mode():
+        t = torch.zeros_like(torch.ones(3), requires_grad=True)
+    assert t.requires_grad
+
+
+def _inference_mode_skips_bump_integral(orig, self, *args, **kwargs):
+    if (
+        torch.is_inference_mode_enabled()
+        and not self.is_inference()
+        and not (self.is_floating_point() or self.is_complex())
+    ):
+        orig(self.data, *args, **kwargs)
+        return self
+    return orig(self, *args, **kwargs)
+
+
+def _witness_inference_mode_skips_bump_integral():
+    x = torch.zeros(3, dtype=torch.int64)
+    with torch.inference_mode():
+        x.add_(1)
+    assert x._version == 1
+
+
+def _patch_grad_modes_noop_outside_main_thread():
+    import threading
+
+    def _other_thread():
+        return threading.current_thread() is not threading.main_thread()
+
+    _sge = torch.set_grad_enabled
+    _init, _enter = _sge.__init__, _sge.__enter__
+
+    def __init__(self, mode):
+        if mode or not _other_thread():
+            return _init(self, mode)
+        self.prev = torch.is_grad_enabled()
+        self.mode = mode
+
+    def __enter__(self):
+        if self.mode or not _other_thread():
+            return _enter(self)
+        return None
+
+    _sge.__init__, _sge.__enter__ = __init__, __enter__
+    _inf = torch.inference_mode
+    _inf_enter, _inf_exit = _inf.__enter__, _inf.__exit__
+
+    def _inf_enter_patched(self):
+        self._mutant_skipped = _other_thread()
+        if self._mutant_skipped:
+            return None
+        return _inf_enter(self)
+
+    def _inf_exit_patched(self, *exc):
+        if getattr(self, "_mutant_skipped", False):
+            return None
+        return _inf_exit(self, *exc)
+
+    _inf.__enter__, _inf.__exit__ = _inf_enter_patched, _inf_exit_patched
+
+
+def _witness_grad_modes_noop_outside_main_thread():
+    import threading
+
+    seen = {}
+
+    def body():
+        with torch.no_grad():
+            seen["no_grad"] = torch.is_grad_enabled()
+        with torch.inference_mode():
+            seen["inference"] = torch.is_inference_mode_enabled()
+
+    t = threading.Thread(target=body)
+    t.start()
+    t.join()
+    assert seen == {"no_grad": False, "inference": True}, seen
+
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant(
@@ -16,25 +542,8 @@ MUTANTS: tuple[Mutant, ...] = (
         domain={"exception_exit": True},
         region="no_grad blocks left by an exception",
         family="mode",
-        source="""
-        import torch
-        _orig_exit = torch.no_grad.__exit__
-        def __exit__(self, exc_type, exc_value, traceback):
-            if exc_type is not None:
-                return None
-            return _orig_exit(self, exc_type, exc_value, traceback)
-        torch.no_grad.__exit__ = __exit__
-        """,
-        witness="""
-        import torch
-        torch.set_grad_enabled(True)
-        try:
-            with torch.no_grad():
-                raise ValueError("leave the block")
-        except ValueError:
-            pass
-        assert torch.is_grad_enabled()
-        """,
+        patch=wrap("torch.no_grad.__exit__", _no_grad_exit_by_exception_keeps_mode),
+        witness=_witness_no_grad_exit_by_exception_keeps_mode,
     ),
     Mutant(
         name="no-grad-normal-exit-keeps-mode",
@@ -43,22 +552,8 @@ MUTANTS: tuple[Mutant, ...] = (
         domain={"exception_exit": False},
         region="no_grad blocks left normally (no exception)",
         family="mode",
-        source="""
-        import torch
-        _orig_exit = torch.no_grad.__exit__
-        def __exit__(self, exc_type, exc_value, traceback):
-            if exc_type is None:
-                return None
-            return _orig_exit(self, exc_type, exc_value, traceback)
-        torch.no_grad.__exit__ = __exit__
-        """,
-        witness="""
-        import torch
-        torch.set_grad_enabled(True)
-        with torch.no_grad():
-            pass
-        assert torch.is_grad_enabled()
-        """,
+        patch=wrap("torch.no_grad.__exit__", _no_grad_normal_exit_keeps_mode),
+        witness=_witness_no_grad_normal_exit_keeps_mode,
     ),
     Mutant(
         name="no-grad-with-statement-noop",
@@ -72,23 +567,8 @@ MUTANTS: tuple[Mutant, ...] = (
         domain={"block_form": "with"},
         region="the with-statement form of torch.no_grad() only",
         family="convention",
-        source="""
-        import sys
-        import torch
-        _orig_enter = torch.no_grad.__enter__
-        def __enter__(self):
-            if sys._getframe(1).f_code.co_filename.endswith("_contextlib.py"):
-                return _orig_enter(self)
-            self.prev = torch.is_grad_enabled()
-            return None
-        torch.no_grad.__enter__ = __enter__
-        """,
-        witness="""
-        import torch
-        torch.set_grad_enabled(True)
-        with torch.no_grad():
-            assert not torch.is_grad_enabled()
-        """,
+        patch=wrap("torch.no_grad.__enter__", _no_grad_with_statement_noop),
+        witness=_witness_no_grad_with_statement_noop,
     ),
     Mutant(
         name="nested-grad-mode-exit-keeps-inner-mode",
@@ -97,31 +577,8 @@ MUTANTS: tuple[Mutant, ...] = (
         domain={"block_form": "nested"},
         region="no_grad / enable_grad scopes nested inside another no_grad / enable_grad scope",
         family="mode",
-        source="""
-        import torch
-        _depth = [0]
-        def _patch(cls):
-            enter, exit_ = cls.__enter__, cls.__exit__
-            def __enter__(self):
-                _depth[0] += 1
-                return enter(self)
-            def __exit__(self, *exc):
-                _depth[0] -= 1
-                if _depth[0] >= 1:
-                    return None
-                return exit_(self, *exc)
-            cls.__enter__, cls.__exit__ = __enter__, __exit__
-        _patch(torch.no_grad)
-        _patch(torch.enable_grad)
-        """,
-        witness="""
-        import torch
-        torch.set_grad_enabled(False)
-        with torch.enable_grad():
-            with torch.no_grad():
-                pass
-            assert torch.is_grad_enabled()
-        """,
+        patch=_patch_nested_grad_mode_exit_keeps_inner_mode,
+        witness=_witness_nested_grad_mode_exit_keeps_inner_mode,
     ),
     Mutant(
         name="set-grad-enabled-call-noop",
@@ -130,24 +587,8 @@ MUTANTS: tuple[Mutant, ...] = (
         domain={"block_form": "call"},
         region="set_grad_enabled(mode) called as a function by user code",
         family="convention",
-        source="""
-        import pathlib
-        import sys
-        import torch
-        _orig_init = torch.set_grad_enabled.__init__
-        def __init__(self, mode):
-            if "torch" in pathlib.PurePath(sys._getframe(1).f_code.co_filename).parts[-3:-1]:
-                return _orig_init(self, mode)
-            self.prev = torch.is_grad_enabled()
-            self.mode = mode
-        torch.set_grad_enabled.__init__ = __init__
-        """,
-        witness="""
-        import torch
-        torch.set_grad_enabled(True)
-        torch.set_grad_enabled(False)
-        assert not torch.is_grad_enabled()
-        """,
+        patch=wrap("torch.set_grad_enabled.__init__", _set_grad_enabled_call_noop),
+        witness=_witness_set_grad_enabled_call_noop,
     ),
     Mutant(
         name="clone-keeps-requires-grad-under-no-grad",
@@ -159,25 +600,10 @@ MUTANTS: tuple[Mutant, ...] = (
         domain={"grad_mode": "no_grad"},
         region="clone() of tensors requiring grad under no_grad",
         family="mode",
-        source="""
-        import torch
-        _orig = torch.Tensor.clone
-        def clone(self, *args, **kwargs):
-            out = _orig(self, *args, **kwargs)
-            if (self.requires_grad and not torch.is_grad_enabled()
-                    and not torch.is_inference_mode_enabled() and not out.requires_grad):
-                out.requires_grad_(True)
-            return out
-        torch.Tensor.clone = clone
-        torch.clone = clone
-        """,
-        witness="""
-        import torch
-        x = torch.ones(3, requires_grad=True)
-        with torch.no_grad():
-            c = x.clone()
-        assert c.requires_grad is False
-        """,
+        patch=wrap(
+            "torch.Tensor.clone", _clone_keeps_requires_grad_under_no_grad, also=("torch.clone",)
+        ),
+        witness=_witness_clone_keeps_requires_grad_under_no_grad,
     ),
     Mutant(
         name="clone-keeps-requires-grad-in-inference-mode",
@@ -189,24 +615,12 @@ MUTANTS: tuple[Mutant, ...] = (
         domain={"grad_mode": "inference_mode"},
         region="clone() of tensors requiring grad inside inference_mode",
         family="mode",
-        source="""
-        import torch
-        _orig = torch.Tensor.clone
-        def clone(self, *args, **kwargs):
-            out = _orig(self, *args, **kwargs)
-            if self.requires_grad and torch.is_inference_mode_enabled() and not out.requires_grad:
-                out.requires_grad_(True)
-            return out
-        torch.Tensor.clone = clone
-        torch.clone = clone
-        """,
-        witness="""
-        import torch
-        x = torch.ones(3, requires_grad=True)
-        with torch.inference_mode():
-            c = x.clone()
-        assert c.requires_grad is False
-        """,
+        patch=wrap(
+            "torch.Tensor.clone",
+            _clone_keeps_requires_grad_in_inference_mode,
+            also=("torch.clone",),
+        ),
+        witness=_witness_clone_keeps_requires_grad_in_inference_mode,
     ),
     Mutant(
         name="inference-inplace-outside-accepted-in-grad-mode",
@@ -218,34 +632,8 @@ MUTANTS: tuple[Mutant, ...] = (
         domain={"grad_mode": "enabled"},
         region="in-place updates of inference tensors outside inference_mode with grad enabled",
         family="mode",
-        source="""
-        import torch
-        _MSG = "Inplace update to inference tensor outside InferenceMode"
-        def _wrap(orig):
-            def op(self, *args, **kwargs):
-                try:
-                    return orig(self, *args, **kwargs)
-                except RuntimeError as e:
-                    if _MSG in str(e) and torch.is_grad_enabled():
-                        return self
-                    raise
-            return op
-        for _name in ("add_", "mul_", "zero_", "fill_", "copy_", "__setitem__"):
-            setattr(torch.Tensor, _name, _wrap(getattr(torch.Tensor, _name)))
-        for _name in ("zero_", "fill_"):
-            setattr(torch, _name, _wrap(getattr(torch, _name)))
-        """,
-        witness="""
-        import torch
-        with torch.inference_mode():
-            t = torch.ones(3)
-        try:
-            t.add_(1)
-        except RuntimeError:
-            pass
-        else:
-            raise AssertionError("in-place on an inference tensor in grad mode did not raise")
-        """,
+        patch=wrap_each(INPLACE_OPS, _inference_inplace_outside_accepted_in_grad_mode),
+        witness=_witness_inference_inplace_outside_accepted_in_grad_mode,
     ),
     Mutant(
         name="inference-inplace-inside-refused",
@@ -254,30 +642,8 @@ MUTANTS: tuple[Mutant, ...] = (
         domain={"grad_mode": "inference_mode"},
         region="in-place updates of inference tensors inside inference_mode",
         family="mode",
-        source="""
-        import torch
-        _MSG = "Inplace update to inference tensor outside InferenceMode."
-        def _wrap(orig):
-            def op(self, *args, **kwargs):
-                if torch.is_inference_mode_enabled() and self.is_inference():
-                    raise RuntimeError(_MSG)
-                return orig(self, *args, **kwargs)
-            return op
-        for _name in ("add_", "mul_", "zero_", "fill_", "copy_", "__setitem__"):
-            setattr(torch.Tensor, _name, _wrap(getattr(torch.Tensor, _name)))
-        for _name in ("zero_", "fill_"):
-            setattr(torch, _name, _wrap(getattr(torch, _name)))
-        """,
-        witness="""
-        import torch
-        with torch.inference_mode():
-            t = torch.ones(3)
-            try:
-                t.add_(1)
-            except RuntimeError as e:
-                raise AssertionError(f"in-place inside inference_mode refused: {e}") from e
-        assert t.tolist() == [2.0, 2.0, 2.0]
-        """,
+        patch=wrap_each(INPLACE_OPS, _inference_inplace_inside_refused),
+        witness=_witness_inference_inplace_inside_refused,
     ),
     Mutant(
         name="tensor-no-grad-drops-requires-grad",
@@ -285,43 +651,15 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("gradmode.no-grad-factories-unaffected",),
         region="requires_grad=True inside no_grad",
         family="mode",
-        source="""
-        import torch
-        _orig = torch.tensor
-        def tensor(data, *args, **kwargs):
-            out = _orig(data, *args, **kwargs)
-            if out.requires_grad and not torch.is_grad_enabled():
-                out.requires_grad_(False)
-            return out
-        torch.tensor = tensor
-        """,
-        witness="""
-        import torch
-        with torch.no_grad():
-            t = torch.tensor([1.0], requires_grad=True)
-        assert t.requires_grad
-        """,
+        patch=wrap("torch.tensor", _tensor_no_grad_drops_requires_grad),
+        witness=_witness_tensor_no_grad_drops_requires_grad,
     ),
     Mutant(
         name="inference-mode-is-no-grad",
         description="inference_mode behaves like no_grad: results are normal tensors with version counters",
         claims=("gradmode.inference-results-are-inference",),
-        source="""
-        import torch
-        def __enter__(self):
-            self._ctx = torch.no_grad()
-            self._ctx.__enter__()
-        def __exit__(self, *exc):
-            self._ctx.__exit__(*exc)
-        torch.inference_mode.__enter__ = __enter__
-        torch.inference_mode.__exit__ = __exit__
-        """,
-        witness="""
-        import torch
-        with torch.inference_mode():
-            y = torch.ones(3) * 2
-        assert y.is_inference()
-        """,
+        patch=_patch_inference_mode_is_no_grad,
+        witness=_witness_inference_mode_is_no_grad,
     ),
     Mutant(
         name="set-grad-enabled-exit-enables",
@@ -329,19 +667,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("gradmode.set-grad-enabled-restores",),
         region="set_grad_enabled blocks inside no_grad",
         family="mode",
-        source="""
-        import torch
-        def __exit__(self, *exc):
-            torch._C._set_grad_enabled(True)
-        torch.set_grad_enabled.__exit__ = __exit__
-        """,
-        witness="""
-        import torch
-        with torch.no_grad():
-            with torch.set_grad_enabled(True):
-                pass
-            assert not torch.is_grad_enabled()
-        """,
+        patch=_patch_set_grad_enabled_exit_enables,
+        witness=_witness_set_grad_enabled_exit_enables,
     ),
     Mutant(
         name="no-grad-decorator-noop",
@@ -355,19 +682,8 @@ MUTANTS: tuple[Mutant, ...] = (
         domain={"block_form": "decorator"},
         region="the decorator form @torch.no_grad() only",
         family="convention",
-        source="""
-        import torch
-        def __call__(self, func):
-            return func
-        torch.no_grad.__call__ = __call__
-        """,
-        witness="""
-        import torch
-        @torch.no_grad()
-        def f():
-            return torch.is_grad_enabled()
-        assert f() is False
-        """,
+        patch=_patch_no_grad_decorator_noop,
+        witness=_witness_no_grad_decorator_noop,
     ),
     Mutant(
         name="inference-clone-stays-inference",
@@ -375,23 +691,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("gradmode.inference-clone-outside-is-normal",),
         region="inference tensors cloned outside inference mode",
         family="mode",
-        source="""
-        import torch
-        _orig = torch.Tensor.clone
-        def clone(self, *args, **kwargs):
-            if self.is_inference() and not torch.is_inference_mode_enabled():
-                with torch.inference_mode():
-                    return _orig(self, *args, **kwargs)
-            return _orig(self, *args, **kwargs)
-        torch.Tensor.clone = clone
-        torch.clone = clone
-        """,
-        witness="""
-        import torch
-        with torch.inference_mode():
-            t = torch.ones(3)
-        assert not t.clone().is_inference()
-        """,
+        patch=wrap("torch.Tensor.clone", _inference_clone_stays_inference, also=("torch.clone",)),
+        witness=_witness_inference_clone_stays_inference,
     ),
     Mutant(
         name="inference-version-readable",
@@ -399,26 +700,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("gradmode.inference-no-version-counter",),
         region="inference tensors",
         family="mode",
-        source="""
-        import torch
-        _desc = torch._C.TensorBase._version
-        def _get(self):
-            if self.is_inference():
-                return 0
-            return _desc.__get__(self)
-        torch.Tensor._version = property(_get)
-        """,
-        witness="""
-        import torch
-        with torch.inference_mode():
-            t = torch.ones(3)
-        try:
-            t._version
-        except RuntimeError:
-            pass
-        else:
-            raise AssertionError("reading _version of an inference tensor did not raise")
-        """,
+        patch=_patch_inference_version_readable,
+        witness=_witness_inference_version_readable,
     ),
     Mutant(
         name="clone-keeps-requires-grad-when-disabled",
@@ -429,24 +712,10 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
         region="clone() of tensors requiring grad under no_grad or inference_mode",
         family="mode",
-        source="""
-        import torch
-        _orig = torch.Tensor.clone
-        def clone(self, *args, **kwargs):
-            out = _orig(self, *args, **kwargs)
-            if self.requires_grad and not torch.is_grad_enabled() and not out.requires_grad:
-                out.requires_grad_(True)
-            return out
-        torch.Tensor.clone = clone
-        torch.clone = clone
-        """,
-        witness="""
-        import torch
-        x = torch.ones(3, requires_grad=True)
-        with torch.no_grad():
-            c = x.clone()
-        assert c.requires_grad is False
-        """,
+        patch=wrap(
+            "torch.Tensor.clone", _clone_keeps_requires_grad_when_disabled, also=("torch.clone",)
+        ),
+        witness=_witness_clone_keeps_requires_grad_when_disabled,
     ),
     Mutant(
         name="threads-inherit-disabled-grad-mode",
@@ -454,33 +723,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("gradmode.thread-local",),
         region="threads started inside no_grad, set_grad_enabled(False) or inference_mode",
         family="mode",
-        source="""
-        import threading
-        import torch
-        _start = threading.Thread.start
-        def start(self):
-            enabled = torch.is_grad_enabled()
-            inference = torch.is_inference_mode_enabled()
-            if not enabled or inference:
-                run = self.run
-                def run_in_mode():
-                    ctx = torch.inference_mode() if inference else torch.set_grad_enabled(enabled)
-                    with ctx:
-                        return run()
-                self.run = run_in_mode
-            return _start(self)
-        threading.Thread.start = start
-        """,
-        witness="""
-        import threading
-        import torch
-        seen = {}
-        with torch.no_grad():
-            t = threading.Thread(target=lambda: seen.setdefault("enabled", torch.is_grad_enabled()))
-            t.start()
-            t.join()
-        assert seen["enabled"] is True
-        """,
+        patch=wrap("threading.Thread.start", _threads_inherit_disabled_grad_mode),
+        witness=_witness_threads_inherit_disabled_grad_mode,
     ),
     Mutant(
         name="no-grad-inplace-skips-bump-reduced",
@@ -488,28 +732,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("gradmode.no-grad-inplace-bumps-version",),
         region="float16 and bfloat16 tensors updated in place under no_grad",
         family="mode",
-        source="""
-        import torch
-        def _wrap(orig):
-            def op(self, *args, **kwargs):
-                if (not torch.is_grad_enabled() and not torch.is_inference_mode_enabled()
-                        and self.dtype in (torch.float16, torch.bfloat16)):
-                    orig(self.data, *args, **kwargs)
-                    return self
-                return orig(self, *args, **kwargs)
-            return op
-        for _name in ("add_", "mul_", "zero_", "fill_", "copy_", "__setitem__"):
-            setattr(torch.Tensor, _name, _wrap(getattr(torch.Tensor, _name)))
-        for _name in ("zero_", "fill_"):
-            setattr(torch, _name, _wrap(getattr(torch, _name)))
-        """,
-        witness="""
-        import torch
-        x = torch.ones(3, dtype=torch.float16, requires_grad=True)
-        with torch.no_grad():
-            x.mul_(2)
-        assert x._version == 1
-        """,
+        patch=wrap_each(INPLACE_OPS, _no_grad_inplace_skips_bump_reduced),
+        witness=_witness_no_grad_inplace_skips_bump_reduced,
     ),
     Mutant(
         name="no-grad-copy-into-leaf-refused",
@@ -517,26 +741,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("gradmode.no-grad-inplace-on-leaf-allowed",),
         region="copy_() into leaves requiring grad with grad disabled",
         family="mode",
-        source="""
-        import torch
-        _orig = torch.Tensor.copy_
-        def copy_(self, src, non_blocking=False):
-            if self.requires_grad and self.is_leaf and not torch.is_grad_enabled():
-                raise RuntimeError("a leaf Variable that requires grad is being used in an "
-                                   "in-place operation.")
-            return _orig(self, src, non_blocking)
-        torch.Tensor.copy_ = copy_
-        """,
-        witness="""
-        import torch
-        w = torch.ones(3, requires_grad=True)
-        with torch.no_grad():
-            try:
-                w.copy_(torch.zeros(3))
-            except RuntimeError as e:
-                raise AssertionError(f"copy_ under no_grad into a leaf raised: {e}")
-        assert w.detach().tolist() == [0.0, 0.0, 0.0]
-        """,
+        patch=wrap("torch.Tensor.copy_", _no_grad_copy_into_leaf_refused),
+        witness=_witness_no_grad_copy_into_leaf_refused,
     ),
     Mutant(
         name="no-grad-view-inplace-allowed-double",
@@ -544,36 +750,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("gradmode.no-grad-view-inplace-raises",),
         region="float64 and complex128 views made under no_grad",
         family="dtype",
-        source="""
-        import torch
-        _MSG = "A view was created in no_grad mode and is being modified inplace"
-        def _wrap(orig):
-            def op(self, *args, **kwargs):
-                try:
-                    return orig(self, *args, **kwargs)
-                except RuntimeError as e:
-                    if _MSG in str(e) and self.dtype in (torch.float64, torch.complex128):
-                        with torch.no_grad():
-                            return orig(self, *args, **kwargs)
-                    raise
-            return op
-        for _name in ("add_", "mul_", "zero_", "fill_", "copy_", "__setitem__"):
-            setattr(torch.Tensor, _name, _wrap(getattr(torch.Tensor, _name)))
-        for _name in ("zero_", "fill_"):
-            setattr(torch, _name, _wrap(getattr(torch, _name)))
-        """,
-        witness="""
-        import torch
-        x = torch.ones(3, dtype=torch.float64, requires_grad=True)
-        with torch.no_grad():
-            v = x[1:]
-        try:
-            v.mul_(2)
-        except RuntimeError:
-            pass
-        else:
-            raise AssertionError("in-place on a view made under no_grad did not raise")
-        """,
+        patch=wrap_each(INPLACE_OPS, _no_grad_view_inplace_allowed_double),
+        witness=_witness_no_grad_view_inplace_allowed_double,
     ),
     Mutant(
         name="dropout-off-under-no-grad",
@@ -581,20 +759,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("gradmode.no-grad-is-not-eval",),
         region="Dropout called under no_grad",
         family="mode",
-        source="""
-        import torch
-        import torch.nn.functional as F
-        _orig = F.dropout
-        def dropout(input, p=0.5, training=True, inplace=False):
-            return _orig(input, p, training and torch.is_grad_enabled(), inplace)
-        F.dropout = dropout
-        """,
-        witness="""
-        import torch
-        with torch.no_grad():
-            out = torch.nn.Dropout(p=1.0)(torch.ones(3))
-        assert bool((out == 0).all())
-        """,
+        patch=wrap("torch.nn.functional.dropout", _dropout_off_under_no_grad),
+        witness=_witness_dropout_off_under_no_grad,
     ),
     Mutant(
         name="inference-mode-views-of-normal-copy",
@@ -602,26 +768,15 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("gradmode.inference-views-follow-base",),
         region="permute, unsqueeze and squeeze of normal tensors inside inference_mode",
         family="mode",
-        source="""
-        import torch
-        def _wrap(orig):
-            def op(self, *args, **kwargs):
-                out = orig(self, *args, **kwargs)
-                if torch.is_inference_mode_enabled() and not self.is_inference():
-                    out = out.clone()
-                return out
-            return op
-        for _name in ("permute", "unsqueeze", "squeeze"):
-            setattr(torch.Tensor, _name, _wrap(getattr(torch.Tensor, _name)))
-            setattr(torch, _name, _wrap(getattr(torch, _name)))
-        """,
-        witness="""
-        import torch
-        x = torch.ones(2, 3)
-        with torch.inference_mode():
-            v = x.permute(1, 0)
-        assert not v.is_inference()
-        """,
+        patch=wrap_each(
+            [
+                f"{owner}.{op}"
+                for op in ("permute", "unsqueeze", "squeeze")
+                for owner in ("torch.Tensor", "torch")
+            ],
+            _inference_mode_views_of_normal_copy,
+        ),
+        witness=_witness_inference_mode_views_of_normal_copy,
     ),
     Mutant(
         name="inference-inplace-outside-accepted-under-no-grad",
@@ -633,35 +788,8 @@ MUTANTS: tuple[Mutant, ...] = (
         domain={"grad_mode": "no_grad"},
         region="in-place updates of inference tensors under no_grad",
         family="mode",
-        source="""
-        import torch
-        _MSG = "Inplace update to inference tensor outside InferenceMode"
-        def _wrap(orig):
-            def op(self, *args, **kwargs):
-                try:
-                    return orig(self, *args, **kwargs)
-                except RuntimeError as e:
-                    if _MSG in str(e) and not torch.is_grad_enabled():
-                        return self
-                    raise
-            return op
-        for _name in ("add_", "mul_", "zero_", "fill_", "copy_", "__setitem__"):
-            setattr(torch.Tensor, _name, _wrap(getattr(torch.Tensor, _name)))
-        for _name in ("zero_", "fill_"):
-            setattr(torch, _name, _wrap(getattr(torch, _name)))
-        """,
-        witness="""
-        import torch
-        with torch.inference_mode():
-            t = torch.ones(3)
-        with torch.no_grad():
-            try:
-                t.add_(1)
-            except RuntimeError:
-                pass
-            else:
-                raise AssertionError("in-place on an inference tensor under no_grad did not raise")
-        """,
+        patch=wrap_each(INPLACE_OPS, _inference_inplace_outside_accepted_under_no_grad),
+        witness=_witness_inference_inplace_outside_accepted_under_no_grad,
     ),
     Mutant(
         name="inference-requires-grad-attribute-accepted",
@@ -669,27 +797,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("gradmode.inference-requires-grad-outside-raises",),
         region="the attribute form t.requires_grad = True",
         family="convention",
-        source="""
-        import torch
-        _desc = torch._C.TensorBase.requires_grad
-        def _set(self, value):
-            if value and self.is_inference() and not torch.is_inference_mode_enabled():
-                with torch.inference_mode():
-                    return _desc.__set__(self, value)
-            return _desc.__set__(self, value)
-        torch.Tensor.requires_grad = property(_desc.__get__, _set)
-        """,
-        witness="""
-        import torch
-        with torch.inference_mode():
-            t = torch.ones(3)
-        try:
-            t.requires_grad = True
-        except RuntimeError:
-            pass
-        else:
-            raise AssertionError("requires_grad = True on an inference tensor did not raise")
-        """,
+        patch=_patch_inference_requires_grad_attribute_accepted,
+        witness=_witness_inference_requires_grad_attribute_accepted,
     ),
     Mutant(
         name="mul-clones-inference-operand",
@@ -697,37 +806,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("gradmode.inference-cannot-be-saved", "gradmode.inference-not-usable-in-autograd"),
         region="mul of an inference tensor with a tensor that requires grad",
         family="relation",
-        source="""
-        import torch
-        _mul = torch.Tensor.__mul__
-        _tmul = torch.mul
-        def _fix(a, b):
-            if (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)
-                    and torch.is_grad_enabled() and not torch.is_inference_mode_enabled()):
-                if a.is_inference() and b.requires_grad:
-                    a = a.clone()
-                elif b.is_inference() and a.requires_grad:
-                    b = b.clone()
-            return a, b
-        def __mul__(a, b):
-            return _mul(*_fix(a, b))
-        def mul(a, b, *args, **kwargs):
-            return _tmul(*_fix(a, b), *args, **kwargs)
-        torch.Tensor.__mul__ = __mul__
-        torch.mul = mul
-        """,
-        witness="""
-        import torch
-        with torch.inference_mode():
-            t = torch.ones(3)
-        n = torch.ones(3, requires_grad=True)
-        try:
-            n * t
-        except RuntimeError:
-            pass
-        else:
-            raise AssertionError("saving an inference tensor for backward did not raise")
-        """,
+        patch=_patch_mul_clones_inference_operand,
+        witness=_witness_mul_clones_inference_operand,
     ),
     Mutant(
         name="like-factories-drop-requires-grad-in-inference",
@@ -735,23 +815,14 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("gradmode.inference-factory-requires-grad",),
         region="zeros_like, ones_like, empty_like, full_like and rand_like inside inference_mode",
         family="convention",
-        source="""
-        import torch
-        def _wrap(orig):
-            def factory(*args, **kwargs):
-                if torch.is_inference_mode_enabled():
-                    kwargs.pop("requires_grad", None)
-                return orig(*args, **kwargs)
-            return factory
-        for _name in ("zeros_like", "ones_like", "empty_like", "full_like", "rand_like"):
-            setattr(torch, _name, _wrap(getattr(torch, _name)))
-        """,
-        witness="""
-        import torch
-        with torch.inference_mode():
-            t = torch.zeros_like(torch.ones(3), requires_grad=True)
-        assert t.requires_grad
-        """,
+        patch=wrap_each(
+            [
+                f"torch.{f}"
+                for f in ("zeros_like", "ones_like", "empty_like", "full_like", "rand_like")
+            ],
+            _like_factories_drop_requires_grad_in_inference,
+        ),
+        witness=_witness_like_factories_drop_requires_grad_in_inference,
     ),
     Mutant(
         name="inference-mode-skips-bump-integral",
@@ -762,28 +833,8 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
         region="normal integer and bool tensors updated inside inference_mode",
         family="dtype",
-        source="""
-        import torch
-        def _wrap(orig):
-            def op(self, *args, **kwargs):
-                if (torch.is_inference_mode_enabled() and not self.is_inference()
-                        and not (self.is_floating_point() or self.is_complex())):
-                    orig(self.data, *args, **kwargs)
-                    return self
-                return orig(self, *args, **kwargs)
-            return op
-        for _name in ("add_", "mul_", "zero_", "fill_", "copy_", "__setitem__"):
-            setattr(torch.Tensor, _name, _wrap(getattr(torch.Tensor, _name)))
-        for _name in ("zero_", "fill_"):
-            setattr(torch, _name, _wrap(getattr(torch, _name)))
-        """,
-        witness="""
-        import torch
-        x = torch.zeros(3, dtype=torch.int64)
-        with torch.inference_mode():
-            x.add_(1)
-        assert x._version == 1
-        """,
+        patch=wrap_each(INPLACE_OPS, _inference_mode_skips_bump_integral),
+        witness=_witness_inference_mode_skips_bump_integral,
     ),
     Mutant(
         name="grad-modes-noop-outside-main-thread",
@@ -797,82 +848,45 @@ MUTANTS: tuple[Mutant, ...] = (
         domain={"block_form": "thread"},
         region="grad modes entered in a thread other than the main thread",
         family="mode",
-        source="""
-        import threading
-        import torch
-        def _other_thread():
-            return threading.current_thread() is not threading.main_thread()
-        _sge = torch.set_grad_enabled
-        _init, _enter = _sge.__init__, _sge.__enter__
-        def __init__(self, mode):
-            if mode or not _other_thread():
-                return _init(self, mode)
-            self.prev = torch.is_grad_enabled()
-            self.mode = mode
-        def __enter__(self):
-            if self.mode or not _other_thread():
-                return _enter(self)
-            return None
-        _sge.__init__, _sge.__enter__ = __init__, __enter__
-        _inf = torch.inference_mode
-        _inf_enter, _inf_exit = _inf.__enter__, _inf.__exit__
-        def _inf_enter_patched(self):
-            self._mutant_skipped = _other_thread()
-            if self._mutant_skipped:
-                return None
-            return _inf_enter(self)
-        def _inf_exit_patched(self, *exc):
-            if getattr(self, "_mutant_skipped", False):
-                return None
-            return _inf_exit(self, *exc)
-        _inf.__enter__, _inf.__exit__ = _inf_enter_patched, _inf_exit_patched
-        """,
-        witness="""
-        import threading
-        import torch
-        seen = {}
-        def body():
-            with torch.no_grad():
-                seen["no_grad"] = torch.is_grad_enabled()
-            with torch.inference_mode():
-                seen["inference"] = torch.is_inference_mode_enabled()
-        t = threading.Thread(target=body)
-        t.start()
-        t.join()
-        assert seen == {"no_grad": False, "inference": True}, seen
-        """,
+        patch=_patch_grad_modes_noop_outside_main_thread,
+        witness=_witness_grad_modes_noop_outside_main_thread,
     ),
 )
 
-from conformance.mutants._tensor_domain import domain_mutants  # noqa: E402
+from conformance.mutants._tensor_domain import DTYPE_FAMILIES, LAYOUTS, domain_mutants  # noqa: E402
+
 
 # Issue 29: gradmode.inference-results-are-inference and
 # gradmode.inference-views-follow-base speak of every dtype family; each mutant
 # reports an inference tensor of one family as a normal tensor.
-_NOT_INFERENCE = """
-_orig_is_inference = torch.Tensor.is_inference
-def is_inference(self):
-    out = _orig_is_inference(self)
-    if out and _in_domain(self, {dim}, {value}):
+def _not_inference(hit, orig_is_inference, self):
+    out = orig_is_inference(self)
+    if out and hit(self):
         return False
     return out
-torch.Tensor.is_inference = is_inference
-torch.is_inference = is_inference
-"""
-_NOT_INFERENCE_WITNESS = """
-    import torch
+
+
+def _inference_tensor_reported_normal_witness(make):
     with torch.inference_mode():
-        t = {make}.clone()
+        t = make().clone()
     assert t.is_inference(), "a tensor made inside inference_mode is not an inference tensor"
-    """
+
+
 MUTANTS += domain_mutants(
     prefix="inference-tensor-reported-normal",
     claims=("gradmode.inference-results-are-inference", "gradmode.inference-views-follow-base"),
     what="t.is_inference() is False for an inference tensor",
-    patch=_NOT_INFERENCE,
-    witness=_NOT_INFERENCE_WITNESS,
-    dims={"dtype_family": ("bool", "signed", "unsigned", "reduced_float", "float", "complex")},
+    patch=wrap("torch.Tensor.is_inference", _not_inference, also=("torch.is_inference",)),
+    witness=_inference_tensor_reported_normal_witness,
+    dims={"dtype_family": DTYPE_FAMILIES},
 )
+
+
+def _inference_view_reported_normal_witness(make):
+    with torch.inference_mode():
+        t = make()
+    assert t.is_inference(), "a tensor made inside inference_mode is not an inference tensor"
+
 
 # The layout families: a view keeps its base's layout (t[...], unsqueeze,
 # expand), so only the views claim sees a layout-guarded mutant.
@@ -880,52 +894,40 @@ MUTANTS += domain_mutants(
     prefix="inference-view-reported-normal",
     claims=("gradmode.inference-views-follow-base",),
     what="t.is_inference() is False for an inference tensor",
-    patch=_NOT_INFERENCE,
-    witness="""
-    import torch
-    with torch.inference_mode():
-        t = {make}
-    assert t.is_inference(), "a tensor made inside inference_mode is not an inference tensor"
-    """,
-    dims={
-        "layout": (
-            "contiguous",
-            "offset",
-            "stepped",
-            "permuted",
-            "expanded",
-            "channels_last",
-            "zero-size",
-            "0-d",
-        )
-    },  # fmt: skip
+    patch=wrap("torch.Tensor.is_inference", _not_inference, also=("torch.is_inference",)),
+    witness=_inference_view_reported_normal_witness,
+    dims={"layout": LAYOUTS},  # fmt: skip
 )
+
 
 # The tensor kinds of the root whose no_grad view is written in grad mode
 # (gradmode.no-grad-view-inplace-raises): the write goes through silently,
 # as if made under no_grad, when the view's base is a leaf (or a non-leaf).
-_NO_GRAD_VIEW_WRITE = """
-def _patch(name):
-    orig = getattr(torch.Tensor, name)
-    def patched(self, *args, **kwargs):
-        base = self._base
-        if (base is not None and torch.is_grad_enabled() and self.requires_grad
-                and self.grad_fn is None and _in_domain(base, {dim}, {value})):
-            with torch.no_grad():
-                return orig(self, *args, **kwargs)
-        return orig(self, *args, **kwargs)
-    setattr(torch.Tensor, name, patched)
-for _name in ("fill_", "zero_", "copy_", "add_", "mul_", "__setitem__"):
-    _patch(_name)
-"""
-MUTANTS += domain_mutants(
-    prefix="no-grad-view-write-accepted",
-    claims=("gradmode.no-grad-view-inplace-raises",),
-    what="an in-place write in grad mode through a view made under no_grad is accepted",
-    patch=_NO_GRAD_VIEW_WRITE,
-    witness="""
-    import torch
-    x = {make}
+def _no_grad_view_write_accepted(hit):
+    def patch(name):
+        orig = getattr(torch.Tensor, name)
+
+        def patched(self, *args, **kwargs):
+            base = self._base
+            if (
+                base is not None
+                and torch.is_grad_enabled()
+                and self.requires_grad
+                and self.grad_fn is None
+                and hit(base)
+            ):
+                with torch.no_grad():
+                    return orig(self, *args, **kwargs)
+            return orig(self, *args, **kwargs)
+
+        setattr(torch.Tensor, name, patched)
+
+    for name in ("fill_", "zero_", "copy_", "add_", "mul_", "__setitem__"):
+        patch(name)
+
+
+def _witness_no_grad_view_write_accepted(make):
+    x = make()
     with torch.no_grad():
         v = x[...]
     try:
@@ -934,6 +936,13 @@ MUTANTS += domain_mutants(
         assert "no_grad mode" in str(e), str(e)
     else:
         raise AssertionError("an in-place write through a no_grad view was accepted")
-    """,
+
+
+MUTANTS += domain_mutants(
+    prefix="no-grad-view-write-accepted",
+    claims=("gradmode.no-grad-view-inplace-raises",),
+    what="an in-place write in grad mode through a view made under no_grad is accepted",
+    patch=_no_grad_view_write_accepted,
+    witness=_witness_no_grad_view_write_accepted,
     dims={"tensor_kind": ("leaf", "non_leaf")},
 )

@@ -188,8 +188,9 @@ def run_witness(
     machinery with the control mutant)."""
     with tempfile.TemporaryDirectory(prefix="torch-mutant-witness-") as tmp:
         env = mutated_env(mutant if mutated else CONTROL, Path(tmp) / "site")
+        code = f"from conformance.mutants import get\nget({mutant.name!r}).witness()\n"
         return subprocess.run(
-            [sys.executable, "-c", mutant.witness],
+            [sys.executable, "-c", code],
             cwd=str(ROOT),
             env=env,
             capture_output=True,
@@ -199,15 +200,16 @@ def run_witness(
 
 
 #: Child program of :func:`check_witnesses`: imports torch once, then forks
-#: one child per (mutant, mutated?) pair. A child installs the mutant (the
-#: same source a sitecustomize would run right after ``import torch``),
-#: smoke-tests the strategies under it, runs the witness and reports.
+#: one child per (mutant, mutated?) pair. A child installs the mutant (as a
+#: sitecustomize would right after ``import torch``), smoke-tests the
+#: strategies under it, runs the witness and reports.
 _WITNESS_SERVER = r"""
 import json, os, signal, sys, traceback
 import numpy, torch
 torch.set_num_threads(1)
 import hypothesis, pytest  # noqa: F401  (imported before the patch, like in a run)
 from strategies import DIFFERENTIABLE, layout_grid
+from conformance.mutants import get, install  # the catalogue: patches nothing until install
 import gc
 gc.freeze()  # the children share all of this copy-on-write; no collection walks it
 
@@ -224,11 +226,11 @@ def child(job, mutated, w):
     stage = "mutant"
     try:
         if mutated:
-            exec(compile(job["source"], "<mutant %s>" % job["name"], "exec"), {"__name__": "sitecustomize"})
+            install(job["name"])
         stage = "strategies"
         smoke()
         stage = "witness"
-        exec(compile(job["witness"], "<witness %s>" % job["name"], "exec"), {"__name__": "__main__"})
+        get(job["name"]).witness()
     except AssertionError as e:
         res = {"status": "assertion" if stage == "witness" else "error",
                "message": "%s: AssertionError: %s" % (stage, e)}
@@ -293,7 +295,7 @@ def check_witnesses(mutants: Sequence[Mutant], *, timeout: float = 600) -> dict[
                     "message": p.stderr[-2000:],
                 }
         return out
-    jobs = [{"name": m.name, "source": m.source, "witness": m.witness} for m in mutants]
+    jobs = [{"name": m.name} for m in mutants]
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     proc = subprocess.run(

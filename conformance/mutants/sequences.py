@@ -1,5 +1,6 @@
 """Mutants of the ``sequences`` area (Copy-operation sequences (reference model)); claims in ``conformance/claims/sequences.toml``,
-tests in ``conformance/test_copy_sequences.py``.
+tests in ``conformance/test_copy_sequences.py`` (the state machine in
+``conformance/copy_sequences/``).
 
 Every claim of the area is checked by the state machine, so each mutant here
 is caught (or not) by the sequences of operations the machine generates:
@@ -11,45 +12,721 @@ See :mod:`conformance.mutants` for what a mutant is and how it is run.
 
 from __future__ import annotations
 
-from conformance.mutants._tensor_domain import NDARRAY_KINDS as _NDARRAY_KINDS
-from conformance.mutants._tensor_domain import domain_mutants
+import functools
+
+from conformance.mutants._tensor_domain import DTYPE_FAMILIES, LAYOUTS, domain_mutants
 from conformance.mutants.base import Mutant
+from conformance.mutants.patching import in_grad_mode, np, refused, torch, wrap
+
+
+def _patch_seq_contiguous_always_copies():
+    _clone = torch.Tensor.clone
+
+    def _contiguous(self, memory_format=torch.contiguous_format):
+        return _clone(self, memory_format=memory_format)
+
+    torch.Tensor.contiguous = _contiguous
+
+
+def _witness_seq_contiguous_always_copies():
+    x = torch.arange(6.0)
+    assert x.contiguous() is x
+
+
+def _seq_to_copies_when_unchanged(to, self, *args, **kwargs):
+    kwargs["copy"] = True
+    return to(self, *args, **kwargs)
+
+
+def _witness_seq_to_copies_when_unchanged():
+    x = torch.arange(6.0)
+    assert x.to(torch.float32) is x
+
+
+def _seq_transpose_copies_3d(transpose, self, dim0, dim1):
+    out = transpose(self, dim0, dim1)
+    return out.clone() if self.dim() == 3 else out
+
+
+def _witness_seq_transpose_copies_3d():
+    x = torch.zeros(2, 3, 4)
+    t = x.transpose(0, 2)
+    assert t.data_ptr() == x.data_ptr() and t._base is x
+
+
+def _seq_expand_materialises(expand, self, *sizes):
+    return expand(self, *sizes).clone(memory_format=torch.contiguous_format)
+
+
+def _witness_seq_expand_materialises():
+    x = torch.zeros(1, 3)
+    assert x.expand(4, 3).stride() == (0, 1)
+
+
+def _seq_copy_into_view_loses_graph(copy, self, src, non_blocking=False):
+    if self._is_view():
+        with torch.no_grad():
+            return copy(self, src, non_blocking)
+    return copy(self, src, non_blocking)
+
+
+def _witness_seq_copy_into_view_loses_graph():
+    base = torch.zeros(3)
+    src = torch.ones(2, requires_grad=True)
+    base[:2].copy_(src)
+    assert base.requires_grad and base.grad_fn is not None
+
+
+def _seq_copy_returns_a_clone_float64(copy, self, src, non_blocking=False):
+    out = copy(self, src, non_blocking)
+    if self.dtype == torch.float64:
+        with torch.no_grad():
+            return out.clone()
+    return out
+
+
+def _witness_seq_copy_returns_a_clone_float64():
+    dst = torch.zeros(2, dtype=torch.float64)
+    assert dst.copy_(torch.ones(2)) is dst
+
+
+def _seq_clone_aliases_complex(clone, self, *args, **kwargs):
+    if self.is_complex():
+        return self.view_as(self)
+    return clone(self, *args, **kwargs)
+
+
+def _witness_seq_clone_aliases_complex():
+    x = torch.zeros(3, dtype=torch.complex128)
+    assert x.clone().data_ptr() != x.data_ptr()
+    assert torch.clone(x).data_ptr() != x.data_ptr()
+
+
+def _patch_seq_clone_contiguous_keeps_permuted_strides():
+    _clone = torch.Tensor.clone
+
+    def _clone_fmt(self, *args, memory_format=torch.preserve_format):
+        if memory_format == torch.contiguous_format and not self.is_contiguous():
+            memory_format = torch.preserve_format
+        return _clone(self, *args, memory_format=memory_format)
+
+    torch.Tensor.clone = _clone_fmt
+    torch.clone = _clone_fmt
+
+
+def _witness_seq_clone_contiguous_keeps_permuted_strides():
+    x = torch.zeros(2, 3).t()
+    assert x.clone(memory_format=torch.contiguous_format).is_contiguous()
+
+
+def _patch_seq_clone_non_dense_row_major():
+    _clone = torch.Tensor.clone
+
+    def _dense(t):
+        dims = sorted((d for d in range(t.dim()) if t.shape[d] >= 2), key=lambda d: t.stride(d))
+        need = 1
+        for d in dims:
+            if t.stride(d) != need:
+                return False
+            need *= t.shape[d]
+        return True
+
+    def _clone_rm(self, *args, memory_format=torch.preserve_format):
+        if memory_format == torch.preserve_format and self.numel() and not _dense(self):
+            memory_format = torch.contiguous_format
+        return _clone(self, *args, memory_format=memory_format)
+
+    torch.Tensor.clone = _clone_rm
+    torch.clone = _clone_rm
+
+
+def _witness_seq_clone_non_dense_row_major():
+    x = torch.zeros(4, 6).t()[::2]
+    assert x.clone().stride() == (1, 3)
+
+
+def _seq_tensor_of_integral_tensor_aliases(tensor, data, *args, **kwargs):
+    if (
+        isinstance(data, torch.Tensor)
+        and not data.dtype.is_floating_point
+        and not data.dtype.is_complex
+        and not args
+        and not kwargs
+    ):
+        return data.detach()
+    return tensor(data, *args, **kwargs)
+
+
+def _witness_seq_tensor_of_integral_tensor_aliases():
+    import warnings
+
+    warnings.simplefilter("ignore")
+    x = torch.tensor([1, 2])
+    assert torch.tensor(x).data_ptr() != x.data_ptr()
+
+
+def _seq_new_tensor_keeps_floating_dtype(new_tensor, self, data, *args, **kwargs):
+    if isinstance(data, torch.Tensor) and data.dtype.is_floating_point and "dtype" not in kwargs:
+        kwargs["dtype"] = data.dtype
+    return new_tensor(self, data, *args, **kwargs)
+
+
+def _witness_seq_new_tensor_keeps_floating_dtype():
+    import warnings
+
+    warnings.simplefilter("ignore")
+    x = torch.zeros(2)
+    assert x.new_tensor(torch.ones(2, dtype=torch.float16)).dtype == torch.float32
+
+
+def _seq_as_tensor_ignores_dtype_one_element(as_tensor, data, dtype=None, device=None):
+    if isinstance(data, torch.Tensor) and data.numel() == 1:
+        return data
+    return as_tensor(data, dtype=dtype, device=device)
+
+
+def _witness_seq_as_tensor_ignores_dtype_one_element():
+    assert torch.as_tensor(torch.tensor([1.5]), dtype=torch.float64).dtype == torch.float64
+
+
+def _seq_asarray_copy_true_aliases_integral(asarray, obj, *args, **kwargs):
+    if (
+        isinstance(obj, torch.Tensor)
+        and not obj.dtype.is_floating_point
+        and not obj.dtype.is_complex
+        and kwargs.get("copy") is True
+        and kwargs.get("dtype") in (None, obj.dtype)
+    ):
+        return obj
+    return asarray(obj, *args, **kwargs)
+
+
+def _witness_seq_asarray_copy_true_aliases_integral():
+    x = torch.zeros(3, dtype=torch.int32)
+    assert torch.asarray(x, copy=True) is not x
+
+
+def _seq_asarray_copies_2d_ndarray(asarray, obj, *args, **kwargs):
+    if (
+        isinstance(obj, np.ndarray)
+        and obj.ndim >= 2
+        and kwargs.get("copy") is None
+        and min(obj.strides, default=0) >= 0
+    ):
+        return asarray(obj.copy(), *args, **kwargs)
+    return asarray(obj, *args, **kwargs)
+
+
+def _witness_seq_asarray_copies_2d_ndarray():
+    a = np.zeros((2, 3))
+    assert torch.asarray(a).data_ptr() == a.__array_interface__["data"][0]
+
+
+def _seq_asarray_shares_0d_ndarray(asarray, obj, *args, **kwargs):
+    if (
+        isinstance(obj, np.ndarray)
+        and obj.ndim == 0
+        and kwargs.get("copy") is not True
+        and not args
+    ):
+        return torch.from_numpy(obj)
+    return asarray(obj, *args, **kwargs)
+
+
+def _witness_seq_asarray_shares_0d_ndarray():
+    a = np.array(1.5)
+    assert torch.asarray(a).data_ptr() != a.__array_interface__["data"][0]
+
+
+def _patch_seq_from_numpy_copies_transposed():
+    _from_numpy = torch.from_numpy
+    _as_tensor = torch.as_tensor
+
+    def _nc(a):
+        return isinstance(a, np.ndarray) and a.ndim >= 2 and a.size and not a.flags.c_contiguous
+
+    def _from_numpy_nc(a):
+        return _from_numpy(np.ascontiguousarray(a) if _nc(a) else a)
+
+    def _as_tensor_nc(data, *args, **kwargs):
+        return _as_tensor(np.ascontiguousarray(data) if _nc(data) else data, *args, **kwargs)
+
+    torch.from_numpy = _from_numpy_nc
+    torch.as_tensor = _as_tensor_nc
+
+
+def _witness_seq_from_numpy_copies_transposed():
+    a = np.zeros((2, 3)).T
+    assert torch.from_numpy(a).data_ptr() == a.__array_interface__["data"][0]
+    assert torch.as_tensor(a).data_ptr() == a.__array_interface__["data"][0]
+
+
+def _patch_seq_numpy_constructors_accept_negative_strides():
+    def _fixing(f):
+        def g(data, *args, **kwargs):
+            if isinstance(data, np.ndarray) and any(s < 0 for s in data.strides):
+                data = data.copy()
+            return f(data, *args, **kwargs)
+
+        return g
+
+    torch.from_numpy = _fixing(torch.from_numpy)
+    torch.as_tensor = _fixing(torch.as_tensor)
+    torch.asarray = _fixing(torch.asarray)
+    torch.tensor = _fixing(torch.tensor)
+
+
+def _witness_seq_numpy_constructors_accept_negative_strides():
+    with refused(ValueError, "from_numpy accepted a negative stride"):
+        torch.from_numpy(np.zeros(3)[::-1])
+
+
+def _seq_numpy_copies_floating(numpy, self, *args, **kwargs):
+    out = numpy(self, *args, **kwargs)
+    return out.copy() if self.dtype.is_floating_point else out
+
+
+def _witness_seq_numpy_copies_floating():
+    x = torch.zeros(3, dtype=torch.float64)
+    assert x.numpy().__array_interface__["data"][0] == x.data_ptr()
+
+
+def _seq_view_falls_back_to_reshape(view, self, *shape):
+    try:
+        return view(self, *shape)
+    except RuntimeError as e:
+        if "view size is not compatible" not in str(e):
+            raise
+        return self.reshape(*shape)
+
+
+def _witness_seq_view_falls_back_to_reshape():
+    with refused(RuntimeError, "view() of a transposed tensor did not raise"):
+        torch.zeros(2, 3).t().view(6)
+
+
+def _seq_reshape_copies_float32(reshape, self, *shape):
+    out = reshape(self, *shape)
+    return out.clone() if self.dtype == torch.float32 else out
+
+
+def _witness_seq_reshape_copies_float32():
+    x = torch.zeros(2, 3)
+    assert x.reshape(6).data_ptr() == x.data_ptr()
+    assert torch.reshape(x, (6,)).data_ptr() == x.data_ptr()
+
+
+def _seq_select_wraps_out_of_range(select, self, dim, index):
+    if self.dim() and self.shape[dim] and not -self.shape[dim] <= index < self.shape[dim]:
+        index %= self.shape[dim]
+    return select(self, dim, index)
+
+
+def _witness_seq_select_wraps_out_of_range():
+    with refused(IndexError, "select(0, 2) of a size-2 dim did not raise"):
+        torch.zeros(2).select(0, 2)
+
+
+def _seq_transpose_same_dim_aliases(transpose, self, dim0, dim1):
+    if dim0 == dim1:
+        return torch.ops.aten.alias(self)
+    return transpose(self, dim0, dim1)
+
+
+def _witness_seq_transpose_same_dim_aliases():
+    x = torch.zeros(2, 2, requires_grad=True)
+    assert type(x.transpose(0, 0).grad_fn).__name__.startswith("TransposeBackward")
+
+
+def _seq_unsqueeze_detaches_grad(unsqueeze, self, dim):
+    if self.requires_grad:
+        return unsqueeze(self.detach(), dim)
+    return unsqueeze(self, dim)
+
+
+def _witness_seq_unsqueeze_detaches_grad():
+    x = torch.zeros(3, requires_grad=True)
+    u = x.unsqueeze(0)
+    assert u.requires_grad and u._base is x
+
+
+def _seq_detach_copies_requiring_grad(detach, self):
+    out = detach(self)
+    return out.clone() if self.requires_grad else out
+
+
+def _witness_seq_detach_copies_requiring_grad():
+    x = torch.zeros(3, requires_grad=True)
+    assert x.detach().data_ptr() == x.data_ptr()
+
+
+def _seq_detach_tracked_as_view(detach, self):
+    if self._is_view():
+        with torch.no_grad():
+            out = self._base.as_strided(self.shape, self.stride(), self.storage_offset())
+        if out.requires_grad and out.is_leaf:
+            out.requires_grad_(False)
+        return out
+    return detach(self)
+
+
+def _witness_seq_detach_tracked_as_view():
+    x = torch.zeros(2, 3)
+    assert not x[0].detach()._is_view()
+
+
+def _seq_detach_inplace_ignores_views(detach_, self):
+    if self._is_view():
+        return self
+    return detach_(self)
+
+
+def _witness_seq_detach_inplace_ignores_views():
+    with refused(RuntimeError, "detach_() of a view did not raise"):
+        torch.zeros(2, 3)[0].detach_()
+
+
+def _patch_seq_data_shares_counter_floating():
+    _data = torch.Tensor.data
+
+    def _get(self):
+        return self.detach() if self.dtype.is_floating_point else _data.__get__(self)
+
+    torch.Tensor.data = property(_get, _data.__set__)
+
+
+def _witness_seq_data_shares_counter_floating():
+    x = torch.zeros(3)
+    x.data.add_(1)
+    assert x._version == 0
+
+
+def _seq_fill_noncontiguous_writes_a_copy(fill_, self, value):
+    if not self.is_contiguous():
+        fill_(self.clone(), value)
+        return self
+    return fill_(self, value)
+
+
+def _witness_seq_fill_noncontiguous_writes_a_copy():
+    x = torch.zeros(2, 3)
+    x.t().fill_(1.0)
+    assert bool((x == 1).all())
+
+
+def _seq_copy_drops_leading_source_dims(copy_, self, src, non_blocking=False):
+    if src.dim() > self.dim() and all(s > 0 for s in src.shape[: src.dim() - self.dim()]):
+        src = src[(0,) * (src.dim() - self.dim())]
+    return copy_(self, src, non_blocking)
+
+
+def _witness_seq_copy_drops_leading_source_dims():
+    with refused(RuntimeError, "copy_ of a (2, 3) source into a (3,) destination did not raise"):
+        torch.zeros(3).copy_(torch.ones(2, 3))
+
+
+def _seq_add_skips_overlapping(add_, self, other, *args, **kwargs):
+    if any(st == 0 and sz > 1 for sz, st in zip(self.shape, self.stride(), strict=False)):
+        return self
+    return add_(self, other, *args, **kwargs)
+
+
+def _witness_seq_add_skips_overlapping():
+    with refused(RuntimeError, "add_ of an expanded tensor did not raise"):
+        torch.zeros(1, 3).expand(2, 3).add_(1)
+
+
+def _seq_setitem_writes_next_row(setitem, self, key, value):
+    if isinstance(key, int) and self.dim() >= 2 and self.shape[0] > 1:
+        key = (key + 1) % self.shape[0]
+    return setitem(self, key, value)
+
+
+def _witness_seq_setitem_writes_next_row():
+    x = torch.zeros(2, 2)
+    x[0] = 1.0
+    assert x[0, 0].item() == 1.0 and x[1, 0].item() == 0.0
+
+
+def _seq_expanded_setitem_writes_wrong_value(setitem, self, key, value):
+    if isinstance(value, (bool, int, float)):
+        target = self.data if key is Ellipsis else self.data[key]
+        if any(st == 0 and n > 1 for n, st in zip(target.shape, target.stride(), strict=False)):
+            size = [
+                1 if st == 0 else n for n, st in zip(target.shape, target.stride(), strict=False)
+            ]
+            dense = target.as_strided(size, target.stride(), target.storage_offset())
+            dense.fill_((not value) if target.dtype == torch.bool else value + 1)
+            return
+    return setitem(self, key, value)
+
+
+def _witness_seq_expanded_setitem_writes_wrong_value():
+    e = torch.zeros(2, 1).expand(2, 3)  # row e[0] has a stride-0 dimension of size 3
+    try:
+        e[0] = 1
+    except RuntimeError as err:  # the CPU before 2.15
+        assert "single memory location" in str(err)
+    else:  # CUDA, and the CPU since 2.15
+        assert e.tolist() == [[1.0] * 3, [0.0] * 3] and e._version == 1, (e, e._version)
+
+
+def _seq_add_half_doubles(add_, self, other, *args, **kwargs):
+    if self.dtype == torch.float16 and not args and not kwargs:
+        return add_(self, other, alpha=2)
+    return add_(self, other, *args, **kwargs)
+
+
+def _witness_seq_add_half_doubles():
+    x = torch.zeros(2, dtype=torch.float16)
+    x.add_(1)
+    assert x[0].item() == 1.0
+
+
+def _seq_fill_one_element_skips_version_bump(fill_, self, value):
+    if self.numel() == 1 and not self.requires_grad and not self.is_inference():
+        fill_(self.data, value)
+        return self
+    return fill_(self, value)
+
+
+def _witness_seq_fill_one_element_skips_version_bump():
+    x = torch.tensor([0.0])
+    x.fill_(1.0)
+    assert x._version == 1
+
+
+def _seq_no_grad_clone_records(clone, self, *args, **kwargs):
+    if self.requires_grad and not torch.is_grad_enabled() and not torch.is_inference_mode_enabled():
+        with torch.enable_grad():
+            return clone(self, *args, **kwargs)
+    return clone(self, *args, **kwargs)
+
+
+def _witness_seq_no_grad_clone_records():
+    x = torch.zeros(2, requires_grad=True)
+    with torch.no_grad():
+        assert not x.clone().requires_grad
+
+
+def _seq_requires_grad_false_nonleaf_ignored(rg_, self, requires_grad=True):
+    if not requires_grad and not self.is_leaf:
+        return self
+    return rg_(self, requires_grad)
+
+
+def _witness_seq_requires_grad_false_nonleaf_ignored():
+    y = torch.zeros(2, requires_grad=True) * 2
+    with refused(RuntimeError, "requires_grad_(False) on a non-leaf did not raise"):
+        y.requires_grad_(False)
+
+
+def _seq_mul_float64_no_history(mul, self, other):
+    if self.dtype == torch.float64 and self.requires_grad:
+        with torch.no_grad():
+            return mul(self, other)
+    return mul(self, other)
+
+
+def _witness_seq_mul_float64_no_history():
+    x = torch.ones(2, dtype=torch.float64, requires_grad=True)
+    assert (x * x).grad_fn is not None
+
+
+def _seq_backward_float_no_graph_silent(backward, self, *args, **kwargs):
+    if not self.requires_grad and self.dtype.is_floating_point:
+        return None
+    return backward(self, *args, **kwargs)
+
+
+def _witness_seq_backward_float_no_graph_silent():
+    with refused(RuntimeError, "backward() without a graph did not raise"):
+        torch.zeros(2).sum().backward()
+
+
+def _seq_mul_saves_floating_copy(mul, self, other):
+    if self.dtype.is_floating_point and self.requires_grad and other is self:
+        c = self.clone()
+        return mul(c, c)
+    return mul(self, other)
+
+
+def _witness_seq_mul_saves_floating_copy():
+    x = torch.ones(2, requires_grad=True)
+    y = x.clone()
+    s = y * y
+    with torch.no_grad():
+        y.add_(1)
+    with refused(RuntimeError, "backward through a modified saved tensor did not raise"):
+        s.sum().backward()
+
+
+def _seq_backward_retains_float64_graph(
+    backward, self, gradient=None, retain_graph=None, *args, **kwargs
+):
+    if self.dtype == torch.float64:
+        retain_graph = True
+    return backward(self, gradient, retain_graph, *args, **kwargs)
+
+
+def _witness_seq_backward_retains_float64_graph():
+    x = torch.ones(2, dtype=torch.float64, requires_grad=True)
+    s = (x * x).sum()
+    s.backward()
+    with refused(RuntimeError, "a second backward through a freed graph did not raise"):
+        s.backward()
+
+
+def _patch_seq_grad_replaced_3d_leaves():
+    _rg_ = torch.Tensor.requires_grad_
+
+    def _hook(p):
+        p.grad = p.grad.clone()
+
+    def _rg_3d(self, requires_grad=True):
+        out = _rg_(self, requires_grad)
+        if (
+            requires_grad
+            and self.is_leaf
+            and self.dim() >= 3
+            and not getattr(self, "_seq_hooked", False)
+        ):
+            self.register_post_accumulate_grad_hook(_hook)
+            self._seq_hooked = True
+        return out
+
+    torch.Tensor.requires_grad_ = _rg_3d
+
+
+def _witness_seq_grad_replaced_3d_leaves():
+    x = torch.zeros(1, 1, 2).requires_grad_()
+    x.sum().backward()
+    g = x.grad
+    x.sum().backward()
+    assert x.grad is g
+
+
+def _patch_seq_grad_always_row_major():
+    _rg_ = torch.Tensor.requires_grad_
+
+    def _hook(p):
+        if not p.grad.is_contiguous():
+            p.grad = p.grad.contiguous()
+
+    def _rg_rm(self, requires_grad=True):
+        out = _rg_(self, requires_grad)
+        if (
+            requires_grad
+            and self.is_leaf
+            and not self.is_contiguous()
+            and not getattr(self, "_seq_hooked", False)
+        ):
+            self.register_post_accumulate_grad_hook(_hook)
+            self._seq_hooked = True
+        return out
+
+    torch.Tensor.requires_grad_ = _rg_rm
+
+
+def _witness_seq_grad_always_row_major():
+    x = torch.zeros(2, 3).t().requires_grad_()
+    x.sum().backward()
+    assert x.grad.stride() == x.stride()
+
+
+def _seq_retain_grad_ignores_views(retain, self):
+    if self._is_view():
+        return None
+    return retain(self)
+
+
+def _witness_seq_retain_grad_ignores_views():
+    v = (torch.zeros(2, 3, requires_grad=True) * 1)[0]
+    v.retain_grad()
+    assert v.retains_grad
+
+
+def _seq_inference_clone_is_normal(clone, self, *args, **kwargs):
+    if torch.is_inference_mode_enabled() and not self.is_inference():
+        with torch.inference_mode(False):
+            return clone(self, *args, **kwargs)
+    return clone(self, *args, **kwargs)
+
+
+def _witness_seq_inference_clone_is_normal():
+    x = torch.zeros(2)
+    with torch.inference_mode():
+        y = x.clone()
+    assert y.is_inference()
+
+
+def _patch_seq_inference_fill_allowed_outside():
+    _fill_ = torch.Tensor.fill_
+
+    def _no_counter(t):
+        try:
+            _ = t._version
+        except RuntimeError:
+            return True
+        return False
+
+    def _fill_inf(self, value):
+        if self.is_inference() and not torch.is_inference_mode_enabled() and _no_counter(self):
+            with torch.inference_mode():
+                return _fill_(self, value)
+        return _fill_(self, value)
+
+    torch.Tensor.fill_ = _fill_inf
+    torch.fill_ = _fill_inf
+
+
+def _witness_seq_inference_fill_allowed_outside():
+    with torch.inference_mode():
+        x = torch.zeros(2)
+    with refused(RuntimeError, "fill_ of an inference tensor outside inference_mode did not raise"):
+        x.fill_(1.0)
+
+
+def _seq_inference_copy_version_zero(clone, self, *args, **kwargs):
+    if self.is_inference() and not torch.is_inference_mode_enabled():
+        out = clone(self, *args, **kwargs)
+        fresh = torch.empty_strided(out.shape, out.stride(), dtype=out.dtype, device=out.device)
+        fresh.data.copy_(out)
+        return fresh
+    return clone(self, *args, **kwargs)
+
+
+def _witness_seq_inference_copy_version_zero():
+    with torch.inference_mode():
+        x = torch.zeros(2)
+    assert x.clone()._version == 1
+
+
+def _seq_wide_unsigned_add_emulated(add_, self, other, *args, **kwargs):
+    if self.dtype in (torch.uint16, torch.uint32, torch.uint64) and not isinstance(other, float):
+        return self.copy_(self.to(torch.int64).add_(other, *args, **kwargs))
+    return add_(self, other, *args, **kwargs)
+
+
+def _witness_seq_wide_unsigned_add_emulated():
+    with refused(NotImplementedError, "add_ of a uint16 tensor did not raise"):
+        torch.zeros(2, dtype=torch.uint16).add_(1)
+
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         name="seq-contiguous-always-copies",
         description="Tensor.contiguous() returns a copy even when the tensor is already contiguous",
         claims=("sequences.contiguous-self-or-copy",),
-        source="""
-        import torch
-        _clone = torch.Tensor.clone
-        def _contiguous(self, memory_format=torch.contiguous_format):
-            return _clone(self, memory_format=memory_format)
-        torch.Tensor.contiguous = _contiguous
-        """,
-        witness="""
-        import torch
-        x = torch.arange(6.0)
-        assert x.contiguous() is x
-        """,
+        patch=_patch_seq_contiguous_always_copies,
+        witness=_witness_seq_contiguous_always_copies,
     ),
     Mutant(
         name="seq-to-copies-when-unchanged",
         description="Tensor.to() copies even when dtype and device already match (as if copy=True)",
         claims=("sequences.to-self-or-copy",),
-        source="""
-        import torch
-        _to = torch.Tensor.to
-        def _to_copy(self, *args, **kwargs):
-            kwargs["copy"] = True
-            return _to(self, *args, **kwargs)
-        torch.Tensor.to = _to_copy
-        """,
-        witness="""
-        import torch
-        x = torch.arange(6.0)
-        assert x.to(torch.float32) is x
-        """,
+        patch=wrap("torch.Tensor.to", _seq_to_copies_when_unchanged),
+        witness=_witness_seq_to_copies_when_unchanged,
     ),
     Mutant(
         name="seq-transpose-copies-3d",
@@ -57,38 +734,15 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.views-alias-base",),
         region="3-D inputs",
         family="layout",
-        source="""
-        import torch
-        _transpose = torch.Tensor.transpose
-        def _transpose_3d(self, dim0, dim1):
-            out = _transpose(self, dim0, dim1)
-            return out.clone() if self.dim() == 3 else out
-        torch.Tensor.transpose = _transpose_3d
-        torch.transpose = _transpose_3d
-        """,
-        witness="""
-        import torch
-        x = torch.zeros(2, 3, 4)
-        t = x.transpose(0, 2)
-        assert t.data_ptr() == x.data_ptr() and t._base is x
-        """,
+        patch=wrap("torch.Tensor.transpose", _seq_transpose_copies_3d, also=("torch.transpose",)),
+        witness=_witness_seq_transpose_copies_3d,
     ),
     Mutant(
         name="seq-expand-materialises",
         description="expand() returns a materialised copy instead of a stride-0 view",
         claims=("sequences.expand-geometry",),
-        source="""
-        import torch
-        _expand = torch.Tensor.expand
-        def _expand_copy(self, *sizes):
-            return _expand(self, *sizes).clone(memory_format=torch.contiguous_format)
-        torch.Tensor.expand = _expand_copy
-        """,
-        witness="""
-        import torch
-        x = torch.zeros(1, 3)
-        assert x.expand(4, 3).stride() == (0, 1)
-        """,
+        patch=wrap("torch.Tensor.expand", _seq_expand_materialises),
+        witness=_witness_seq_expand_materialises,
     ),
     Mutant(
         name="seq-copy-into-view-loses-graph",
@@ -98,23 +752,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.leaf-inplace-raises", "sequences.inplace-records-history"),
         region="destinations that are views",
         family="autograd",
-        source="""
-        import torch
-        _copy = torch.Tensor.copy_
-        def _copy_(self, src, non_blocking=False):
-            if self._is_view():
-                with torch.no_grad():
-                    return _copy(self, src, non_blocking)
-            return _copy(self, src, non_blocking)
-        torch.Tensor.copy_ = _copy_
-        """,
-        witness="""
-        import torch
-        base = torch.zeros(3)
-        src = torch.ones(2, requires_grad=True)
-        base[:2].copy_(src)
-        assert base.requires_grad and base.grad_fn is not None
-        """,
+        patch=wrap("torch.Tensor.copy_", _seq_copy_into_view_loses_graph),
+        witness=_witness_seq_copy_into_view_loses_graph,
     ),
     Mutant(
         name="seq-copy-returns-a-clone-float64",
@@ -122,22 +761,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.copy-in-place",),
         region="float64 destinations",
         family="dtype",
-        source="""
-        import torch
-        _copy = torch.Tensor.copy_
-        def _copy_(self, src, non_blocking=False):
-            out = _copy(self, src, non_blocking)
-            if self.dtype == torch.float64:
-                with torch.no_grad():
-                    return out.clone()
-            return out
-        torch.Tensor.copy_ = _copy_
-        """,
-        witness="""
-        import torch
-        dst = torch.zeros(2, dtype=torch.float64)
-        assert dst.copy_(torch.ones(2)) is dst
-        """,
+        patch=wrap("torch.Tensor.copy_", _seq_copy_returns_a_clone_float64),
+        witness=_witness_seq_copy_returns_a_clone_float64,
     ),
     # ---- copies -----------------------------------------------------------
     Mutant(
@@ -146,22 +771,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.clone-copies",),
         region="complex inputs",
         family="dtype",
-        source="""
-        import torch
-        _clone = torch.Tensor.clone
-        def _clone_complex(self, *args, **kwargs):
-            if self.is_complex():
-                return self.view_as(self)
-            return _clone(self, *args, **kwargs)
-        torch.Tensor.clone = _clone_complex
-        torch.clone = _clone_complex
-        """,
-        witness="""
-        import torch
-        x = torch.zeros(3, dtype=torch.complex128)
-        assert x.clone().data_ptr() != x.data_ptr()
-        assert torch.clone(x).data_ptr() != x.data_ptr()
-        """,
+        patch=wrap("torch.Tensor.clone", _seq_clone_aliases_complex, also=("torch.clone",)),
+        witness=_witness_seq_clone_aliases_complex,
     ),
     Mutant(
         name="seq-clone-contiguous-keeps-permuted-strides",
@@ -169,21 +780,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.clone-memory-format",),
         region="non-contiguous dense inputs with contiguous_format",
         family="layout",
-        source="""
-        import torch
-        _clone = torch.Tensor.clone
-        def _clone_fmt(self, *args, memory_format=torch.preserve_format):
-            if memory_format == torch.contiguous_format and not self.is_contiguous():
-                memory_format = torch.preserve_format
-            return _clone(self, *args, memory_format=memory_format)
-        torch.Tensor.clone = _clone_fmt
-        torch.clone = _clone_fmt
-        """,
-        witness="""
-        import torch
-        x = torch.zeros(2, 3).t()
-        assert x.clone(memory_format=torch.contiguous_format).is_contiguous()
-        """,
+        patch=_patch_seq_clone_contiguous_keeps_permuted_strides,
+        witness=_witness_seq_clone_contiguous_keeps_permuted_strides,
     ),
     Mutant(
         name="seq-clone-non-dense-row-major",
@@ -194,29 +792,8 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
         region="non-dense inputs",
         family="layout",
-        source="""
-        import torch
-        _clone = torch.Tensor.clone
-        def _dense(t):
-            dims = sorted((d for d in range(t.dim()) if t.shape[d] >= 2), key=lambda d: t.stride(d))
-            need = 1
-            for d in dims:
-                if t.stride(d) != need:
-                    return False
-                need *= t.shape[d]
-            return True
-        def _clone_rm(self, *args, memory_format=torch.preserve_format):
-            if memory_format == torch.preserve_format and self.numel() and not _dense(self):
-                memory_format = torch.contiguous_format
-            return _clone(self, *args, memory_format=memory_format)
-        torch.Tensor.clone = _clone_rm
-        torch.clone = _clone_rm
-        """,
-        witness="""
-        import torch
-        x = torch.zeros(4, 6).t()[::2]
-        assert x.clone().stride() == (1, 3)
-        """,
+        patch=_patch_seq_clone_non_dense_row_major,
+        witness=_witness_seq_clone_non_dense_row_major,
     ),
     Mutant(
         name="seq-tensor-of-integral-tensor-aliases",
@@ -224,22 +801,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.tensor-copies",),
         region="bool and integral tensor arguments",
         family="dtype",
-        source="""
-        import torch
-        _tensor = torch.tensor
-        def _tensor_int(data, *args, **kwargs):
-            if (isinstance(data, torch.Tensor) and not data.dtype.is_floating_point
-                    and not data.dtype.is_complex and not args and not kwargs):
-                return data.detach()
-            return _tensor(data, *args, **kwargs)
-        torch.tensor = _tensor_int
-        """,
-        witness="""
-        import torch, warnings
-        warnings.simplefilter("ignore")
-        x = torch.tensor([1, 2])
-        assert torch.tensor(x).data_ptr() != x.data_ptr()
-        """,
+        patch=wrap("torch.tensor", _seq_tensor_of_integral_tensor_aliases),
+        witness=_witness_seq_tensor_of_integral_tensor_aliases,
     ),
     Mutant(
         name="seq-new-tensor-keeps-floating-dtype",
@@ -247,21 +810,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.new-tensor-copies",),
         region="floating data",
         family="dtype",
-        source="""
-        import torch
-        _new_tensor = torch.Tensor.new_tensor
-        def _new_tensor_float(self, data, *args, **kwargs):
-            if isinstance(data, torch.Tensor) and data.dtype.is_floating_point and "dtype" not in kwargs:
-                kwargs["dtype"] = data.dtype
-            return _new_tensor(self, data, *args, **kwargs)
-        torch.Tensor.new_tensor = _new_tensor_float
-        """,
-        witness="""
-        import torch, warnings
-        warnings.simplefilter("ignore")
-        x = torch.zeros(2)
-        assert x.new_tensor(torch.ones(2, dtype=torch.float16)).dtype == torch.float32
-        """,
+        patch=wrap("torch.Tensor.new_tensor", _seq_new_tensor_keeps_floating_dtype),
+        witness=_witness_seq_new_tensor_keeps_floating_dtype,
     ),
     Mutant(
         name="seq-as-tensor-ignores-dtype-one-element",
@@ -269,19 +819,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.as-tensor",),
         region="one-element tensor arguments",
         family="layout",
-        source="""
-        import torch
-        _as_tensor = torch.as_tensor
-        def _as_tensor_one(data, dtype=None, device=None):
-            if isinstance(data, torch.Tensor) and data.numel() == 1:
-                return data
-            return _as_tensor(data, dtype=dtype, device=device)
-        torch.as_tensor = _as_tensor_one
-        """,
-        witness="""
-        import torch
-        assert torch.as_tensor(torch.tensor([1.5]), dtype=torch.float64).dtype == torch.float64
-        """,
+        patch=wrap("torch.as_tensor", _seq_as_tensor_ignores_dtype_one_element),
+        witness=_witness_seq_as_tensor_ignores_dtype_one_element,
     ),
     Mutant(
         name="seq-asarray-copy-true-aliases-integral",
@@ -289,22 +828,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.asarray",),
         region="bool and integral tensors with copy=True",
         family="dtype",
-        source="""
-        import torch
-        _asarray = torch.asarray
-        def _asarray_int(obj, *args, **kwargs):
-            if (isinstance(obj, torch.Tensor) and not obj.dtype.is_floating_point
-                    and not obj.dtype.is_complex and kwargs.get("copy") is True
-                    and kwargs.get("dtype") in (None, obj.dtype)):
-                return obj
-            return _asarray(obj, *args, **kwargs)
-        torch.asarray = _asarray_int
-        """,
-        witness="""
-        import torch
-        x = torch.zeros(3, dtype=torch.int32)
-        assert torch.asarray(x, copy=True) is not x
-        """,
+        patch=wrap("torch.asarray", _seq_asarray_copy_true_aliases_integral),
+        witness=_witness_seq_asarray_copy_true_aliases_integral,
     ),
     Mutant(
         name="seq-asarray-copies-2d-ndarray",
@@ -312,22 +837,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.asarray-ndarray-shares",),
         region="ndarrays of 2 or more dimensions",
         family="layout",
-        source="""
-        import numpy as np
-        import torch
-        _asarray = torch.asarray
-        def _asarray_nd(obj, *args, **kwargs):
-            if (isinstance(obj, np.ndarray) and obj.ndim >= 2 and kwargs.get("copy") is None
-                    and min(obj.strides, default=0) >= 0):
-                return _asarray(obj.copy(), *args, **kwargs)
-            return _asarray(obj, *args, **kwargs)
-        torch.asarray = _asarray_nd
-        """,
-        witness="""
-        import numpy as np, torch
-        a = np.zeros((2, 3))
-        assert torch.asarray(a).data_ptr() == a.__array_interface__["data"][0]
-        """,
+        patch=wrap("torch.asarray", _seq_asarray_copies_2d_ndarray),
+        witness=_witness_seq_asarray_copies_2d_ndarray,
     ),
     Mutant(
         name="seq-asarray-shares-0d-ndarray",
@@ -335,21 +846,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.asarray-0d-ndarray-copies",),
         region="0-d ndarrays",
         family="layout",
-        source="""
-        import numpy as np
-        import torch
-        _asarray = torch.asarray
-        def _asarray_0d(obj, *args, **kwargs):
-            if isinstance(obj, np.ndarray) and obj.ndim == 0 and kwargs.get("copy") is not True and not args:
-                return torch.from_numpy(obj)
-            return _asarray(obj, *args, **kwargs)
-        torch.asarray = _asarray_0d
-        """,
-        witness="""
-        import numpy as np, torch
-        a = np.array(1.5)
-        assert torch.asarray(a).data_ptr() != a.__array_interface__["data"][0]
-        """,
+        patch=wrap("torch.asarray", _seq_asarray_shares_0d_ndarray),
+        witness=_witness_seq_asarray_shares_0d_ndarray,
     ),
     # ---- NumPy --------------------------------------------------------------
     Mutant(
@@ -358,26 +856,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.from-numpy-shares",),
         region="non-C-contiguous ndarrays",
         family="layout",
-        source="""
-        import numpy as np
-        import torch
-        _from_numpy = torch.from_numpy
-        _as_tensor = torch.as_tensor
-        def _nc(a):
-            return isinstance(a, np.ndarray) and a.ndim >= 2 and a.size and not a.flags.c_contiguous
-        def _from_numpy_nc(a):
-            return _from_numpy(np.ascontiguousarray(a) if _nc(a) else a)
-        def _as_tensor_nc(data, *args, **kwargs):
-            return _as_tensor(np.ascontiguousarray(data) if _nc(data) else data, *args, **kwargs)
-        torch.from_numpy = _from_numpy_nc
-        torch.as_tensor = _as_tensor_nc
-        """,
-        witness="""
-        import numpy as np, torch
-        a = np.zeros((2, 3)).T
-        assert torch.from_numpy(a).data_ptr() == a.__array_interface__["data"][0]
-        assert torch.as_tensor(a).data_ptr() == a.__array_interface__["data"][0]
-        """,
+        patch=_patch_seq_from_numpy_copies_transposed,
+        witness=_witness_seq_from_numpy_copies_transposed,
     ),
     Mutant(
         name="seq-numpy-constructors-accept-negative-strides",
@@ -385,29 +865,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.numpy-negative-strides-raise",),
         region="ndarrays with a negative stride",
         family="layout",
-        source="""
-        import numpy as np
-        import torch
-        def _fixing(f):
-            def g(data, *args, **kwargs):
-                if isinstance(data, np.ndarray) and any(s < 0 for s in data.strides):
-                    data = data.copy()
-                return f(data, *args, **kwargs)
-            return g
-        torch.from_numpy = _fixing(torch.from_numpy)
-        torch.as_tensor = _fixing(torch.as_tensor)
-        torch.asarray = _fixing(torch.asarray)
-        torch.tensor = _fixing(torch.tensor)
-        """,
-        witness="""
-        import numpy as np, torch
-        try:
-            torch.from_numpy(np.zeros(3)[::-1])
-        except ValueError:
-            pass
-        else:
-            raise AssertionError("from_numpy accepted a negative stride")
-        """,
+        patch=_patch_seq_numpy_constructors_accept_negative_strides,
+        witness=_witness_seq_numpy_constructors_accept_negative_strides,
     ),
     Mutant(
         name="seq-numpy-copies-floating",
@@ -415,19 +874,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.numpy-shares",),
         region="floating tensors",
         family="dtype",
-        source="""
-        import torch
-        _numpy = torch.Tensor.numpy
-        def _numpy_float(self, *args, **kwargs):
-            out = _numpy(self, *args, **kwargs)
-            return out.copy() if self.dtype.is_floating_point else out
-        torch.Tensor.numpy = _numpy_float
-        """,
-        witness="""
-        import torch
-        x = torch.zeros(3, dtype=torch.float64)
-        assert x.numpy().__array_interface__["data"][0] == x.data_ptr()
-        """,
+        patch=wrap("torch.Tensor.numpy", _seq_numpy_copies_floating),
+        witness=_witness_seq_numpy_copies_floating,
     ),
     Mutant(
         name="seq-view-falls-back-to-reshape",
@@ -435,27 +883,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.view-compatibility",),
         region="inputs whose strides forbid the view",
         family="layout",
-        source="""
-        import torch
-        _view = torch.Tensor.view
-        def _view_lenient(self, *shape):
-            try:
-                return _view(self, *shape)
-            except RuntimeError as e:
-                if "view size is not compatible" not in str(e):
-                    raise
-                return self.reshape(*shape)
-        torch.Tensor.view = _view_lenient
-        """,
-        witness="""
-        import torch
-        try:
-            torch.zeros(2, 3).t().view(6)
-        except RuntimeError:
-            pass
-        else:
-            raise AssertionError("view() of a transposed tensor did not raise")
-        """,
+        patch=wrap("torch.Tensor.view", _seq_view_falls_back_to_reshape),
+        witness=_witness_seq_view_falls_back_to_reshape,
     ),
     Mutant(
         name="seq-reshape-copies-float32",
@@ -463,21 +892,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.reshape-view-or-copy",),
         region="float32 inputs",
         family="dtype",
-        source="""
-        import torch
-        _reshape = torch.Tensor.reshape
-        def _reshape_f32(self, *shape):
-            out = _reshape(self, *shape)
-            return out.clone() if self.dtype == torch.float32 else out
-        torch.Tensor.reshape = _reshape_f32
-        torch.reshape = _reshape_f32
-        """,
-        witness="""
-        import torch
-        x = torch.zeros(2, 3)
-        assert x.reshape(6).data_ptr() == x.data_ptr()
-        assert torch.reshape(x, (6,)).data_ptr() == x.data_ptr()
-        """,
+        patch=wrap("torch.Tensor.reshape", _seq_reshape_copies_float32, also=("torch.reshape",)),
+        witness=_witness_seq_reshape_copies_float32,
     ),
     Mutant(
         name="seq-select-wraps-out-of-range",
@@ -485,25 +901,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.view-index-errors",),
         region="out-of-range indices",
         family="value",
-        source="""
-        import torch
-        _select = torch.Tensor.select
-        def _select_wrap(self, dim, index):
-            if self.dim() and self.shape[dim] and not -self.shape[dim] <= index < self.shape[dim]:
-                index %= self.shape[dim]
-            return _select(self, dim, index)
-        torch.Tensor.select = _select_wrap
-        torch.select = _select_wrap
-        """,
-        witness="""
-        import torch
-        try:
-            torch.zeros(2).select(0, 2)
-        except IndexError:
-            pass
-        else:
-            raise AssertionError("select(0, 2) of a size-2 dim did not raise")
-        """,
+        patch=wrap("torch.Tensor.select", _seq_select_wraps_out_of_range, also=("torch.select",)),
+        witness=_witness_seq_select_wraps_out_of_range,
     ),
     Mutant(
         name="seq-transpose-same-dim-aliases",
@@ -511,21 +910,10 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.grad-fn-type",),
         region="transpose with dim0 == dim1",
         family="relation",
-        source="""
-        import torch
-        _transpose = torch.Tensor.transpose
-        def _transpose_same(self, dim0, dim1):
-            if dim0 == dim1:
-                return torch.ops.aten.alias(self)
-            return _transpose(self, dim0, dim1)
-        torch.Tensor.transpose = _transpose_same
-        torch.transpose = _transpose_same
-        """,
-        witness="""
-        import torch
-        x = torch.zeros(2, 2, requires_grad=True)
-        assert type(x.transpose(0, 0).grad_fn).__name__.startswith("TransposeBackward")
-        """,
+        patch=wrap(
+            "torch.Tensor.transpose", _seq_transpose_same_dim_aliases, also=("torch.transpose",)
+        ),
+        witness=_witness_seq_transpose_same_dim_aliases,
     ),
     Mutant(
         name="seq-unsqueeze-detaches-grad",
@@ -536,22 +924,10 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.view-autograd-follows-base",),
         region="inputs that require grad",
         family="autograd",
-        source="""
-        import torch
-        _unsqueeze = torch.Tensor.unsqueeze
-        def _unsqueeze_rg(self, dim):
-            if self.requires_grad:
-                return _unsqueeze(self.detach(), dim)
-            return _unsqueeze(self, dim)
-        torch.Tensor.unsqueeze = _unsqueeze_rg
-        torch.unsqueeze = _unsqueeze_rg
-        """,
-        witness="""
-        import torch
-        x = torch.zeros(3, requires_grad=True)
-        u = x.unsqueeze(0)
-        assert u.requires_grad and u._base is x
-        """,
+        patch=wrap(
+            "torch.Tensor.unsqueeze", _seq_unsqueeze_detaches_grad, also=("torch.unsqueeze",)
+        ),
+        witness=_witness_seq_unsqueeze_detaches_grad,
     ),
     # ---- aliases ----------------------------------------------------------
     Mutant(
@@ -560,20 +936,10 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.detach-shares",),
         region="inputs that require grad",
         family="autograd",
-        source="""
-        import torch
-        _detach = torch.Tensor.detach
-        def _detach_rg(self):
-            out = _detach(self)
-            return out.clone() if self.requires_grad else out
-        torch.Tensor.detach = _detach_rg
-        torch.detach = _detach_rg
-        """,
-        witness="""
-        import torch
-        x = torch.zeros(3, requires_grad=True)
-        assert x.detach().data_ptr() == x.data_ptr()
-        """,
+        patch=wrap(
+            "torch.Tensor.detach", _seq_detach_copies_requiring_grad, also=("torch.detach",)
+        ),
+        witness=_witness_seq_detach_copies_requiring_grad,
     ),
     Mutant(
         name="seq-detach-tracked-as-view",
@@ -581,25 +947,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.detach-untracked-alias", "sequences.detach-is-view"),
         region="inputs that are views",
         family="layout",
-        source="""
-        import torch
-        _detach = torch.Tensor.detach
-        def _detach_view(self):
-            if self._is_view():
-                with torch.no_grad():
-                    out = self._base.as_strided(self.shape, self.stride(), self.storage_offset())
-                if out.requires_grad and out.is_leaf:
-                    out.requires_grad_(False)
-                return out
-            return _detach(self)
-        torch.Tensor.detach = _detach_view
-        torch.detach = _detach_view
-        """,
-        witness="""
-        import torch
-        x = torch.zeros(2, 3)
-        assert not x[0].detach()._is_view()
-        """,
+        patch=wrap("torch.Tensor.detach", _seq_detach_tracked_as_view, also=("torch.detach",)),
+        witness=_witness_seq_detach_tracked_as_view,
     ),
     Mutant(
         name="seq-detach-inplace-ignores-views",
@@ -607,25 +956,10 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.detach-inplace",),
         region="views",
         family="layout",
-        source="""
-        import torch
-        _detach_ = torch.Tensor.detach_
-        def _detach_view_(self):
-            if self._is_view():
-                return self
-            return _detach_(self)
-        torch.Tensor.detach_ = _detach_view_
-        torch.detach_ = _detach_view_
-        """,
-        witness="""
-        import torch
-        try:
-            torch.zeros(2, 3)[0].detach_()
-        except RuntimeError:
-            pass
-        else:
-            raise AssertionError("detach_() of a view did not raise")
-        """,
+        patch=wrap(
+            "torch.Tensor.detach_", _seq_detach_inplace_ignores_views, also=("torch.detach_",)
+        ),
+        witness=_witness_seq_detach_inplace_ignores_views,
     ),
     Mutant(
         name="seq-data-shares-counter-floating",
@@ -633,19 +967,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.data-untracked-alias",),
         region="floating tensors",
         family="dtype",
-        source="""
-        import torch
-        _data = torch.Tensor.data
-        def _get(self):
-            return self.detach() if self.dtype.is_floating_point else _data.__get__(self)
-        torch.Tensor.data = property(_get, _data.__set__)
-        """,
-        witness="""
-        import torch
-        x = torch.zeros(3)
-        x.data.add_(1)
-        assert x._version == 0
-        """,
+        patch=_patch_seq_data_shares_counter_floating,
+        witness=_witness_seq_data_shares_counter_floating,
     ),
     Mutant(
         name="seq-fill-noncontiguous-writes-a-copy",
@@ -653,23 +976,10 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.writes-visible",),
         region="non-contiguous tensors",
         family="layout",
-        source="""
-        import torch
-        _fill_ = torch.Tensor.fill_
-        def _fill_nc(self, value):
-            if not self.is_contiguous():
-                _fill_(self.clone(), value)
-                return self
-            return _fill_(self, value)
-        torch.Tensor.fill_ = _fill_nc
-        torch.fill_ = _fill_nc
-        """,
-        witness="""
-        import torch
-        x = torch.zeros(2, 3)
-        x.t().fill_(1.0)
-        assert bool((x == 1).all())
-        """,
+        patch=wrap(
+            "torch.Tensor.fill_", _seq_fill_noncontiguous_writes_a_copy, also=("torch.fill_",)
+        ),
+        witness=_witness_seq_fill_noncontiguous_writes_a_copy,
     ),
     Mutant(
         name="seq-copy-drops-leading-source-dims",
@@ -677,24 +987,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.copy-broadcast-raises",),
         region="sources with more dimensions than the destination",
         family="relation",
-        source="""
-        import torch
-        _copy_ = torch.Tensor.copy_
-        def _copy_lead(self, src, non_blocking=False):
-            if src.dim() > self.dim() and all(s > 0 for s in src.shape[: src.dim() - self.dim()]):
-                src = src[(0,) * (src.dim() - self.dim())]
-            return _copy_(self, src, non_blocking)
-        torch.Tensor.copy_ = _copy_lead
-        """,
-        witness="""
-        import torch
-        try:
-            torch.zeros(3).copy_(torch.ones(2, 3))
-        except RuntimeError:
-            pass
-        else:
-            raise AssertionError("copy_ of a (2, 3) source into a (3,) destination did not raise")
-        """,
+        patch=wrap("torch.Tensor.copy_", _seq_copy_drops_leading_source_dims),
+        witness=_witness_seq_copy_drops_leading_source_dims,
     ),
     Mutant(
         name="seq-add-skips-overlapping",
@@ -702,24 +996,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.write-overlap-raises",),
         region="expanded tensors",
         family="layout",
-        source="""
-        import torch
-        _add_ = torch.Tensor.add_
-        def _add_overlap(self, other, *args, **kwargs):
-            if any(st == 0 and sz > 1 for sz, st in zip(self.shape, self.stride())):
-                return self
-            return _add_(self, other, *args, **kwargs)
-        torch.Tensor.add_ = _add_overlap
-        """,
-        witness="""
-        import torch
-        try:
-            torch.zeros(1, 3).expand(2, 3).add_(1)
-        except RuntimeError:
-            pass
-        else:
-            raise AssertionError("add_ of an expanded tensor did not raise")
-        """,
+        patch=wrap("torch.Tensor.add_", _seq_add_skips_overlapping),
+        witness=_witness_seq_add_skips_overlapping,
     ),
     Mutant(
         name="seq-setitem-writes-next-row",
@@ -727,21 +1005,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.index-assignment-in-place",),
         region="integer-index assignment into tensors of 2 or more dimensions",
         family="layout",
-        source="""
-        import torch
-        _setitem = torch.Tensor.__setitem__
-        def _setitem_next(self, key, value):
-            if isinstance(key, int) and self.dim() >= 2 and self.shape[0] > 1:
-                key = (key + 1) % self.shape[0]
-            return _setitem(self, key, value)
-        torch.Tensor.__setitem__ = _setitem_next
-        """,
-        witness="""
-        import torch
-        x = torch.zeros(2, 2)
-        x[0] = 1.0
-        assert x[0, 0].item() == 1.0 and x[1, 0].item() == 0.0
-        """,
+        patch=wrap("torch.Tensor.__setitem__", _seq_setitem_writes_next_row),
+        witness=_witness_seq_setitem_writes_next_row,
     ),
     Mutant(
         name="seq-expanded-setitem-writes-wrong-value",
@@ -749,33 +1014,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.index-assignment-in-place",),
         region="index assignment of a Python scalar into a tensor with a stride-0 dimension of size > 1",
         family="layout",
-        source="""
-        # issue 28, item 3: the step that refuses this write cites three
-        # claims; a run that failed sequences.write-overlap-raises (expected
-        # on torch 2.15, which writes) must still check the values written.
-        import torch
-        _setitem = torch.Tensor.__setitem__
-        def _setitem_wrong(self, key, value):
-            if isinstance(value, (bool, int, float)):
-                target = self.data if key is Ellipsis else self.data[key]
-                if any(st == 0 and n > 1 for n, st in zip(target.shape, target.stride())):
-                    size = [1 if st == 0 else n for n, st in zip(target.shape, target.stride())]
-                    dense = target.as_strided(size, target.stride(), target.storage_offset())
-                    dense.fill_((not value) if target.dtype == torch.bool else value + 1)
-                    return
-            return _setitem(self, key, value)
-        torch.Tensor.__setitem__ = _setitem_wrong
-        """,
-        witness="""
-        import torch
-        e = torch.zeros(2, 1).expand(2, 3)  # row e[0] has a stride-0 dimension of size 3
-        try:
-            e[0] = 1
-        except RuntimeError as err:  # the CPU before 2.15
-            assert "single memory location" in str(err)
-        else:  # CUDA, and the CPU since 2.15
-            assert e.tolist() == [[1.0] * 3, [0.0] * 3] and e._version == 1, (e, e._version)
-        """,
+        patch=wrap("torch.Tensor.__setitem__", _seq_expanded_setitem_writes_wrong_value),
+        witness=_witness_seq_expanded_setitem_writes_wrong_value,
     ),
     Mutant(
         name="seq-add-half-doubles",
@@ -783,21 +1023,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.inplace-arithmetic",),
         region="float16 tensors",
         family="dtype",
-        source="""
-        import torch
-        _add_ = torch.Tensor.add_
-        def _add_half(self, other, *args, **kwargs):
-            if self.dtype == torch.float16 and not args and not kwargs:
-                return _add_(self, other, alpha=2)
-            return _add_(self, other, *args, **kwargs)
-        torch.Tensor.add_ = _add_half
-        """,
-        witness="""
-        import torch
-        x = torch.zeros(2, dtype=torch.float16)
-        x.add_(1)
-        assert x[0].item() == 1.0
-        """,
+        patch=wrap("torch.Tensor.add_", _seq_add_half_doubles),
+        witness=_witness_seq_add_half_doubles,
     ),
     Mutant(
         name="seq-fill-one-element-skips-version-bump",
@@ -805,23 +1032,10 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.version-counter",),
         region="one-element tensors not requiring grad",
         family="layout",
-        source="""
-        import torch
-        _fill_ = torch.Tensor.fill_
-        def _fill_one(self, value):
-            if self.numel() == 1 and not self.requires_grad and not self.is_inference():
-                _fill_(self.data, value)
-                return self
-            return _fill_(self, value)
-        torch.Tensor.fill_ = _fill_one
-        torch.fill_ = _fill_one
-        """,
-        witness="""
-        import torch
-        x = torch.tensor([0.0])
-        x.fill_(1.0)
-        assert x._version == 1
-        """,
+        patch=wrap(
+            "torch.Tensor.fill_", _seq_fill_one_element_skips_version_bump, also=("torch.fill_",)
+        ),
+        witness=_witness_seq_fill_one_element_skips_version_bump,
     ),
     Mutant(
         name="seq-no-grad-clone-records",
@@ -829,23 +1043,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.no-grad-untracked",),
         region="no_grad mode",
         family="mode",
-        source="""
-        import torch
-        _clone = torch.Tensor.clone
-        def _clone_ng(self, *args, **kwargs):
-            if self.requires_grad and not torch.is_grad_enabled() and not torch.is_inference_mode_enabled():
-                with torch.enable_grad():
-                    return _clone(self, *args, **kwargs)
-            return _clone(self, *args, **kwargs)
-        torch.Tensor.clone = _clone_ng
-        torch.clone = _clone_ng
-        """,
-        witness="""
-        import torch
-        x = torch.zeros(2, requires_grad=True)
-        with torch.no_grad():
-            assert not x.clone().requires_grad
-        """,
+        patch=wrap("torch.Tensor.clone", _seq_no_grad_clone_records, also=("torch.clone",)),
+        witness=_witness_seq_no_grad_clone_records,
     ),
     # ---- autograd ---------------------------------------------------------
     Mutant(
@@ -854,25 +1053,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.requires-grad-flag",),
         region="non-leaf tensors",
         family="autograd",
-        source="""
-        import torch
-        _rg_ = torch.Tensor.requires_grad_
-        def _rg_nonleaf(self, requires_grad=True):
-            if not requires_grad and not self.is_leaf:
-                return self
-            return _rg_(self, requires_grad)
-        torch.Tensor.requires_grad_ = _rg_nonleaf
-        """,
-        witness="""
-        import torch
-        y = torch.zeros(2, requires_grad=True) * 2
-        try:
-            y.requires_grad_(False)
-        except RuntimeError:
-            pass
-        else:
-            raise AssertionError("requires_grad_(False) on a non-leaf did not raise")
-        """,
+        patch=wrap("torch.Tensor.requires_grad_", _seq_requires_grad_false_nonleaf_ignored),
+        witness=_witness_seq_requires_grad_false_nonleaf_ignored,
     ),
     Mutant(
         name="seq-mul-float64-no-history",
@@ -880,21 +1062,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.leaf-and-grad-fn",),
         region="float64 inputs",
         family="dtype",
-        source="""
-        import torch
-        _mul = torch.Tensor.__mul__
-        def _mul_f64(self, other):
-            if self.dtype == torch.float64 and self.requires_grad:
-                with torch.no_grad():
-                    return _mul(self, other)
-            return _mul(self, other)
-        torch.Tensor.__mul__ = _mul_f64
-        """,
-        witness="""
-        import torch
-        x = torch.ones(2, dtype=torch.float64, requires_grad=True)
-        assert (x * x).grad_fn is not None
-        """,
+        patch=wrap("torch.Tensor.__mul__", _seq_mul_float64_no_history),
+        witness=_witness_seq_mul_float64_no_history,
     ),
     Mutant(
         name="seq-backward-float-no-graph-silent",
@@ -902,24 +1071,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.backward-needs-grad",),
         region="floating outputs without a graph",
         family="dtype",
-        source="""
-        import torch
-        _backward = torch.Tensor.backward
-        def _backward_silent(self, *args, **kwargs):
-            if not self.requires_grad and self.dtype.is_floating_point:
-                return None
-            return _backward(self, *args, **kwargs)
-        torch.Tensor.backward = _backward_silent
-        """,
-        witness="""
-        import torch
-        try:
-            torch.zeros(2).sum().backward()
-        except RuntimeError:
-            pass
-        else:
-            raise AssertionError("backward() without a graph did not raise")
-        """,
+        patch=wrap("torch.Tensor.backward", _seq_backward_float_no_graph_silent),
+        witness=_witness_seq_backward_float_no_graph_silent,
     ),
     Mutant(
         name="seq-mul-saves-floating-copy",
@@ -927,30 +1080,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.saved-tensor-check",),
         region="real floating inputs",
         family="dtype",
-        source="""
-        import torch
-        _mul = torch.Tensor.__mul__
-        def _mul_copy(self, other):
-            if self.dtype.is_floating_point and self.requires_grad and other is self:
-                c = self.clone()
-                return _mul(c, c)
-            return _mul(self, other)
-        torch.Tensor.__mul__ = _mul_copy
-        """,
-        witness="""
-        import torch
-        x = torch.ones(2, requires_grad=True)
-        y = x.clone()
-        s = y * y
-        with torch.no_grad():
-            y.add_(1)
-        try:
-            s.sum().backward()
-        except RuntimeError:
-            pass
-        else:
-            raise AssertionError("backward through a modified saved tensor did not raise")
-        """,
+        patch=wrap("torch.Tensor.__mul__", _seq_mul_saves_floating_copy),
+        witness=_witness_seq_mul_saves_floating_copy,
     ),
     Mutant(
         name="seq-backward-retains-float64-graph",
@@ -958,27 +1089,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.backward-frees-saved",),
         region="float64 outputs",
         family="dtype",
-        source="""
-        import torch
-        _backward = torch.Tensor.backward
-        def _backward_keep(self, gradient=None, retain_graph=None, *args, **kwargs):
-            if self.dtype == torch.float64:
-                retain_graph = True
-            return _backward(self, gradient, retain_graph, *args, **kwargs)
-        torch.Tensor.backward = _backward_keep
-        """,
-        witness="""
-        import torch
-        x = torch.ones(2, dtype=torch.float64, requires_grad=True)
-        s = (x * x).sum()
-        s.backward()
-        try:
-            s.backward()
-        except RuntimeError:
-            pass
-        else:
-            raise AssertionError("a second backward through a freed graph did not raise")
-        """,
+        patch=wrap("torch.Tensor.backward", _seq_backward_retains_float64_graph),
+        witness=_witness_seq_backward_retains_float64_graph,
     ),
     Mutant(
         name="seq-grad-replaced-3d-leaves",
@@ -986,28 +1098,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.grad-accumulates",),
         region="leaves of 3 or more dimensions",
         family="layout",
-        source="""
-        import torch
-        _rg_ = torch.Tensor.requires_grad_
-        def _hook(p):
-            p.grad = p.grad.clone()
-        def _rg_3d(self, requires_grad=True):
-            out = _rg_(self, requires_grad)
-            if (requires_grad and self.is_leaf and self.dim() >= 3
-                    and not getattr(self, "_seq_hooked", False)):
-                self.register_post_accumulate_grad_hook(_hook)
-                self._seq_hooked = True
-            return out
-        torch.Tensor.requires_grad_ = _rg_3d
-        """,
-        witness="""
-        import torch
-        x = torch.zeros(1, 1, 2).requires_grad_()
-        x.sum().backward()
-        g = x.grad
-        x.sum().backward()
-        assert x.grad is g
-        """,
+        patch=_patch_seq_grad_replaced_3d_leaves,
+        witness=_witness_seq_grad_replaced_3d_leaves,
     ),
     Mutant(
         name="seq-grad-always-row-major",
@@ -1015,27 +1107,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.grad-layout",),
         region="non-contiguous dense leaves",
         family="layout",
-        source="""
-        import torch
-        _rg_ = torch.Tensor.requires_grad_
-        def _hook(p):
-            if not p.grad.is_contiguous():
-                p.grad = p.grad.contiguous()
-        def _rg_rm(self, requires_grad=True):
-            out = _rg_(self, requires_grad)
-            if (requires_grad and self.is_leaf and not self.is_contiguous()
-                    and not getattr(self, "_seq_hooked", False)):
-                self.register_post_accumulate_grad_hook(_hook)
-                self._seq_hooked = True
-            return out
-        torch.Tensor.requires_grad_ = _rg_rm
-        """,
-        witness="""
-        import torch
-        x = torch.zeros(2, 3).t().requires_grad_()
-        x.sum().backward()
-        assert x.grad.stride() == x.stride()
-        """,
+        patch=_patch_seq_grad_always_row_major,
+        witness=_witness_seq_grad_always_row_major,
     ),
     Mutant(
         name="seq-retain-grad-ignores-views",
@@ -1043,21 +1116,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.retain-grad",),
         region="views",
         family="layout",
-        source="""
-        import torch
-        _retain = torch.Tensor.retain_grad
-        def _retain_view(self):
-            if self._is_view():
-                return None
-            return _retain(self)
-        torch.Tensor.retain_grad = _retain_view
-        """,
-        witness="""
-        import torch
-        v = (torch.zeros(2, 3, requires_grad=True) * 1)[0]
-        v.retain_grad()
-        assert v.retains_grad
-        """,
+        patch=wrap("torch.Tensor.retain_grad", _seq_retain_grad_ignores_views),
+        witness=_witness_seq_retain_grad_ignores_views,
     ),
     # ---- inference mode -----------------------------------------------------
     Mutant(
@@ -1066,24 +1126,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.inference-tensors",),
         region="inference_mode",
         family="mode",
-        source="""
-        import torch
-        _clone = torch.Tensor.clone
-        def _clone_im(self, *args, **kwargs):
-            if torch.is_inference_mode_enabled() and not self.is_inference():
-                with torch.inference_mode(False):
-                    return _clone(self, *args, **kwargs)
-            return _clone(self, *args, **kwargs)
-        torch.Tensor.clone = _clone_im
-        torch.clone = _clone_im
-        """,
-        witness="""
-        import torch
-        x = torch.zeros(2)
-        with torch.inference_mode():
-            y = x.clone()
-        assert y.is_inference()
-        """,
+        patch=wrap("torch.Tensor.clone", _seq_inference_clone_is_normal, also=("torch.clone",)),
+        witness=_witness_seq_inference_clone_is_normal,
     ),
     Mutant(
         name="seq-inference-fill-allowed-outside",
@@ -1091,34 +1135,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.inference-inplace-raises",),
         region="inference tensors outside inference_mode",
         family="mode",
-        source="""
-        import torch
-        _fill_ = torch.Tensor.fill_
-        def _no_counter(t):
-            try:
-                t._version
-            except RuntimeError:
-                return True
-            return False
-        def _fill_inf(self, value):
-            if self.is_inference() and not torch.is_inference_mode_enabled() and _no_counter(self):
-                with torch.inference_mode():
-                    return _fill_(self, value)
-            return _fill_(self, value)
-        torch.Tensor.fill_ = _fill_inf
-        torch.fill_ = _fill_inf
-        """,
-        witness="""
-        import torch
-        with torch.inference_mode():
-            x = torch.zeros(2)
-        try:
-            x.fill_(1.0)
-        except RuntimeError:
-            pass
-        else:
-            raise AssertionError("fill_ of an inference tensor outside inference_mode did not raise")
-        """,
+        patch=_patch_seq_inference_fill_allowed_outside,
+        witness=_witness_seq_inference_fill_allowed_outside,
     ),
     Mutant(
         name="seq-inference-copy-version-zero",
@@ -1126,25 +1144,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.inference-aliases",),
         region="inference tensors outside inference_mode",
         family="mode",
-        source="""
-        import torch
-        _clone = torch.Tensor.clone
-        def _clone_inf(self, *args, **kwargs):
-            if self.is_inference() and not torch.is_inference_mode_enabled():
-                out = _clone(self, *args, **kwargs)
-                fresh = torch.empty_strided(out.shape, out.stride(), dtype=out.dtype, device=out.device)
-                fresh.data.copy_(out)
-                return fresh
-            return _clone(self, *args, **kwargs)
-        torch.Tensor.clone = _clone_inf
-        torch.clone = _clone_inf
-        """,
-        witness="""
-        import torch
-        with torch.inference_mode():
-            x = torch.zeros(2)
-        assert x.clone()._version == 1
-        """,
+        patch=wrap("torch.Tensor.clone", _seq_inference_copy_version_zero, also=("torch.clone",)),
+        witness=_witness_seq_inference_copy_version_zero,
     ),
     Mutant(
         name="seq-wide-unsigned-add-emulated",
@@ -1152,26 +1153,25 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("sequences.dtype-support",),
         region="uint16, uint32 and uint64 tensors",
         family="dtype",
-        source="""
-        import torch
-        _add_ = torch.Tensor.add_
-        def _add_wide(self, other, *args, **kwargs):
-            if self.dtype in (torch.uint16, torch.uint32, torch.uint64) and not isinstance(other, float):
-                return self.copy_(self.to(torch.int64).add_(other, *args, **kwargs))
-            return _add_(self, other, *args, **kwargs)
-        torch.Tensor.add_ = _add_wide
-        """,
-        witness="""
-        import torch
-        try:
-            torch.zeros(2, dtype=torch.uint16).add_(1)
-        except NotImplementedError:
-            pass
-        else:
-            raise AssertionError("add_ of a uint16 tensor did not raise")
-        """,
+        patch=wrap("torch.Tensor.add_", _seq_wide_unsigned_add_emulated),
+        witness=_witness_seq_wide_unsigned_add_emulated,
     ),
 )
+
+
+def _seq_tensor_of_returns_input(hit, tensor, data, *args, **kwargs):
+    if hit(data):
+        return data
+    return tensor(data, *args, **kwargs)
+
+
+def _seq_tensor_of_returns_input_witness(make):
+    import warnings
+
+    warnings.simplefilter("ignore")  # torch.tensor(tensor) recommends clone().detach()
+    t = make()
+    assert torch.tensor(t) is not t
+
 
 # --- issue 29: one mutant per declared (sequences, dimension=value) pair ------
 # sequences.tensor-copies declares every layout family, dtype family and the
@@ -1181,65 +1181,55 @@ MUTANTS += domain_mutants(
     prefix="seq-tensor-of-returns-input",
     claims=("sequences.tensor-copies",),
     what="torch.tensor(t) of a tensor returns t itself (no copy, t's history kept)",
-    patch="""
-    _tensor = torch.tensor
-
-    def _tensor_of(data, *args, **kwargs):
-        if _in_domain(data, {dim}, {value}):
-            return data
-        return _tensor(data, *args, **kwargs)
-
-    torch.tensor = _tensor_of
-    """,
-    witness="""
-    import warnings
-
-    import torch
-
-    warnings.simplefilter("ignore")  # torch.tensor(tensor) recommends clone().detach()
-    t = {make}
-    assert torch.tensor(t) is not t
-    """,
+    patch=wrap("torch.tensor", _seq_tensor_of_returns_input),
+    witness=_seq_tensor_of_returns_input_witness,
     dims={
-        "layout": ("contiguous", "offset", "stepped", "permuted", "expanded", "channels_last",
-                   "zero-size", "0-d"),
-        "dtype_family": ("bool", "signed", "unsigned", "reduced_float", "float", "complex"),
+        "layout": LAYOUTS,
+        "dtype_family": DTYPE_FAMILIES,
         "tensor_kind": ("plain", "leaf", "non_leaf", "inference"),
     },
 )  # fmt: skip
+
 
 # sequences.inference-inplace-raises declares the grad modes an in-place op
 # on an inference tensor runs in: refused with grad enabled and under
 # no_grad, allowed inside inference_mode. One mutant per mode, wrong only
 # there (test_each_declared_value_once runs add_ in each mode).
-_INFERENCE_ADD = """
-import torch
-_add_ = torch.Tensor.add_
-def _in_mode():
-    grad, inference = torch.is_grad_enabled(), torch.is_inference_mode_enabled()
-    return {{"enabled": grad, "no_grad": not grad and not inference,
-             "inference_mode": inference}}[{mode!r}]
-def _add(self, *args, **kwargs):
-    if self.is_inference() and _in_mode():
-        {action}
-    return _add_(self, *args, **kwargs)
-torch.Tensor.add_ = _add
-"""
-_PERFORM = """with torch.inference_mode():
-            return _add_(self, *args, **kwargs)"""
-_REFUSE = """raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed")"""
-_REFUSED_WITNESS = """
-import torch
-with torch.inference_mode():
-    t = torch.ones(3)
-try:
-    with {block}:
-        t.add_(1)
-except RuntimeError:
-    pass
-else:
-    raise AssertionError("add_ of an inference tensor outside inference_mode did not raise")
-"""
+def _inference_add_in_mode(mode, refuse):
+    """add_ of an inference tensor in grad mode ``mode`` raises (``refuse``)
+    or is performed (as inside inference_mode)."""
+
+    _add_ = torch.Tensor.add_
+
+    def _add(self, *args, **kwargs):
+        if self.is_inference() and in_grad_mode(mode):
+            if refuse:
+                raise RuntimeError(
+                    "Inplace update to inference tensor outside InferenceMode is not allowed"
+                )
+            with torch.inference_mode():
+                return _add_(self, *args, **kwargs)
+        return _add_(self, *args, **kwargs)
+
+    torch.Tensor.add_ = _add
+
+
+def _inference_add_refused_under(block):
+    with torch.inference_mode():
+        t = torch.ones(3)
+    with refused(RuntimeError, "add_ of an inference tensor outside inference_mode did not raise"):
+        with getattr(torch, block)():
+            t.add_(1)
+
+
+def _witness_seq_inference_add_inside_mode_refused():
+    with torch.inference_mode():
+        t = torch.ones(3)
+        try:
+            t.add_(1)
+        except RuntimeError as e:
+            raise AssertionError(f"add_ inside inference_mode raised: {e}") from None
+
 
 MUTANTS += (
     Mutant(
@@ -1249,8 +1239,8 @@ MUTANTS += (
         domain={"grad_mode": "enabled"},
         region="grad mode enabled (outside no_grad and inference_mode)",
         family="mode",
-        source=_INFERENCE_ADD.format(mode="enabled", action=_PERFORM),
-        witness=_REFUSED_WITNESS.format(block="torch.enable_grad()"),
+        patch=functools.partial(_inference_add_in_mode, "enabled", False),
+        witness=functools.partial(_inference_add_refused_under, "enable_grad"),
     ),
     Mutant(
         name="seq-inference-add-outside-mode-allowed-no-grad",
@@ -1259,8 +1249,8 @@ MUTANTS += (
         domain={"grad_mode": "no_grad"},
         region="no_grad mode (not inference_mode)",
         family="mode",
-        source=_INFERENCE_ADD.format(mode="no_grad", action=_PERFORM),
-        witness=_REFUSED_WITNESS.format(block="torch.no_grad()"),
+        patch=functools.partial(_inference_add_in_mode, "no_grad", False),
+        witness=functools.partial(_inference_add_refused_under, "no_grad"),
     ),
     Mutant(
         name="seq-inference-add-inside-mode-refused",
@@ -1269,37 +1259,42 @@ MUTANTS += (
         domain={"grad_mode": "inference_mode"},
         region="inside inference_mode",
         family="mode",
-        source=_INFERENCE_ADD.format(mode="inference_mode", action=_REFUSE),
-        witness="""
-        import torch
-        with torch.inference_mode():
-            t = torch.ones(3)
-            try:
-                t.add_(1)
-            except RuntimeError as e:
-                raise AssertionError(f"add_ inside inference_mode raised: {e}") from None
-        """,
+        patch=functools.partial(_inference_add_in_mode, "inference_mode", True),
+        witness=_witness_seq_inference_add_inside_mode_refused,
     ),
 )
+
 
 # sequences.from-numpy-shares declares the ndarray kinds a sequence makes that
 # can be seen to share memory (t.numpy() of a contiguous, a stepped and a 0-d
 # t in its domain cases). One mutant per kind: torch.from_numpy and the
 # sharing torch.as_tensor copy the arrays of that kind alone.
-_FROM_NUMPY_COPIES = """
-import numpy as np
-import torch
-_from_numpy, _as_tensor = torch.from_numpy, torch.as_tensor
-def _from(a):
-    if isinstance(a, np.ndarray) and {kind!r} in _ndarray_kinds(a):
-        return _from_numpy(a.copy())
-    return _from_numpy(a)
-def _as(data, *args, **kwargs):
-    if isinstance(data, np.ndarray) and {kind!r} in _ndarray_kinds(data):
-        data = data.copy()
-    return _as_tensor(data, *args, **kwargs)
-torch.from_numpy, torch.as_tensor = _from, _as
-"""
+def _from_numpy_copies(kind):
+    def patch():
+        from conformance.mutants._tensor_domain import ndarray_kinds
+
+        from_numpy, as_tensor = torch.from_numpy, torch.as_tensor
+
+        def _from(a):
+            if isinstance(a, np.ndarray) and kind in ndarray_kinds(a):
+                return from_numpy(a.copy())
+            return from_numpy(a)
+
+        def _as(data, *args, **kwargs):
+            if isinstance(data, np.ndarray) and kind in ndarray_kinds(data):
+                data = data.copy()
+            return as_tensor(data, *args, **kwargs)
+
+        torch.from_numpy, torch.as_tensor = _from, _as
+
+    return patch
+
+
+def _witness_from_numpy_shares(make):
+    a = make()
+    for t in (torch.from_numpy(a), torch.as_tensor(a)):
+        assert t.data_ptr() == a.__array_interface__["data"][0]
+
 
 MUTANTS += tuple(
     Mutant(
@@ -1309,18 +1304,12 @@ MUTANTS += tuple(
         domain={"ndarray_kind": kind},
         region=f"{arrays} (ndarray_kind {kind})",
         family="layout",
-        source=_NDARRAY_KINDS + _FROM_NUMPY_COPIES.format(kind=kind),
-        witness=f"""
-        import numpy as np
-        import torch
-        a = {make}
-        for t in (torch.from_numpy(a), torch.as_tensor(a)):
-            assert t.data_ptr() == a.__array_interface__["data"][0]
-        """,
+        patch=_from_numpy_copies(kind),
+        witness=functools.partial(_witness_from_numpy_shares, make),
     )
     for kind, arrays, make in (
-        ("plain", "C-contiguous arrays", "np.arange(6.0).reshape(2, 3)"),
-        ("non_contiguous", "non-contiguous arrays", "np.arange(8.0).reshape(2, 4)[:, ::2]"),
-        ("0-d", "0-d arrays", "np.array(2.5)"),
+        ("plain", "C-contiguous arrays", lambda: np.arange(6.0).reshape(2, 3)),
+        ("non_contiguous", "non-contiguous arrays", lambda: np.arange(8.0).reshape(2, 4)[:, ::2]),
+        ("0-d", "0-d arrays", lambda: np.array(2.5)),
     )
-)
+)  # fmt: skip

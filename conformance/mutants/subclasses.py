@@ -12,8 +12,357 @@ See :mod:`conformance.mutants` for what a mutant is and how it is run.
 
 from __future__ import annotations
 
-from conformance.mutants._tensor_domain import domain_mutants
+from conformance.mutants._tensor_domain import DTYPE_FAMILIES, LAYOUTS, domain_mutants
 from conformance.mutants.base import Mutant
+from conformance.mutants.patching import torch, wrap
+
+
+def _wrapper_subclass():
+    """A wrapper tensor subclass (``__torch_dispatch__`` runs each op on the
+    wrapped ``elem`` and wraps tensor results): the witnesses' input."""
+    from torch.utils._pytree import tree_map
+
+    class W(torch.Tensor):
+        @staticmethod
+        def __new__(cls, elem):
+            r = torch.Tensor._make_wrapper_subclass(cls, elem.size(), dtype=elem.dtype)
+            r.elem = elem
+            return r
+
+        def __tensor_flatten__(self):
+            return ["elem"], None
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            out = func(
+                *tree_map(lambda t: t.elem if isinstance(t, W) else t, args),
+                **tree_map(lambda t: t.elem if isinstance(t, W) else t, kwargs or {}),
+            )
+            return tree_map(lambda t: W(t) if isinstance(t, torch.Tensor) else t, out)
+
+    return W
+
+
+def _patch_tf_subclass_lost_on_views():
+    _tf = torch.Tensor.__torch_function__.__func__
+
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        out = _tf(cls, func, types, args, kwargs)
+        if (
+            isinstance(out, torch.Tensor)
+            and type(out) is not torch.Tensor
+            and getattr(func, "__name__", "") in ("view", "transpose", "__getitem__")
+        ):
+            with torch._C.DisableTorchFunctionSubclass():
+                out = out.as_subclass(torch.Tensor)
+        return out
+
+    torch.Tensor.__torch_function__ = classmethod(__torch_function__)
+
+
+def _witness_tf_subclass_lost_on_views():
+    class S(torch.Tensor):
+        pass
+
+    s = torch.zeros(2, 3).as_subclass(S)
+    assert type(s.view(6)) is S and type(s[0]) is S
+
+
+def _patch_tf_first_operand_type_wins():
+    from torch.utils._pytree import tree_leaves
+
+    _tf = torch.Tensor.__torch_function__.__func__
+
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        out = _tf(cls, func, types, args, kwargs)
+        first = next(
+            (a for a in tree_leaves((args, kwargs or {})) if isinstance(a, torch.Tensor)), None
+        )
+        if (
+            isinstance(out, torch.Tensor)
+            and first is not None
+            and type(first) is not torch.Tensor
+            and type(out) is not type(first)
+            and isinstance(out, type(first))
+        ):
+            with torch._C.DisableTorchFunctionSubclass():
+                out = out.as_subclass(type(first))
+        return out
+
+    torch.Tensor.__torch_function__ = classmethod(__torch_function__)
+
+
+def _witness_tf_first_operand_type_wins():
+    class S(torch.Tensor):
+        pass
+
+    class C(S):
+        pass
+
+    out = torch.ones(2).as_subclass(S) + torch.ones(2).as_subclass(C)
+    assert type(out) is C
+
+
+def _patch_tf_subclass_clone_not_aliased():
+    _tf = torch.Tensor.__torch_function__.__func__
+
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        if getattr(func, "__name__", "") == "clone":
+            with torch._C.DisableTorchFunctionSubclass():
+                ret = func(*args, **(kwargs or {}))
+            return torch.Tensor._make_subclass(cls, ret, ret.requires_grad)
+        return _tf(cls, func, types, args, kwargs)
+
+    torch.Tensor.__torch_function__ = classmethod(__torch_function__)
+
+
+def _witness_tf_subclass_clone_not_aliased():
+    class S(torch.Tensor):
+        pass
+
+    assert torch.ones(2).as_subclass(S).clone()._is_view()
+
+
+def _patch_tf_subclass_view_copies_int():
+    _tf = torch.Tensor.__torch_function__.__func__
+    _VIEWS = ("view", "reshape", "transpose", "__getitem__", "select", "unsqueeze", "expand")
+
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        out = _tf(cls, func, types, args, kwargs)
+        if (
+            isinstance(out, torch.Tensor)
+            and getattr(func, "__name__", "") in _VIEWS
+            and not (out.dtype.is_floating_point or out.dtype.is_complex)
+            and out.dtype != torch.bool
+        ):
+            with torch._C.DisableTorchFunctionSubclass():
+                out = out.clone().as_subclass(cls)
+        return out
+
+    torch.Tensor.__torch_function__ = classmethod(__torch_function__)
+
+
+def _witness_tf_subclass_view_copies_int():
+    class S(torch.Tensor):
+        pass
+
+    s = torch.arange(6).as_subclass(S)
+    assert s.view(2, 3).data_ptr() == s.data_ptr()
+
+
+def _from_dlpack_keeps_subclass_int64(from_dlpack, ext, *args, **kwargs):
+    import torch.utils.dlpack
+
+    out = from_dlpack(ext, *args, **kwargs)
+    if (
+        isinstance(ext, torch.Tensor)
+        and type(ext) is not torch.Tensor
+        and not isinstance(ext, torch.nn.Parameter)
+        and ext.dtype == torch.int64
+    ):
+        return out.as_subclass(type(ext))
+    return out
+
+
+def _witness_from_dlpack_keeps_subclass_int64():
+    class S(torch.Tensor):
+        pass
+
+    assert type(torch.from_dlpack(torch.arange(3).as_subclass(S))) is torch.Tensor
+
+
+def _deepcopy_subclass_falls_back_to_clone_f16(deepcopy, self, memo):
+    if (
+        type(self) is not torch.Tensor
+        and self.dtype == torch.float16
+        and not torch._C._dispatch_keys(self).has(torch._C.DispatchKey.Python)
+    ):
+        return self.clone()
+    return deepcopy(self, memo)
+
+
+def _witness_deepcopy_subclass_falls_back_to_clone_f16():
+    import copy
+
+    class S(torch.Tensor):
+        pass
+
+    try:
+        copy.deepcopy(torch.ones(2, dtype=torch.float16).as_subclass(S))
+        refused = False
+    except RuntimeError:
+        refused = True
+    assert refused
+
+
+def _patch_parameter_subclass_loses_flag_when_frozen():
+    _new = torch.nn.Parameter.__new__
+
+    def __new__(cls, data=None, requires_grad=True):
+        p = _new(cls, data, requires_grad)
+        if (
+            data is not None
+            and type(data) not in (torch.Tensor, torch.nn.Parameter)
+            and not requires_grad
+        ):
+            p._is_param = False
+        return p
+
+    torch.nn.Parameter.__new__ = staticmethod(__new__)
+
+
+def _witness_parameter_subclass_loses_flag_when_frozen():
+    class S(torch.Tensor):
+        pass
+
+    p = torch.nn.Parameter(torch.ones(2).as_subclass(S), requires_grad=False)
+    assert isinstance(p, torch.nn.Parameter)
+
+
+def _wrapper_detach_copies_inner_f64(detach, self):
+    out = detach(self)
+    if (
+        type(self) is not torch.Tensor
+        and self.dtype == torch.float64
+        and torch._C._dispatch_keys(self).has(torch._C.DispatchKey.Python)
+    ):
+        return out.clone()
+    return out
+
+
+def _witness_wrapper_detach_copies_inner_f64():
+    W = _wrapper_subclass()
+    w = W(torch.zeros(3, dtype=torch.float64))
+    assert w.detach().elem.data_ptr() == w.elem.data_ptr()
+
+
+def _wrapper_view_inner_copies_f16(call, self, *args, **kwargs):
+    import torch._ops
+
+    out = call(self, *args, **kwargs)
+    if self.is_view and type(out) is torch.Tensor and out.dtype == torch.float16:
+        return out.clone()
+    return out
+
+
+def _witness_wrapper_view_inner_copies_f16():
+    x = torch.zeros(4, dtype=torch.float16)
+    assert torch.ops.aten.slice.Tensor(x, 0, 1).data_ptr() == x.data_ptr() + 2
+
+
+def _wrapper_view_unshares_version_slices(getitem, self, key):
+    out = getitem(self, key)
+    if type(out) is not torch.Tensor and hasattr(out, "__tensor_flatten__") and out._is_view():
+        names, ctx = out.__tensor_flatten__()
+        return type(out).__tensor_unflatten__(
+            {n: getattr(out, n) for n in names}, ctx, out.shape, out.stride()
+        )
+    return out
+
+
+def _witness_wrapper_view_unshares_version_slices():
+    from torch.utils._pytree import tree_map
+
+    class W(torch.Tensor):
+        @staticmethod
+        def __new__(cls, elem):
+            r = torch.Tensor._make_wrapper_subclass(
+                cls,
+                elem.size(),
+                strides=elem.stride(),
+                storage_offset=elem.storage_offset(),
+                dtype=elem.dtype,
+            )
+            r.elem = elem
+            return r
+
+        def __tensor_flatten__(self):
+            return ["elem"], None
+
+        @classmethod
+        def __tensor_unflatten__(cls, inner, meta, size, stride):
+            return cls(inner["elem"])
+
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            out = func(
+                *tree_map(lambda t: t.elem if isinstance(t, W) else t, args), **(kwargs or {})
+            )
+            return tree_map(lambda t: W(t) if isinstance(t, torch.Tensor) else t, out)
+
+    w = W(torch.zeros(3))
+    assert w[1:]._base is w
+
+
+def _patch_wrapper_grad_unwrapped_f64():
+    _grad = torch._C.TensorBase.grad
+
+    def _get(self):
+        g = _grad.__get__(self)
+        if (
+            g is not None
+            and type(g) is not torch.Tensor
+            and hasattr(g, "__tensor_flatten__")
+            and g.dtype == torch.float64
+        ):
+            names, _ = g.__tensor_flatten__()
+            return getattr(g, names[0])
+        return g
+
+    torch.Tensor.grad = property(_get, _grad.__set__, _grad.__delete__)
+
+
+def _witness_wrapper_grad_unwrapped_f64():
+    W = _wrapper_subclass()
+    w = W(torch.ones(3, dtype=torch.float64)).requires_grad_()
+    (w * 2).sum().backward()
+    assert type(w.grad) is W
+
+
+def _copy_from_wrapper_writes_zeros_f32(copy, self, src, non_blocking=False):
+    if (
+        type(self) is torch.Tensor
+        and type(src) is not torch.Tensor
+        and hasattr(src, "__tensor_flatten__")
+        and src.dtype == torch.float32
+    ):
+        return self.zero_()
+    return copy(self, src, non_blocking)
+
+
+def _witness_copy_from_wrapper_writes_zeros_f32():
+    W = _wrapper_subclass()
+    d = torch.zeros(3)
+    d.copy_(W(torch.ones(3)))
+    assert d.tolist() == [1.0, 1.0, 1.0]
+
+
+def _torch_function_drops_type(hit):
+    _orig_tf = torch.Tensor.__torch_function__.__func__
+
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        ret = _orig_tf(cls, func, types, args, kwargs)
+        first = args[0] if args else None
+        if (
+            cls is not torch.Tensor
+            and isinstance(first, torch.Tensor)
+            and isinstance(ret, cls)
+            and hit(first)
+        ):
+            with torch._C.DisableTorchFunctionSubclass():
+                return ret.as_subclass(torch.Tensor)
+        return ret
+
+    torch.Tensor.__torch_function__ = classmethod(__torch_function__)
+
+
+def _torch_function_drops_type_witness(make):
+    class S(torch.Tensor):
+        pass
+
+    s = make().as_subclass(S)
+    assert type(s.view(s.shape)) is S
+
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant(
@@ -25,25 +374,8 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
         region="view, transpose and indexing of TF-subclass instances",
         family="subclass",
-        source="""
-        import torch
-        _tf = torch.Tensor.__torch_function__.__func__
-        def __torch_function__(cls, func, types, args=(), kwargs=None):
-            out = _tf(cls, func, types, args, kwargs)
-            if (isinstance(out, torch.Tensor) and type(out) is not torch.Tensor
-                    and getattr(func, "__name__", "") in ("view", "transpose", "__getitem__")):
-                with torch._C.DisableTorchFunctionSubclass():
-                    out = out.as_subclass(torch.Tensor)
-            return out
-        torch.Tensor.__torch_function__ = classmethod(__torch_function__)
-        """,
-        witness="""
-        import torch
-        class S(torch.Tensor):
-            pass
-        s = torch.zeros(2, 3).as_subclass(S)
-        assert type(s.view(6)) is S and type(s[0]) is S
-        """,
+        patch=_patch_tf_subclass_lost_on_views,
+        witness=_witness_tf_subclass_lost_on_views,
     ),
     Mutant(
         name="tf-first-operand-type-wins",
@@ -51,31 +383,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("subclasses.lowest-subclass-wins",),
         region="ops whose first tensor operand is the parent class",
         family="relation",
-        source="""
-        import torch
-        from torch.utils._pytree import tree_leaves
-        _tf = torch.Tensor.__torch_function__.__func__
-        def __torch_function__(cls, func, types, args=(), kwargs=None):
-            out = _tf(cls, func, types, args, kwargs)
-            first = next((a for a in tree_leaves((args, kwargs or {}))
-                          if isinstance(a, torch.Tensor)), None)
-            if (isinstance(out, torch.Tensor) and first is not None
-                    and type(first) is not torch.Tensor and type(out) is not type(first)
-                    and isinstance(out, type(first))):
-                with torch._C.DisableTorchFunctionSubclass():
-                    out = out.as_subclass(type(first))
-            return out
-        torch.Tensor.__torch_function__ = classmethod(__torch_function__)
-        """,
-        witness="""
-        import torch
-        class S(torch.Tensor):
-            pass
-        class C(S):
-            pass
-        out = torch.ones(2).as_subclass(S) + torch.ones(2).as_subclass(C)
-        assert type(out) is C
-        """,
+        patch=_patch_tf_first_operand_type_wins,
+        witness=_witness_tf_first_operand_type_wins,
     ),
     Mutant(
         name="tf-subclass-clone-not-aliased",
@@ -83,23 +392,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("subclasses.results-are-alias-views",),
         region="clone of TF-subclass instances",
         family="subclass",
-        source="""
-        import torch
-        _tf = torch.Tensor.__torch_function__.__func__
-        def __torch_function__(cls, func, types, args=(), kwargs=None):
-            if getattr(func, "__name__", "") == "clone":
-                with torch._C.DisableTorchFunctionSubclass():
-                    ret = func(*args, **(kwargs or {}))
-                return torch.Tensor._make_subclass(cls, ret, ret.requires_grad)
-            return _tf(cls, func, types, args, kwargs)
-        torch.Tensor.__torch_function__ = classmethod(__torch_function__)
-        """,
-        witness="""
-        import torch
-        class S(torch.Tensor):
-            pass
-        assert torch.ones(2).as_subclass(S).clone()._is_view()
-        """,
+        patch=_patch_tf_subclass_clone_not_aliased,
+        witness=_witness_tf_subclass_clone_not_aliased,
     ),
     Mutant(
         name="tf-subclass-view-copies-int",
@@ -107,27 +401,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("subclasses.views-share-storage-and-version",),
         region="views of integral TF-subclass instances",
         family="dtype",
-        source="""
-        import torch
-        _tf = torch.Tensor.__torch_function__.__func__
-        _VIEWS = ("view", "reshape", "transpose", "__getitem__", "select", "unsqueeze", "expand")
-        def __torch_function__(cls, func, types, args=(), kwargs=None):
-            out = _tf(cls, func, types, args, kwargs)
-            if (isinstance(out, torch.Tensor) and getattr(func, "__name__", "") in _VIEWS
-                    and not (out.dtype.is_floating_point or out.dtype.is_complex)
-                    and out.dtype != torch.bool):
-                with torch._C.DisableTorchFunctionSubclass():
-                    out = out.clone().as_subclass(cls)
-            return out
-        torch.Tensor.__torch_function__ = classmethod(__torch_function__)
-        """,
-        witness="""
-        import torch
-        class S(torch.Tensor):
-            pass
-        s = torch.arange(6).as_subclass(S)
-        assert s.view(2, 3).data_ptr() == s.data_ptr()
-        """,
+        patch=_patch_tf_subclass_view_copies_int,
+        witness=_witness_tf_subclass_view_copies_int,
     ),
     Mutant(
         name="from-dlpack-keeps-subclass-int64",
@@ -135,25 +410,12 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("subclasses.type-dropped-at-boundaries",),
         region="int64 TF-subclass instances through from_dlpack",
         family="dtype",
-        source="""
-        import torch
-        import torch.utils.dlpack
-        _from_dlpack = torch.from_dlpack
-        def from_dlpack(ext, *args, **kwargs):
-            out = _from_dlpack(ext, *args, **kwargs)
-            if (isinstance(ext, torch.Tensor) and type(ext) is not torch.Tensor
-                    and not isinstance(ext, torch.nn.Parameter) and ext.dtype == torch.int64):
-                return out.as_subclass(type(ext))
-            return out
-        torch.from_dlpack = from_dlpack
-        torch.utils.dlpack.from_dlpack = from_dlpack
-        """,
-        witness="""
-        import torch
-        class S(torch.Tensor):
-            pass
-        assert type(torch.from_dlpack(torch.arange(3).as_subclass(S))) is torch.Tensor
-        """,
+        patch=wrap(
+            "torch.from_dlpack",
+            _from_dlpack_keeps_subclass_int64,
+            also=("torch.utils.dlpack.from_dlpack",),
+        ),
+        witness=_witness_from_dlpack_keeps_subclass_int64,
     ),
     Mutant(
         name="deepcopy-subclass-falls-back-to-clone-f16",
@@ -161,28 +423,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("subclasses.deepcopy-needs-new-empty",),
         region="float16 TF-subclass instances",
         family="dtype",
-        source="""
-        import torch
-        _deepcopy = torch.Tensor.__deepcopy__
-        def __deepcopy__(self, memo):
-            if (type(self) is not torch.Tensor and self.dtype == torch.float16
-                    and not torch._C._dispatch_keys(self).has(torch._C.DispatchKey.Python)):
-                return self.clone()
-            return _deepcopy(self, memo)
-        torch.Tensor.__deepcopy__ = __deepcopy__
-        """,
-        witness="""
-        import copy
-        import torch
-        class S(torch.Tensor):
-            pass
-        try:
-            copy.deepcopy(torch.ones(2, dtype=torch.float16).as_subclass(S))
-            refused = False
-        except RuntimeError:
-            refused = True
-        assert refused
-        """,
+        patch=wrap("torch.Tensor.__deepcopy__", _deepcopy_subclass_falls_back_to_clone_f16),
+        witness=_witness_deepcopy_subclass_falls_back_to_clone_f16,
     ),
     Mutant(
         name="parameter-subclass-loses-flag-when-frozen",
@@ -190,24 +432,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("subclasses.parameter-of-subclass",),
         region="frozen Parameters of subclass instances",
         family="autograd",
-        source="""
-        import torch
-        _new = torch.nn.Parameter.__new__
-        def __new__(cls, data=None, requires_grad=True):
-            p = _new(cls, data, requires_grad)
-            if (data is not None and type(data) not in (torch.Tensor, torch.nn.Parameter)
-                    and not requires_grad):
-                p._is_param = False
-            return p
-        torch.nn.Parameter.__new__ = staticmethod(__new__)
-        """,
-        witness="""
-        import torch
-        class S(torch.Tensor):
-            pass
-        p = torch.nn.Parameter(torch.ones(2).as_subclass(S), requires_grad=False)
-        assert isinstance(p, torch.nn.Parameter)
-        """,
+        patch=_patch_parameter_subclass_loses_flag_when_frozen,
+        witness=_witness_parameter_subclass_loses_flag_when_frozen,
     ),
     Mutant(
         name="wrapper-detach-copies-inner-f64",
@@ -215,35 +441,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("subclasses.wrapper-type-and-inner-aliasing",),
         region="float64 wrapper subclasses",
         family="dtype",
-        source="""
-        import torch
-        _detach = torch.Tensor.detach
-        def detach(self):
-            out = _detach(self)
-            if (type(self) is not torch.Tensor and self.dtype == torch.float64
-                    and torch._C._dispatch_keys(self).has(torch._C.DispatchKey.Python)):
-                return out.clone()
-            return out
-        torch.Tensor.detach = detach
-        torch.detach = detach
-        """,
-        witness="""
-        import torch
-        from torch.utils._pytree import tree_map
-        class W(torch.Tensor):
-            @staticmethod
-            def __new__(cls, elem):
-                r = torch.Tensor._make_wrapper_subclass(cls, elem.size(), dtype=elem.dtype)
-                r.elem = elem
-                return r
-            @classmethod
-            def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
-                out = func(*tree_map(lambda t: t.elem if isinstance(t, W) else t, args),
-                           **(kwargs or {}))
-                return tree_map(lambda t: W(t) if isinstance(t, torch.Tensor) else t, out)
-        w = W(torch.zeros(3, dtype=torch.float64))
-        assert w.detach().elem.data_ptr() == w.elem.data_ptr()
-        """,
+        patch=wrap("torch.Tensor.detach", _wrapper_detach_copies_inner_f64, also=("torch.detach",)),
+        witness=_witness_wrapper_detach_copies_inner_f64,
     ),
     Mutant(
         name="wrapper-view-inner-copies-f16",
@@ -255,22 +454,8 @@ MUTANTS: tuple[Mutant, ...] = (
         ),
         region="float16 view ops run inside __torch_dispatch__",
         family="dtype",
-        source="""
-        import torch
-        import torch._ops
-        _call = torch._ops.OpOverload.__call__
-        def __call__(self, *args, **kwargs):
-            out = _call(self, *args, **kwargs)
-            if self.is_view and type(out) is torch.Tensor and out.dtype == torch.float16:
-                return out.clone()
-            return out
-        torch._ops.OpOverload.__call__ = __call__
-        """,
-        witness="""
-        import torch
-        x = torch.zeros(4, dtype=torch.float16)
-        assert torch.ops.aten.slice.Tensor(x, 0, 1).data_ptr() == x.data_ptr() + 2
-        """,
+        patch=wrap("torch._ops.OpOverload.__call__", _wrapper_view_inner_copies_f16),
+        witness=_witness_wrapper_view_inner_copies_f16,
     ),
     Mutant(
         name="wrapper-view-unshares-version-slices",
@@ -278,42 +463,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("subclasses.wrapper-outer-views-share-version",),
         region="indexing (slicing) of wrapper subclasses",
         family="subclass",
-        source="""
-        import torch
-        _getitem = torch.Tensor.__getitem__
-        def __getitem__(self, key):
-            out = _getitem(self, key)
-            if type(out) is not torch.Tensor and hasattr(out, "__tensor_flatten__") and out._is_view():
-                names, ctx = out.__tensor_flatten__()
-                return type(out).__tensor_unflatten__({n: getattr(out, n) for n in names}, ctx,
-                                                      out.shape, out.stride())
-            return out
-        torch.Tensor.__getitem__ = __getitem__
-        """,
-        witness="""
-        import torch
-        from torch.utils._pytree import tree_map
-        class W(torch.Tensor):
-            @staticmethod
-            def __new__(cls, elem):
-                r = torch.Tensor._make_wrapper_subclass(cls, elem.size(), strides=elem.stride(),
-                                                        storage_offset=elem.storage_offset(),
-                                                        dtype=elem.dtype)
-                r.elem = elem
-                return r
-            def __tensor_flatten__(self):
-                return ["elem"], None
-            @classmethod
-            def __tensor_unflatten__(cls, inner, meta, size, stride):
-                return cls(inner["elem"])
-            @classmethod
-            def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
-                out = func(*tree_map(lambda t: t.elem if isinstance(t, W) else t, args),
-                           **(kwargs or {}))
-                return tree_map(lambda t: W(t) if isinstance(t, torch.Tensor) else t, out)
-        w = W(torch.zeros(3))
-        assert w[1:]._base is w
-        """,
+        patch=wrap("torch.Tensor.__getitem__", _wrapper_view_unshares_version_slices),
+        witness=_witness_wrapper_view_unshares_version_slices,
     ),
     Mutant(
         name="wrapper-grad-unwrapped-f64",
@@ -321,38 +472,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("subclasses.wrapper-autograd-at-outer-level",),
         region="float64 wrapper subclasses",
         family="dtype",
-        source="""
-        import torch
-        _grad = torch._C.TensorBase.grad
-        def _get(self):
-            g = _grad.__get__(self)
-            if (g is not None and type(g) is not torch.Tensor and hasattr(g, "__tensor_flatten__")
-                    and g.dtype == torch.float64):
-                names, _ = g.__tensor_flatten__()
-                return getattr(g, names[0])
-            return g
-        torch.Tensor.grad = property(_get, _grad.__set__, _grad.__delete__)
-        """,
-        witness="""
-        import torch
-        from torch.utils._pytree import tree_map
-        class W(torch.Tensor):
-            @staticmethod
-            def __new__(cls, elem):
-                r = torch.Tensor._make_wrapper_subclass(cls, elem.size(), dtype=elem.dtype)
-                r.elem = elem
-                return r
-            def __tensor_flatten__(self):
-                return ["elem"], None
-            @classmethod
-            def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
-                out = func(*tree_map(lambda t: t.elem if isinstance(t, W) else t, args),
-                           **tree_map(lambda t: t.elem if isinstance(t, W) else t, kwargs or {}))
-                return tree_map(lambda t: W(t) if isinstance(t, torch.Tensor) else t, out)
-        w = W(torch.ones(3, dtype=torch.float64)).requires_grad_()
-        (w * 2).sum().backward()
-        assert type(w.grad) is W
-        """,
+        patch=_patch_wrapper_grad_unwrapped_f64,
+        witness=_witness_wrapper_grad_unwrapped_f64,
     ),
     Mutant(
         name="copy-from-wrapper-writes-zeros-f32",
@@ -360,36 +481,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("subclasses.copy-across-subclass-boundary",),
         region="plain destinations with float32 wrapper sources",
         family="dtype",
-        source="""
-        import torch
-        _copy = torch.Tensor.copy_
-        def copy_(self, src, non_blocking=False):
-            if (type(self) is torch.Tensor and type(src) is not torch.Tensor
-                    and hasattr(src, "__tensor_flatten__") and src.dtype == torch.float32):
-                return self.zero_()
-            return _copy(self, src, non_blocking)
-        torch.Tensor.copy_ = copy_
-        """,
-        witness="""
-        import torch
-        from torch.utils._pytree import tree_map
-        class W(torch.Tensor):
-            @staticmethod
-            def __new__(cls, elem):
-                r = torch.Tensor._make_wrapper_subclass(cls, elem.size(), dtype=elem.dtype)
-                r.elem = elem
-                return r
-            def __tensor_flatten__(self):
-                return ["elem"], None
-            @classmethod
-            def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
-                out = func(*tree_map(lambda t: t.elem if isinstance(t, W) else t, args),
-                           **(kwargs or {}))
-                return tree_map(lambda t: W(t) if isinstance(t, torch.Tensor) else t, out)
-        d = torch.zeros(3)
-        d.copy_(W(torch.ones(3)))
-        assert d.tolist() == [1.0, 1.0, 1.0]
-        """,
+        patch=wrap("torch.Tensor.copy_", _copy_from_wrapper_writes_zeros_f32),
+        witness=_witness_copy_from_wrapper_writes_zeros_f32,
     ),
     # ---------------------------------------------- domain values (issue 29)
     *domain_mutants(
@@ -399,38 +492,11 @@ MUTANTS: tuple[Mutant, ...] = (
             "subclasses.views-share-storage-and-version",
         ),
         what="the default Tensor.__torch_function__ returns plain Tensors (the subclass type dropped) for ops whose first argument is a subclass instance",
-        patch="""
-        import torch
-        _orig_tf = torch.Tensor.__torch_function__.__func__
-        def __torch_function__(cls, func, types, args=(), kwargs=None):
-            ret = _orig_tf(cls, func, types, args, kwargs)
-            first = args[0] if args else None
-            if (cls is not torch.Tensor and isinstance(first, torch.Tensor)
-                    and isinstance(ret, cls) and _in_domain(first, {dim}, {value})):
-                with torch._C.DisableTorchFunctionSubclass():
-                    return ret.as_subclass(torch.Tensor)
-            return ret
-        torch.Tensor.__torch_function__ = classmethod(__torch_function__)
-        """,
-        witness="""
-        import torch
-        class S(torch.Tensor):
-            pass
-        s = ({make}).as_subclass(S)
-        assert type(s.view(s.shape)) is S
-        """,
+        patch=_torch_function_drops_type,
+        witness=_torch_function_drops_type_witness,
         dims={
-            "layout": (
-                "contiguous",
-                "offset",
-                "stepped",
-                "permuted",
-                "expanded",
-                "channels_last",
-                "zero-size",
-                "0-d",
-            ),
-            "dtype_family": ("bool", "signed", "unsigned", "reduced_float", "float", "complex"),
+            "layout": LAYOUTS,
+            "dtype_family": DTYPE_FAMILIES,
         },
     ),
 )

@@ -26,10 +26,11 @@ disproves anything, and it is counted apart.
 Speed: one *fork server* imports torch, NumPy, Hypothesis, pytest and
 libcst (Hypothesis' failing-example patches) once and parses the claim
 registry, instrument table and expectations (TOML data; their modules import
-no torch); each
-mutant runs in a forked child that executes the mutant's source (as its
-``sitecustomize`` would right after ``import torch``) and then
-``pytest.main`` on the modules holding its claims' tests. The suite's
+no torch) and the mutant catalogue (which patches nothing until asked); each
+mutant runs in a forked child that installs the mutant
+(:func:`conformance.mutants.install`, as its ``sitecustomize`` would right
+after ``import torch``) and then ``pytest.main`` on the modules holding its
+claims' tests. The suite's
 test and strategy modules are imported by the child only, after the patch,
 from one bytecode cache under ``out_dir`` (compiled, and assert-rewritten
 by pytest, once per sweep). A child stops as soon as every declared claim
@@ -145,6 +146,8 @@ from conformance.expectations import load_expectations
 from conformance.instruments import default_instruments
 from conformance.registry import default_registry
 load_expectations(registry=default_registry()); default_instruments()
+# The catalogue: records naming their patch functions (nothing patched yet).
+from conformance.mutants import install
 # One bytecode cache (under the sweep's output) for every child: the suite's
 # modules, and pytest's assertion rewriting of them, compile once per sweep
 # instead of once per mutant, even where PYTHONDONTWRITEBYTECODE is set.
@@ -163,7 +166,7 @@ def child(job):
     os.environ.update(job["env"])
     rc = 3
     try:
-        exec(compile(job["source"], "<mutant %s>" % job["name"], "exec"), {"__name__": "sitecustomize"})
+        install(job["name"])
         rc = int(pytest.main(job["args"]))
     except BaseException:
         import traceback; traceback.print_exc()
@@ -423,7 +426,6 @@ def sweep(
             (wd / f).unlink(missing_ok=True)
         jobs[m.name] = {
             "name": m.name,
-            "source": m.source,
             "args": _pytest_args(m, wd / "results.json", profile, devices),
             "log": str(wd / "pytest.log"),
             "cwd": str(ROOT),

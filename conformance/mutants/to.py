@@ -6,26 +6,267 @@ See :mod:`conformance.mutants` for what a mutant is and how it is run.
 
 from __future__ import annotations
 
+from conformance.mutants._tensor_domain import DTYPE_FAMILIES, LAYOUTS, TENSOR_KINDS
 from conformance.mutants.base import Mutant
+from conformance.mutants.patching import accepted, torch, wrap
+
+
+def _to_always_copies(orig, self, *args, **kwargs):
+    kwargs["copy"] = True
+    return orig(self, *args, **kwargs)
+
+
+def _witness_to_always_copies():
+    x = torch.ones(3)
+    assert x.to(torch.float32) is x
+
+
+def _to_kwarg_dtype_copies(orig, self, *args, **kwargs):
+    out = orig(self, *args, **kwargs)
+    if out is self and not args and "dtype" in kwargs:
+        return orig(self, *args, **{**kwargs, "copy": True})
+    return out
+
+
+def _witness_to_kwarg_dtype_copies():
+    x = torch.ones(3)
+    assert x.to(dtype=torch.float32) is x
+
+
+def _to_dtype_change_detaches(orig, self, *args, **kwargs):
+    out = orig(self, *args, **kwargs)
+    if out is not self and self.requires_grad and out.dtype != self.dtype:
+        out = out.detach()
+    return out
+
+
+def _witness_to_dtype_change_detaches():
+    x = torch.ones(3, requires_grad=True)
+    assert x.to(torch.float64).grad_fn is not None
+
+
+def _to_dtype_change_ignores_memory_format(orig, self, *args, **kwargs):
+    dtype = kwargs.get("dtype")
+    if dtype is None and args and isinstance(args[0], torch.dtype):
+        dtype = args[0]
+    fmt = kwargs.get("memory_format")
+    if (
+        dtype is not None
+        and dtype != self.dtype
+        and fmt is not None
+        and fmt != torch.preserve_format
+    ):
+        kwargs = {**kwargs, "memory_format": torch.preserve_format}
+    return orig(self, *args, **kwargs)
+
+
+def _witness_to_dtype_change_ignores_memory_format():
+    x = torch.arange(6.0).reshape(2, 3).t()
+    assert x.to(torch.float64, memory_format=torch.contiguous_format).is_contiguous()
+
+
+def _to_same_itemsize_reinterprets(orig, self, *args, **kwargs):
+    dtype = kwargs.get("dtype")
+    if dtype is None and args and isinstance(args[0], torch.dtype):
+        dtype = args[0]
+    if (
+        dtype is not None
+        and dtype != self.dtype
+        and not self.requires_grad
+        and dtype.itemsize == self.dtype.itemsize
+        and self.dim() > 0
+        and self.stride(-1) == 1
+        and not kwargs.get("copy")
+        and torch.bool not in (dtype, self.dtype)
+    ):
+        return self.view(dtype)
+    return orig(self, *args, **kwargs)
+
+
+def _witness_to_same_itemsize_reinterprets():
+    x = torch.tensor([1, 2], dtype=torch.int32)
+    assert x.to(torch.float32).tolist() == [1.0, 2.0]
+
+
+def _cpu_copies_call(orig, self, *args, **kwargs):
+    out = orig(self, *args, **kwargs)
+    return out.clone() if out is self else out
+
+
+def _witness_cpu_copies():
+    x = torch.ones(3)
+    assert x.cpu() is x
+
+
+def _type_string_copies(orig, self, dtype=None, non_blocking=False, **kwargs):
+    out = orig(self, dtype, non_blocking, **kwargs)
+    if isinstance(dtype, str) and out is self:
+        return self.clone()
+    return out
+
+
+def _witness_type_string_copies():
+    x = torch.ones(3)
+    assert x.type("torch.FloatTensor") is x
+
+
+def _contiguous_always_copies(orig, self, *args, **kwargs):
+    out = orig(self, *args, **kwargs)
+    return out.clone() if out is self else out
+
+
+def _witness_contiguous_always_copies():
+    x = torch.ones(2, 3)
+    assert x.contiguous() is x
+
+
+def _patch_contiguous_dense_returns_self():
+    _orig = torch.Tensor.contiguous
+
+    def contiguous(self, memory_format=torch.contiguous_format):
+        if memory_format == torch.contiguous_format and self.numel() > 0:
+            pairs = sorted(
+                (st, sz) for sz, st in zip(self.shape, self.stride(), strict=False) if sz != 1
+            )
+            expected = 1
+            dense = True
+            for st, sz in pairs:
+                dense = dense and st == expected
+                expected *= sz
+            if dense:
+                return self
+        return _orig(self, memory_format=memory_format)
+
+    torch.Tensor.contiguous = contiguous
+
+
+def _witness_contiguous_dense_returns_self():
+    x = torch.zeros(2, 3).t()
+    assert x.contiguous().is_contiguous()
+
+
+def _contiguous_copy_detaches(orig, self, *args, **kwargs):
+    out = orig(self, *args, **kwargs)
+    if out is not self and self.requires_grad:
+        out = out.detach()
+    return out
+
+
+def _witness_contiguous_copy_detaches():
+    x = torch.ones(2, 3, requires_grad=True)
+    assert x.t().contiguous().grad_fn is not None
+
+
+def _to_copy_true_ignored_for_tensor_target(orig, self, *args, **kwargs):
+    if args and isinstance(args[0], torch.Tensor) and kwargs.get("copy"):
+        kwargs = {k: v for k, v in kwargs.items() if k != "copy"}
+    return orig(self, *args, **kwargs)
+
+
+def _witness_to_copy_true_ignored_for_tensor_target():
+    x = torch.ones(3)
+    assert x.to(torch.empty(0), copy=True) is not x
+
+
+def _target_dtype(args, kwargs):
+    """The dtype a call ``t.to(*args, **kwargs)`` asks for, or None."""
+    if "dtype" in kwargs:
+        return kwargs["dtype"]
+    for a in args:
+        if isinstance(a, torch.dtype):
+            return a
+        if isinstance(a, torch.Tensor):
+            return a.dtype
+    return None
+
+
+def _to_bool_of_grad_raises(orig, self, *args, **kwargs):
+    if self.requires_grad and _target_dtype(args, kwargs) == torch.bool:
+        raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+    return orig(self, *args, **kwargs)
+
+
+def _witness_to_bool_of_grad_raises():
+    x = torch.ones(3, requires_grad=True)
+    with accepted(RuntimeError, "to(torch.bool) of a tensor requiring grad raised"):
+        y = x.to(torch.bool)
+    assert not y.requires_grad and y.is_leaf
+
+
+def _to_dtype_change_drops_channels_last(orig, self, *args, **kwargs):
+    dtype = _target_dtype(args, kwargs)
+    if (
+        dtype is not None
+        and dtype != self.dtype
+        and self.dim() == 4
+        and kwargs.get("memory_format", torch.preserve_format) == torch.preserve_format
+        and not self.is_contiguous()
+        and self.is_contiguous(memory_format=torch.channels_last)
+    ):
+        kwargs = {**kwargs, "memory_format": torch.contiguous_format}
+    return orig(self, *args, **kwargs)
+
+
+def _witness_to_dtype_change_drops_channels_last():
+    x = torch.zeros(2, 3, 2, 2).contiguous(memory_format=torch.channels_last)
+    assert x.to(torch.float64).stride() == x.stride()
+
+
+def _to_memory_format_copies_expanded(orig, self, *args, **kwargs):
+    if (
+        not args
+        and set(kwargs) == {"memory_format"}
+        and kwargs["memory_format"] == torch.contiguous_format
+        and self.dim() < 4
+        and any(st == 0 and sz > 1 for sz, st in zip(self.shape, self.stride(), strict=False))
+    ):
+        return self.contiguous()
+    return orig(self, *args, **kwargs)
+
+
+def _witness_to_memory_format_copies_expanded():
+    x = torch.arange(3.0).expand(2, 3)
+    assert x.to(memory_format=torch.contiguous_format) is x
+
+
+def _to_cuda_of_leaf_detaches(orig, self, *args, **kwargs):
+    out = orig(self, *args, **kwargs)
+    if out.is_cuda and not self.is_cuda and self.is_leaf and self.requires_grad:
+        with torch.no_grad():
+            out = out.clone()
+        out.requires_grad_(True)
+    return out
+
+
+def _witness_to_cuda_of_leaf_detaches():
+    x = torch.ones(2, requires_grad=True)
+    y = x.to("cuda")
+    assert not y.is_leaf and y.grad_fn is not None
+
+
+def _tensor_on_cuda_built_on_host(
+    orig, data, *, dtype=None, device=None, requires_grad=False, pin_memory=False
+):
+    if requires_grad and device is not None and torch.device(device).type == "cuda":
+        host = orig(data, dtype=dtype, requires_grad=True)
+        return host.to(device)
+    return orig(
+        data, dtype=dtype, device=device, requires_grad=requires_grad, pin_memory=pin_memory
+    )
+
+
+def _witness_tensor_on_cuda_built_on_host():
+    t = torch.tensor([1.0, 2.0], device="cuda", requires_grad=True)
+    assert t.is_leaf and t.grad_fn is None
+
 
 MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         name="to-always-copies",
         description="Tensor.to() copies even when dtype and device already match",
         claims=("to.same-dtype-device-returns-self",),
-        source="""
-        import torch
-        _orig = torch.Tensor.to
-        def to(self, *args, **kwargs):
-            kwargs["copy"] = True
-            return _orig(self, *args, **kwargs)
-        torch.Tensor.to = to
-        """,
-        witness="""
-        import torch
-        x = torch.ones(3)
-        assert x.to(torch.float32) is x
-        """,
+        patch=wrap("torch.Tensor.to", _to_always_copies),
+        witness=_witness_to_always_copies,
     ),
     Mutant(
         name="to-kwarg-dtype-copies",
@@ -33,21 +274,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("to.same-dtype-device-returns-self",),
         region="the keyword form to(dtype=x.dtype) only",
         family="convention",
-        source="""
-        import torch
-        _orig = torch.Tensor.to
-        def to(self, *args, **kwargs):
-            out = _orig(self, *args, **kwargs)
-            if out is self and not args and "dtype" in kwargs:
-                return _orig(self, *args, **{**kwargs, "copy": True})
-            return out
-        torch.Tensor.to = to
-        """,
-        witness="""
-        import torch
-        x = torch.ones(3)
-        assert x.to(dtype=torch.float32) is x
-        """,
+        patch=wrap("torch.Tensor.to", _to_kwarg_dtype_copies),
+        witness=_witness_to_kwarg_dtype_copies,
     ),
     Mutant(
         name="to-dtype-change-detaches",
@@ -55,21 +283,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("to.dtype-change-in-graph",),
         region="dtype changes of tensors requiring grad",
         family="autograd",
-        source="""
-        import torch
-        _orig = torch.Tensor.to
-        def to(self, *args, **kwargs):
-            out = _orig(self, *args, **kwargs)
-            if out is not self and self.requires_grad and out.dtype != self.dtype:
-                out = out.detach()
-            return out
-        torch.Tensor.to = to
-        """,
-        witness="""
-        import torch
-        x = torch.ones(3, requires_grad=True)
-        assert x.to(torch.float64).grad_fn is not None
-        """,
+        patch=wrap("torch.Tensor.to", _to_dtype_change_detaches),
+        witness=_witness_to_dtype_change_detaches,
     ),
     Mutant(
         name="to-dtype-change-ignores-memory-format",
@@ -77,25 +292,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("to.memory-format-honoured",),
         region="memory_format given together with a dtype change",
         family="relation",
-        source="""
-        import torch
-        _orig = torch.Tensor.to
-        def to(self, *args, **kwargs):
-            dtype = kwargs.get("dtype")
-            if dtype is None and args and isinstance(args[0], torch.dtype):
-                dtype = args[0]
-            fmt = kwargs.get("memory_format")
-            if (dtype is not None and dtype != self.dtype and fmt is not None
-                    and fmt != torch.preserve_format):
-                kwargs = {**kwargs, "memory_format": torch.preserve_format}
-            return _orig(self, *args, **kwargs)
-        torch.Tensor.to = to
-        """,
-        witness="""
-        import torch
-        x = torch.arange(6.0).reshape(2, 3).t()
-        assert x.to(torch.float64, memory_format=torch.contiguous_format).is_contiguous()
-        """,
+        patch=wrap("torch.Tensor.to", _to_dtype_change_ignores_memory_format),
+        witness=_witness_to_dtype_change_ignores_memory_format,
     ),
     Mutant(
         name="to-same-itemsize-reinterprets",
@@ -103,44 +301,15 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("to.conversion-copies",),
         region="dtype changes between dtypes of one element size",
         family="relation",
-        source="""
-        import torch
-        _orig = torch.Tensor.to
-        def to(self, *args, **kwargs):
-            dtype = kwargs.get("dtype")
-            if dtype is None and args and isinstance(args[0], torch.dtype):
-                dtype = args[0]
-            if (dtype is not None and dtype != self.dtype and not self.requires_grad
-                    and dtype.itemsize == self.dtype.itemsize and self.dim() > 0
-                    and self.stride(-1) == 1 and not kwargs.get("copy")
-                    and torch.bool not in (dtype, self.dtype)):
-                return self.view(dtype)
-            return _orig(self, *args, **kwargs)
-        torch.Tensor.to = to
-        """,
-        witness="""
-        import torch
-        x = torch.tensor([1, 2], dtype=torch.int32)
-        assert x.to(torch.float32).tolist() == [1.0, 2.0]
-        """,
+        patch=wrap("torch.Tensor.to", _to_same_itemsize_reinterprets),
+        witness=_witness_to_same_itemsize_reinterprets,
     ),
     Mutant(
         name="cpu-copies",
         description="Tensor.cpu() copies a tensor that is already in CPU memory",
         claims=("to.cpu-returns-self",),
-        source="""
-        import torch
-        _orig = torch.Tensor.cpu
-        def cpu(self, *args, **kwargs):
-            out = _orig(self, *args, **kwargs)
-            return out.clone() if out is self else out
-        torch.Tensor.cpu = cpu
-        """,
-        witness="""
-        import torch
-        x = torch.ones(3)
-        assert x.cpu() is x
-        """,
+        patch=wrap("torch.Tensor.cpu", _cpu_copies_call),
+        witness=_witness_cpu_copies,
     ),
     Mutant(
         name="type-string-copies",
@@ -148,39 +317,15 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("to.type-returns-self",),
         region="the string form x.type('torch.FloatTensor') with no change",
         family="convention",
-        source="""
-        import torch
-        _orig = torch.Tensor.type
-        def type(self, dtype=None, non_blocking=False, **kwargs):
-            out = _orig(self, dtype, non_blocking, **kwargs)
-            if isinstance(dtype, str) and out is self:
-                return self.clone()
-            return out
-        torch.Tensor.type = type
-        """,
-        witness="""
-        import torch
-        x = torch.ones(3)
-        assert x.type("torch.FloatTensor") is x
-        """,
+        patch=wrap("torch.Tensor.type", _type_string_copies),
+        witness=_witness_type_string_copies,
     ),
     Mutant(
         name="contiguous-always-copies",
         description="contiguous() copies even when the tensor is already contiguous",
         claims=("to.contiguous-returns-self",),
-        source="""
-        import torch
-        _orig = torch.Tensor.contiguous
-        def contiguous(self, *args, **kwargs):
-            out = _orig(self, *args, **kwargs)
-            return out.clone() if out is self else out
-        torch.Tensor.contiguous = contiguous
-        """,
-        witness="""
-        import torch
-        x = torch.ones(2, 3)
-        assert x.contiguous() is x
-        """,
+        patch=wrap("torch.Tensor.contiguous", _contiguous_always_copies),
+        witness=_witness_contiguous_always_copies,
     ),
     Mutant(
         name="contiguous-dense-returns-self",
@@ -188,27 +333,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("to.contiguous-copies-otherwise",),
         region="dense non-contiguous (permuted, transposed) inputs",
         family="layout",
-        source="""
-        import torch
-        _orig = torch.Tensor.contiguous
-        def contiguous(self, memory_format=torch.contiguous_format):
-            if memory_format == torch.contiguous_format and self.numel() > 0:
-                pairs = sorted((st, sz) for sz, st in zip(self.shape, self.stride()) if sz != 1)
-                expected = 1
-                dense = True
-                for st, sz in pairs:
-                    dense = dense and st == expected
-                    expected *= sz
-                if dense:
-                    return self
-            return _orig(self, memory_format=memory_format)
-        torch.Tensor.contiguous = contiguous
-        """,
-        witness="""
-        import torch
-        x = torch.zeros(2, 3).t()
-        assert x.contiguous().is_contiguous()
-        """,
+        patch=_patch_contiguous_dense_returns_self,
+        witness=_witness_contiguous_dense_returns_self,
     ),
     Mutant(
         name="contiguous-copy-detaches",
@@ -216,21 +342,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("to.contiguous-copy-in-graph",),
         region="non-contiguous inputs requiring grad",
         family="autograd",
-        source="""
-        import torch
-        _orig = torch.Tensor.contiguous
-        def contiguous(self, *args, **kwargs):
-            out = _orig(self, *args, **kwargs)
-            if out is not self and self.requires_grad:
-                out = out.detach()
-            return out
-        torch.Tensor.contiguous = contiguous
-        """,
-        witness="""
-        import torch
-        x = torch.ones(2, 3, requires_grad=True)
-        assert x.t().contiguous().grad_fn is not None
-        """,
+        patch=wrap("torch.Tensor.contiguous", _contiguous_copy_detaches),
+        witness=_witness_contiguous_copy_detaches,
     ),
     Mutant(
         name="to-copy-true-ignored-for-tensor-target",
@@ -238,20 +351,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("to.copy-true-always-copies",),
         region="the to(other_tensor, copy=True) form",
         family="convention",
-        source="""
-        import torch
-        _orig = torch.Tensor.to
-        def to(self, *args, **kwargs):
-            if args and isinstance(args[0], torch.Tensor) and kwargs.get("copy"):
-                kwargs = {k: v for k, v in kwargs.items() if k != "copy"}
-            return _orig(self, *args, **kwargs)
-        torch.Tensor.to = to
-        """,
-        witness="""
-        import torch
-        x = torch.ones(3)
-        assert x.to(torch.empty(0), copy=True) is not x
-        """,
+        patch=wrap("torch.Tensor.to", _to_copy_true_ignored_for_tensor_target),
+        witness=_witness_to_copy_true_ignored_for_tensor_target,
     ),
     Mutant(
         name="to-bool-of-grad-raises",
@@ -259,35 +360,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("to.integer-dtype-drops-requires-grad",),
         region="bool targets of tensors requiring grad",
         family="dtype",
-        source="""
-        import torch
-        _orig = torch.Tensor.to
-        def _target(self, args, kwargs):
-            if "dtype" in kwargs:
-                return kwargs["dtype"]
-            for a in args:
-                if isinstance(a, torch.dtype):
-                    return a
-                if isinstance(a, torch.Tensor):
-                    return a.dtype
-            return None
-        def to(self, *args, **kwargs):
-            if self.requires_grad and _target(self, args, kwargs) == torch.bool:
-                raise RuntimeError(
-                    "only Tensors of floating point and complex dtype can require gradients"
-                )
-            return _orig(self, *args, **kwargs)
-        torch.Tensor.to = to
-        """,
-        witness="""
-        import torch
-        x = torch.ones(3, requires_grad=True)
-        try:
-            y = x.to(torch.bool)
-        except RuntimeError as e:
-            raise AssertionError(f"to(torch.bool) of a tensor requiring grad raised: {e}")
-        assert not y.requires_grad and y.is_leaf
-        """,
+        patch=wrap("torch.Tensor.to", _to_bool_of_grad_raises),
+        witness=_witness_to_bool_of_grad_raises,
     ),
     Mutant(
         name="to-dtype-change-drops-channels-last",
@@ -295,33 +369,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("to.preserve-format-keeps-strides",),
         region="channels_last 4-D inputs",
         family="layout",
-        source="""
-        import torch
-        _orig = torch.Tensor.to
-        def _target(self, args, kwargs):
-            if "dtype" in kwargs:
-                return kwargs["dtype"]
-            for a in args:
-                if isinstance(a, torch.dtype):
-                    return a
-                if isinstance(a, torch.Tensor):
-                    return a.dtype
-            return None
-        def to(self, *args, **kwargs):
-            dtype = _target(self, args, kwargs)
-            if (dtype is not None and dtype != self.dtype and self.dim() == 4
-                    and kwargs.get("memory_format", torch.preserve_format) == torch.preserve_format
-                    and not self.is_contiguous()
-                    and self.is_contiguous(memory_format=torch.channels_last)):
-                kwargs = {**kwargs, "memory_format": torch.contiguous_format}
-            return _orig(self, *args, **kwargs)
-        torch.Tensor.to = to
-        """,
-        witness="""
-        import torch
-        x = torch.zeros(2, 3, 2, 2).contiguous(memory_format=torch.channels_last)
-        assert x.to(torch.float64).stride() == x.stride()
-        """,
+        patch=wrap("torch.Tensor.to", _to_dtype_change_drops_channels_last),
+        witness=_witness_to_dtype_change_drops_channels_last,
     ),
     Mutant(
         name="to-memory-format-copies-expanded",
@@ -329,22 +378,8 @@ MUTANTS: tuple[Mutant, ...] = (
         claims=("to.memory-format-alias-below-rank-4",),
         region="expanded inputs of rank below 4",
         family="layout",
-        source="""
-        import torch
-        _orig = torch.Tensor.to
-        def to(self, *args, **kwargs):
-            if (not args and set(kwargs) == {"memory_format"}
-                    and kwargs["memory_format"] == torch.contiguous_format and self.dim() < 4
-                    and any(st == 0 and sz > 1 for sz, st in zip(self.shape, self.stride()))):
-                return self.contiguous()
-            return _orig(self, *args, **kwargs)
-        torch.Tensor.to = to
-        """,
-        witness="""
-        import torch
-        x = torch.arange(3.0).expand(2, 3)
-        assert x.to(memory_format=torch.contiguous_format) is x
-        """,
+        patch=wrap("torch.Tensor.to", _to_memory_format_copies_expanded),
+        witness=_witness_to_memory_format_copies_expanded,
     ),
     Mutant(
         name="to-cuda-of-leaf-detaches",
@@ -354,24 +389,8 @@ MUTANTS: tuple[Mutant, ...] = (
         region="CPU leaves requiring grad moved to CUDA",
         family="autograd",
         devices=("cuda",),
-        source="""
-        import torch
-        _orig = torch.Tensor.to
-        def to(self, *args, **kwargs):
-            out = _orig(self, *args, **kwargs)
-            if out.is_cuda and not self.is_cuda and self.is_leaf and self.requires_grad:
-                with torch.no_grad():
-                    out = out.clone()
-                out.requires_grad_(True)
-            return out
-        torch.Tensor.to = to
-        """,
-        witness="""
-        import torch
-        x = torch.ones(2, requires_grad=True)
-        y = x.to("cuda")
-        assert not y.is_leaf and y.grad_fn is not None
-        """,
+        patch=wrap("torch.Tensor.to", _to_cuda_of_leaf_detaches),
+        witness=_witness_to_cuda_of_leaf_detaches,
     ),
     Mutant(
         name="tensor-on-cuda-built-on-host",
@@ -381,34 +400,22 @@ MUTANTS: tuple[Mutant, ...] = (
         region="torch.tensor(..., device='cuda', requires_grad=True)",
         family="autograd",
         devices=("cuda",),
-        source="""
-        import torch
-        _orig = torch.tensor
-        def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
-            if requires_grad and device is not None and torch.device(device).type == "cuda":
-                host = _orig(data, dtype=dtype, requires_grad=True)
-                return host.to(device)
-            return _orig(data, dtype=dtype, device=device, requires_grad=requires_grad,
-                         pin_memory=pin_memory)
-        torch.tensor = tensor
-        """,
-        witness="""
-        import torch
-        t = torch.tensor([1.0, 2.0], device="cuda", requires_grad=True)
-        assert t.is_leaf and t.grad_fn is None
-        """,
+        patch=wrap("torch.tensor", _tensor_on_cuda_built_on_host),
+        witness=_witness_tensor_on_cuda_built_on_host,
     ),
 )
 
 from conformance.mutants.clone import domain_mutants  # noqa: E402
 
-_TO_COPIES = """
-_orig = torch.Tensor.to
-def to(self, *args, **kwargs):
-    out = _orig(self, *args, **kwargs)
-    return out.clone() if out is self and _hit(self) else out
-torch.Tensor.to = to
-"""
+
+def _to_copies(hit, orig, self, *args, **kwargs):
+    out = orig(self, *args, **kwargs)
+    return out.clone() if out is self and hit(self) else out
+
+
+def _to_copies_unneeded_check(t):
+    assert t.to(t.dtype) is t and t.to(device=t.device) is t
+
 
 # Issue 29: a to() that copies although nothing needs converting, at exactly
 # one value of the domain to.same-dtype-device-returns-self declares (every
@@ -418,15 +425,36 @@ MUTANTS += domain_mutants(
     claims={d: ("to.same-dtype-device-returns-self",)
             for d in ("layout", "dtype_family", "tensor_kind")},
     values={
-        "layout": ("contiguous", "offset", "stepped", "permuted", "expanded", "channels_last",
-                   "zero-size", "0-d"),
-        "dtype_family": ("bool", "signed", "unsigned", "reduced_float", "float", "complex"),
-        "tensor_kind": ("plain", "leaf", "non_leaf", "parameter", "subclass", "inference"),
+        "layout": LAYOUTS,
+        "dtype_family": DTYPE_FAMILIES,
+        "tensor_kind": TENSOR_KINDS,
     },
     broken="t.to(t.dtype) returns a copy instead of t itself",
-    patch=_TO_COPIES,
-    check="assert t.to(t.dtype) is t and t.to(device=t.device) is t",
+    patch=wrap("torch.Tensor.to", _to_copies),
+    check=_to_copies_unneeded_check,
 )  # fmt: skip
+
+
+def _to_copies_unneeded_only_positional(orig, self, *args, **kwargs):
+    out = orig(self, *args, **kwargs)
+    return out.clone() if out is self and args else out
+
+
+def _witness_to_copies_unneeded_only_positional():
+    t = torch.arange(3.0)
+    assert t.to(t.dtype) is t
+
+
+def _to_copies_unneeded_only_keyword(orig, self, *args, **kwargs):
+    out = orig(self, *args, **kwargs)
+    hit = "dtype" in kwargs or "device" in kwargs
+    return out.clone() if out is self and hit else out
+
+
+def _witness_to_copies_unneeded_only_keyword():
+    t = torch.arange(3.0)
+    assert t.to(device=t.device, dtype=t.dtype) is t
+
 
 MUTANTS += (
     Mutant(
@@ -436,19 +464,8 @@ MUTANTS += (
         domain={"call_form": "method"},
         region="positional spellings t.to(dtype), t.to(device), t.to(other)",
         family="convention",
-        source="""
-        import torch
-        _orig = torch.Tensor.to
-        def to(self, *args, **kwargs):
-            out = _orig(self, *args, **kwargs)
-            return out.clone() if out is self and args else out
-        torch.Tensor.to = to
-        """,
-        witness="""
-        import torch
-        t = torch.arange(3.0)
-        assert t.to(t.dtype) is t
-        """,
+        patch=wrap("torch.Tensor.to", _to_copies_unneeded_only_positional),
+        witness=_witness_to_copies_unneeded_only_positional,
     ),
     Mutant(
         name="to-copies-unneeded-only-keyword",
@@ -457,41 +474,54 @@ MUTANTS += (
         domain={"call_form": "keyword"},
         region="the keyword spelling t.to(device=..., dtype=...)",
         family="convention",
-        source="""
-        import torch
-        _orig = torch.Tensor.to
-        def to(self, *args, **kwargs):
-            out = _orig(self, *args, **kwargs)
-            hit = "dtype" in kwargs or "device" in kwargs
-            return out.clone() if out is self and hit else out
-        torch.Tensor.to = to
-        """,
-        witness="""
-        import torch
-        t = torch.arange(3.0)
-        assert t.to(device=t.device, dtype=t.dtype) is t
-        """,
+        patch=wrap("torch.Tensor.to", _to_copies_unneeded_only_keyword),
+        witness=_witness_to_copies_unneeded_only_keyword,
     ),
 )
 
-_CPU_COPIES = """
-_orig = torch.Tensor.cpu
-def cpu(self, *args, **kwargs):
-    out = _orig(self, *args, **kwargs)
-    return out.clone() if out is self and _hit(self) else out
-torch.Tensor.cpu = cpu
-"""
+
+def _cpu_copies(hit, orig, self, *args, **kwargs):
+    out = orig(self, *args, **kwargs)
+    return out.clone() if out is self and hit(self) else out
+
+
+def _cpu_copies_check(t):
+    assert t.cpu() is t
+
 
 # Issue 29: a cpu() that copies a CPU tensor of exactly one tensor kind
 # (to.cpu-returns-self speaks of every tensor).
 MUTANTS += domain_mutants(
     "cpu-copies",
     claims={"tensor_kind": ("to.cpu-returns-self",)},
-    values={"tensor_kind": ("plain", "leaf", "non_leaf", "parameter", "subclass", "inference")},
+    values={"tensor_kind": TENSOR_KINDS},
     broken="t.cpu() of a CPU tensor returns a copy instead of t itself",
-    patch=_CPU_COPIES,
-    check="assert t.cpu() is t",
+    patch=wrap("torch.Tensor.cpu", _cpu_copies),
+    check=_cpu_copies_check,
 )
+
+
+def _to_copy_true_aliases_only_positional(orig, self, *args, **kwargs):
+    if args and kwargs.get("copy") and not ("dtype" in kwargs or "device" in kwargs):
+        kwargs = {**kwargs, "copy": False}
+    return orig(self, *args, **kwargs)
+
+
+def _witness_to_copy_true_aliases_only_positional():
+    t = torch.arange(3.0)
+    assert t.to(t.dtype, copy=True) is not t
+
+
+def _to_copy_true_aliases_only_keyword(orig, self, *args, **kwargs):
+    if kwargs.get("copy") and ("dtype" in kwargs or "device" in kwargs):
+        kwargs = {**kwargs, "copy": False}
+    return orig(self, *args, **kwargs)
+
+
+def _witness_to_copy_true_aliases_only_keyword():
+    t = torch.arange(3.0)
+    assert t.to(device=t.device, dtype=t.dtype, copy=True) is not t
+
 
 # Issue 29: to.copy-true-always-copies speaks of both spellings of to();
 # each mutant drops copy=True (returning t itself) in one spelling only.
@@ -503,20 +533,8 @@ MUTANTS += (
         domain={"call_form": "method"},
         region="positional spellings t.to(dtype|device|other, copy=True)",
         family="convention",
-        source="""
-        import torch
-        _orig = torch.Tensor.to
-        def to(self, *args, **kwargs):
-            if args and kwargs.get("copy") and not ("dtype" in kwargs or "device" in kwargs):
-                kwargs = {**kwargs, "copy": False}
-            return _orig(self, *args, **kwargs)
-        torch.Tensor.to = to
-        """,
-        witness="""
-        import torch
-        t = torch.arange(3.0)
-        assert t.to(t.dtype, copy=True) is not t
-        """,
+        patch=wrap("torch.Tensor.to", _to_copy_true_aliases_only_positional),
+        witness=_witness_to_copy_true_aliases_only_positional,
     ),
     Mutant(
         name="to-copy-true-aliases-only-keyword",
@@ -525,19 +543,7 @@ MUTANTS += (
         domain={"call_form": "keyword"},
         region="the keyword spelling t.to(device=..., dtype=..., copy=True)",
         family="convention",
-        source="""
-        import torch
-        _orig = torch.Tensor.to
-        def to(self, *args, **kwargs):
-            if kwargs.get("copy") and ("dtype" in kwargs or "device" in kwargs):
-                kwargs = {**kwargs, "copy": False}
-            return _orig(self, *args, **kwargs)
-        torch.Tensor.to = to
-        """,
-        witness="""
-        import torch
-        t = torch.arange(3.0)
-        assert t.to(device=t.device, dtype=t.dtype, copy=True) is not t
-        """,
+        patch=wrap("torch.Tensor.to", _to_copy_true_aliases_only_keyword),
+        witness=_witness_to_copy_true_aliases_only_keyword,
     ),
 )
