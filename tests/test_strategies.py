@@ -452,7 +452,10 @@ def test_tensor_specs_each_view_kind_alone(kind):
 def test_tensor_specs_non_overlapping_views_never_overlap():
     specs = _draw_many(tensor_specs(dtype=torch.float32, views=NON_OVERLAPPING_VIEWS), 300)
     assert {op[0] for s in specs for op in s.views} == set(NON_OVERLAPPING_VIEWS)
-    assert not any("expanded" in layout_kinds(s.build()) for s in specs)
+    # A zero-size channels_last base has stride 0 on dimensions of size > 1
+    # (torch's strides of an empty tensor): no element, so nothing overlaps.
+    built = [s.build() for s in specs]
+    assert not any("expanded" in layout_kinds(t) for t in built if t.numel())
 
 
 @pytest.mark.parametrize(("views", "max_views"), [(False, 2), (True, 0), (True, 1), (True, 3)])
