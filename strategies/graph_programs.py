@@ -36,6 +36,7 @@ __all__ = [
     "ALIASES",
     "SAVES_RESULT",
     "SAVES_INPUT",
+    "ALIASING_OPS",
     "Leaf",
     "Op",
     "Mutation",
@@ -284,7 +285,7 @@ class Graph:
                 args = [nodes[j] for j in op.args]
                 if target is not None and op.kind in INPLACE_OPS:
                     target(step, args[0])
-                if read is not None and op.kind not in _ALIASING:
+                if read is not None and op.kind not in ALIASING_OPS:
                     first = 1 if op.kind in INPLACE_OPS else 0
                     for pos in range(first, len(args)):
                         args[pos] = read(step, pos, args[pos])
@@ -395,7 +396,8 @@ def op_classes(graph: Graph) -> frozenset[str]:
 
 # --------------------------------------------------------------------------- execution
 
-_ALIASING = frozenset(VIEW_OPS) | {"detach", "data"}
+#: The op kinds whose result aliases their input (views, ``detach``, ``.data``).
+ALIASING_OPS = frozenset(VIEW_OPS) | {"detach", "data"}
 
 
 def promote_dtype(d: torch.dtype) -> torch.dtype:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import torch
 
 from strategies.graph_programs import (
-    _ALIASING,
+    ALIASING_OPS,
     INPLACE_OPS,
     VIEW_OPS,
     Graph,
@@ -257,7 +257,7 @@ class Modeller:
             return
         a = ins[0]
         # differentiable value reads (position -> connected?)
-        if k not in _ALIASING:
+        if k not in ALIASING_OPS:
             recorded = mode == "grad" and not is_int_dtype(dtype)
             for pos, s in enumerate(ins):
                 self.reads[(step, pos)] = recorded and s.vertex is not None and s.vertex.live
