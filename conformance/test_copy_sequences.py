@@ -106,195 +106,6 @@ def test_copy_sequences(device):
 
 
 # --------------------------------------------------------------------------
-# Documented promises torch departs from (recorded in expectations.toml)
-# --------------------------------------------------------------------------
-
-#: View steps for the chains of the deviation tests: (rule, kwargs).
-_VIEW_STEPS = st.one_of(
-    st.tuples(
-        st.just("transpose"),
-        st.fixed_dictionaries({"dim0": st.integers(0, 3), "dim1": st.integers(0, 3)}),
-    ),
-    st.tuples(st.just("permute"), st.fixed_dictionaries({"order": st.permutations(range(4))})),
-    st.tuples(
-        st.just("slice"),
-        st.fixed_dictionaries(
-            {"dim": st.integers(0, 3), "start": st.integers(0, 2), "step": st.integers(1, 3)}
-        ),
-    ),
-    st.tuples(st.just("unsqueeze"), st.fixed_dictionaries({"dim": st.integers(0, 4)})),
-    st.tuples(
-        st.just("select"),
-        st.fixed_dictionaries({"dim": st.integers(0, 3), "index": st.integers(0, 1)}),
-    ),
-)
-
-
-def _run_chain(device, spec, steps):
-    """Build ``spec`` and apply the view ``steps`` through the state machine
-    (so every step is checked against the model); returns (machine, handle).
-    Reports the feature ``full_slice``: ``spec`` requires grad and a step
-    slices a whole dimension (start 0, step 1), which indexing returns as an
-    alias (grad_fn AliasBackward0) on recent torch."""
-    evidence.features(
-        full_slice=spec.requires_grad
-        and any(n == "slice" and a["start"] == 0 and a["step"] == 1 for n, a in steps)
-    )
-    machine = CopySequences(device)
-    h = machine.init_tensor(spec)
-    for name, kwargs in steps:
-        out = getattr(machine, name)(t=h, **kwargs)
-        if isinstance(out, TensorModel):
-            h = out
-        machine.agrees_with_model()
-    return machine, h
-
-
-#: (shape, dim, step) with ``shape[dim] > step``: a stepped slice of ``dim``
-#: keeps at least two rows and skips the ones between (sides up to 4).
-_STEPPABLE = [
-    (shape, d, k)
-    for n in range(1, 5)
-    for shape in itertools.product(range(1, 5), repeat=n)
-    if math.prod(shape) <= MAX_NUMEL
-    for d in range(n)
-    for k in (2, 3)
-    if shape[d] > k
-]
-
-
-@st.composite
-def _non_dense_chains(draw):
-    """``(spec, dim, step, steps)``: a fresh tensor whose ``dim`` is sliced
-    with ``step`` (two or more rows kept), then view ``steps`` that keep that
-    dim with two or more rows - so the result is non-dense by construction
-    (it holds the slice's first row and skips the next, which lies inside its
-    memory span). Transpose/permute/unsqueeze move the dim (tracked here);
-    select is drawn on the other dims only, a slice of the dim keeps it whole."""
-    shape, dim, step = draw(st.sampled_from(_STEPPABLE))
-    spec = draw(fresh_specs(shape=shape))
-    sizes = list(shape)
-    sizes[dim] = -(-sizes[dim] // step)
-    p = dim  # where the stepped dim is now
-    steps = []
-    for _ in range(draw(st.integers(0, 3))):
-        nd = len(sizes)
-        others = [d for d in range(nd) if d != p]
-        name = draw(st.sampled_from(["transpose", "permute", "slice", "unsqueeze", "select"]))
-        if name == "transpose":
-            d0, d1 = draw(st.integers(0, nd - 1)), draw(st.integers(0, nd - 1))
-            sizes[d0], sizes[d1] = sizes[d1], sizes[d0]
-            p = d1 if p == d0 else d0 if p == d1 else p
-            steps.append((name, {"dim0": d0, "dim1": d1}))
-        elif name == "permute":
-            order = draw(st.permutations(range(4)))
-            dims = tuple(d for d in order if d < nd) + tuple(range(4, nd))
-            sizes, p = [sizes[d] for d in dims], dims.index(p)
-            steps.append((name, {"order": order}))
-        elif name == "slice":
-            d = draw(st.integers(0, nd - 1))
-            start, k = (0, 1) if d == p else (draw(st.integers(0, 2)), draw(st.integers(1, 3)))
-            start = min(start, sizes[d] - 1)
-            sizes[d] = -(-(sizes[d] - start) // k)
-            steps.append((name, {"dim": d, "start": start, "step": k}))
-        elif name == "unsqueeze":
-            d = draw(st.integers(0, nd))
-            sizes.insert(d, 1)
-            p += d <= p
-            steps.append((name, {"dim": d}))
-        elif others:  # select on another dim (an out-of-range index raises on both sides)
-            d, index = draw(st.sampled_from(others)), draw(st.integers(0, 1))
-            if index < sizes[d]:
-                del sizes[d]
-                p -= d < p
-            steps.append((name, {"dim": d, "index": index}))
-    return spec, dim, step, steps
-
-
-@pytest.mark.claim("sequences.clone-non-dense-contiguous")
-@pytest.mark.observes("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
-@given(chain=_non_dense_chains())
-def test_clone_of_non_dense_view_chain_is_contiguous(device, chain):
-    """The documented promise, in sequences: after a stepped slice and a chain
-    of view ops, a preserve_format clone of a non-dense result is row-major
-    (the model's documented rule). Torch keeps the stride order instead
-    (recorded deviation; the machine encodes the observed rule). The chains
-    are non-dense by construction (:func:`_non_dense_chains`).
-
-    Kills: a clone that keeps non-dense strides, or one that is not dense."""
-    spec, dim, step, steps = chain
-    machine, h = _run_chain(
-        device, spec, [("slice", {"dim": dim, "start": 0, "step": step}), *steps]
-    )
-    assert not is_non_overlapping_and_dense(h.shape, h.strides), (
-        f"test bug: the chain's result is dense (shape {h.shape}, strides {h.strides})"
-    )
-    evidence.features(
-        observed_rule_row_major=is_contiguous(
-            h.shape, Model().preserve_format_strides(h.shape, h.strides)
-        )
-    )
-    documented = Model(docs=True).preserve_format_strides(h.shape, h.strides)
-    assert is_contiguous(h.shape, documented)  # the documented rule: row-major
-    got = machine.real[h.id].clone().stride()
-    assert is_contiguous(h.shape, got), (
-        f"clone() of a non-dense tensor is not contiguous: strides {got} for shape {h.shape}"
-    )
-
-
-@pytest.mark.claim("sequences.detach-is-view")
-@pytest.mark.observes("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
-@given(spec=fresh_specs(), steps=st.lists(_VIEW_STEPS, max_size=3))
-def test_detach_of_view_chain_is_a_view(device, spec, steps):
-    """The documented promise, in sequences: detach() of a tensor reached by
-    any chain of view ops is a view of the chain's root (detach is on the
-    Tensor Views list). Torch makes it an untracked alias (recorded
-    deviation; the machine encodes the observed rule).
-
-    Kills: a detach that is tracked as a view of the wrong base."""
-    machine, h = _run_chain(device, spec, steps)
-    machine.model.docs = True
-    predicted = machine.model.detach(h)
-    d = machine.real[h.id].detach()
-    assert d._is_view() == machine.model.is_view(predicted), "detach() result is not a view"
-    assert d._base is machine.real[predicted.base.id], (
-        "detach() result is not a view of the root base"
-    )
-
-
-@pytest.mark.claim("sequences.asarray-ndarray-shares")
-@pytest.mark.observes("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
-@given(spec=fresh_specs(arrays=True).filter(lambda s: 0 not in s.shape), via_numpy=st.booleans())
-def test_asarray_copy_false_of_ndarray_shares(device, spec, via_numpy):
-    """The documented promise, in sequences: ``torch.asarray(a, copy=False)``
-    of an ndarray - fresh, or ``t.numpy()`` of a tensor - shares its memory
-    (or raises). Torch silently copies 0-d ndarrays (recorded deviation; the
-    machine encodes the observed rule, sequences.asarray-0d-ndarray-copies).
-    Empty arrays are left out: their memory has no address to compare.
-
-    Kills: an asarray that copies an ndarray it was told to alias."""
-    if device != "cpu":
-        pytest.skip("NumPy interop is CPU-only")
-    machine = CopySequences(device)
-    evidence.features(ndim=len(spec.shape))
-    if via_numpy:
-        a = machine.numpy(t=machine.init_tensor(spec))
-    else:
-        a = machine.make_array(spec=spec)
-    machine.agrees_with_model()
-    arr = machine.real_arrays[a.id]
-    machine.model.docs = True
-    predicted = machine.model.asarray_array(a, copy=False)
-    with quiet():
-        got = torch.asarray(arr, copy=False)
-    expected = arr.__array_interface__["data"][0] + (predicted.start - a.start) * arr.itemsize
-    assert predicted.buffer is a.buffer  # the documented rule: shared memory
-    assert got.data_ptr() == expected, (
-        "asarray(ndarray, copy=False) does not share the array's memory"
-    )
-
-
-# --------------------------------------------------------------------------
 # One operation on every kind of input
 # --------------------------------------------------------------------------
 # The machine's programs meet each (operation, dtype, layout, mode) only by
@@ -539,6 +350,37 @@ def test_asarray_of_every_dtype(device, spec, layout, copy, dtype):
     machine.agrees_with_model()
 
 
+#: One NumPy dtype of each dtype family (bfloat16 has none: float16 is the
+#: reduced float).
+_ARRAY_FAMILY_DTYPES = ("bool", "int32", "uint8", "float16", "float64", "complex64")
+
+
+def _array_family_examples(shape=(2, 3), **fixed):
+    """Decorator adding one explicit ``@example(spec=..., **fixed)`` per
+    dtype family, ``spec`` an array of ``shape`` of small exact values: the
+    ndarray tests draw every family their claims declare in every profile."""
+
+    def decorate(test):
+        for dtype in _ARRAY_FAMILY_DTYPES:
+            spec = Fresh(dtype, shape, simple_values(dtype, math.prod(shape)))
+            test = example(spec=spec, **fixed)(test)
+        return test
+
+    return decorate
+
+
+def _report_array_domain(machine: CopySequences, a: ArrayModel) -> None:
+    """Report the domain values of the ndarray ``a`` as features:
+    ``ndarray_kind`` (:func:`conformance.evidence.ndarray_kinds` of the real
+    array) and ``dtype_family`` (of the torch dtype of its NumPy dtype)."""
+    real = machine.real_arrays[a.id]
+    evidence.features(
+        ndarray_kind=evidence.ndarray_kinds(real),
+        # NumPy's dtype names are torch's for the dtypes both have
+        dtype_family=dtype_family(getattr(torch, real.dtype.name)),
+    )
+
+
 @pytest.mark.claim("sequences.asarray-ndarray-shares")
 @pytest.mark.observes("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
 @given(
@@ -550,15 +392,20 @@ def test_asarray_of_every_dtype(device, spec, layout, copy, dtype):
 @example(
     spec=Fresh("float64", (2, 3), (0.5,) * 6), via_numpy=False, layout=None, copy=None
 )  # fmt: skip
+@_array_family_examples(via_numpy=False, layout=None, copy=False)
+@_array_family_examples(via_numpy=True, layout="T", copy=None)
 def test_asarray_of_ndarray_shares(device, spec, via_numpy, layout, copy):
     """``torch.asarray(a)`` and ``torch.asarray(a, copy=False)`` of an
     ndarray of 1 or more dimensions (fresh or ``t.numpy()``, C-ordered,
     transposed or flipped) share a's memory, or raise for copy=False where
     torch cannot (as the model predicts; 0-d ndarrays are the recorded
-    deviation of :func:`test_asarray_copy_false_of_ndarray_shares`).
+    deviation of :func:`test_asarray_copy_false_of_ndarray_shares`); a
+    C-ordered and a transposed array of each dtype family are explicit
+    examples (:func:`_array_family_examples`).
 
     Kills: an asarray that copies ndarrays of some ranks or layouts."""
     machine, a = _array_operand(device, spec, via_numpy, layout)
+    _report_array_domain(machine, a)
     machine.from_array(a, "asarray" if copy is None else "asarray-no-copy")
     machine.agrees_with_model()
 
@@ -739,6 +586,238 @@ def test_grad_mode_write_into_view(device, spec, non_leaf, layout, src, op):
 
 
 # --------------------------------------------------------------------------
+# Documented promises torch departs from (recorded in expectations.toml)
+# --------------------------------------------------------------------------
+
+#: View steps for the chains of the deviation tests: (rule, kwargs).
+_VIEW_STEPS = st.one_of(
+    st.tuples(
+        st.just("transpose"),
+        st.fixed_dictionaries({"dim0": st.integers(0, 3), "dim1": st.integers(0, 3)}),
+    ),
+    st.tuples(st.just("permute"), st.fixed_dictionaries({"order": st.permutations(range(4))})),
+    st.tuples(
+        st.just("slice"),
+        st.fixed_dictionaries(
+            {"dim": st.integers(0, 3), "start": st.integers(0, 2), "step": st.integers(1, 3)}
+        ),
+    ),
+    st.tuples(st.just("unsqueeze"), st.fixed_dictionaries({"dim": st.integers(0, 4)})),
+    st.tuples(
+        st.just("select"),
+        st.fixed_dictionaries({"dim": st.integers(0, 3), "index": st.integers(0, 1)}),
+    ),
+)
+
+
+def _run_chain(device, spec, steps, layout="contiguous"):
+    """Build ``spec`` in ``layout`` (:func:`_operand`) and apply the view
+    ``steps`` through the state machine (so every step is checked against
+    the model); returns (machine, handle).
+    Reports the feature ``full_slice``: ``spec`` requires grad and a step
+    slices a whole dimension (start 0, step 1), which indexing returns as an
+    alias (grad_fn AliasBackward0) on recent torch."""
+    evidence.features(
+        full_slice=spec.requires_grad
+        and any(n == "slice" and a["start"] == 0 and a["step"] == 1 for n, a in steps)
+    )
+    machine, h = _operand(device, spec, layout)
+    for name, kwargs in steps:
+        out = getattr(machine, name)(t=h, **kwargs)
+        if isinstance(out, TensorModel):
+            h = out
+        machine.agrees_with_model()
+    return machine, h
+
+
+#: (shape, dim, step) with ``shape[dim] > step``: a stepped slice of ``dim``
+#: keeps at least two rows and skips the ones between (sides up to 4).
+_STEPPABLE = [
+    (shape, d, k)
+    for n in range(1, 5)
+    for shape in itertools.product(range(1, 5), repeat=n)
+    if math.prod(shape) <= MAX_NUMEL
+    for d in range(n)
+    for k in (2, 3)
+    if shape[d] > k
+]
+
+
+@st.composite
+def _stepped_chains(draw):
+    """``(spec, steps)``: a fresh tensor whose ``dim`` is sliced with
+    ``step`` (two or more rows kept: the first of ``steps``), then view
+    steps that keep that dim with two or more rows - so the result is
+    non-dense by construction
+    (it holds the slice's first row and skips the next, which lies inside its
+    memory span). Transpose/permute/unsqueeze move the dim (tracked here);
+    select is drawn on the other dims only, a slice of the dim keeps it whole."""
+    shape, dim, step = draw(st.sampled_from(_STEPPABLE))
+    spec = draw(fresh_specs(shape=shape))
+    sizes = list(shape)
+    sizes[dim] = -(-sizes[dim] // step)
+    p = dim  # where the stepped dim is now
+    steps = [("slice", {"dim": dim, "start": 0, "step": step})]
+    for _ in range(draw(st.integers(0, 3))):
+        nd = len(sizes)
+        others = [d for d in range(nd) if d != p]
+        name = draw(st.sampled_from(["transpose", "permute", "slice", "unsqueeze", "select"]))
+        if name == "transpose":
+            d0, d1 = draw(st.integers(0, nd - 1)), draw(st.integers(0, nd - 1))
+            sizes[d0], sizes[d1] = sizes[d1], sizes[d0]
+            p = d1 if p == d0 else d0 if p == d1 else p
+            steps.append((name, {"dim0": d0, "dim1": d1}))
+        elif name == "permute":
+            order = draw(st.permutations(range(4)))
+            dims = tuple(d for d in order if d < nd) + tuple(range(4, nd))
+            sizes, p = [sizes[d] for d in dims], dims.index(p)
+            steps.append((name, {"order": order}))
+        elif name == "slice":
+            d = draw(st.integers(0, nd - 1))
+            start, k = (0, 1) if d == p else (draw(st.integers(0, 2)), draw(st.integers(1, 3)))
+            start = min(start, sizes[d] - 1)
+            sizes[d] = -(-(sizes[d] - start) // k)
+            steps.append((name, {"dim": d, "start": start, "step": k}))
+        elif name == "unsqueeze":
+            d = draw(st.integers(0, nd))
+            sizes.insert(d, 1)
+            p += d <= p
+            steps.append((name, {"dim": d}))
+        elif others:  # select on another dim (an out-of-range index raises on both sides)
+            d, index = draw(st.sampled_from(others)), draw(st.integers(0, 1))
+            if index < sizes[d]:
+                del sizes[d]
+                p -= d < p
+            steps.append((name, {"dim": d, "index": index}))
+    return spec, steps
+
+
+@st.composite
+def _expanded_chains(draw):
+    """``(spec, steps)``: a fresh tensor with elements expanded with a new
+    leading dimension of size 2 (stride 0: overlapping, so non-dense), then
+    transpose, permute and unsqueeze steps (which keep that dimension)."""
+    spec = draw(fresh_specs().filter(lambda s: 0 not in s.shape))
+    nd = len(spec.shape) + 1
+    steps: list = [("expand", {"lead": (2,), "grow": 1, "keep_as_minus_one": False, "bad": None})]
+    for _ in range(draw(st.integers(0, 2))):
+        name = draw(st.sampled_from(["transpose", "permute", "unsqueeze"]))
+        if name == "transpose":
+            d0, d1 = draw(st.integers(0, nd - 1)), draw(st.integers(0, nd - 1))
+            steps.append((name, {"dim0": d0, "dim1": d1}))
+        elif name == "permute":
+            steps.append((name, {"order": draw(st.permutations(range(4)))}))
+        else:
+            steps.append((name, {"dim": draw(st.integers(0, nd))}))
+            nd += 1
+    return spec, steps
+
+
+def _non_dense_examples(test):
+    """Explicit examples of :func:`test_clone_of_non_dense_view_chain_is_contiguous`:
+    a stepped and transposed (2, 4) tensor of each declared dtype family and
+    an expanded one (every value of the claim's domain, by construction)."""
+    stepped = [("slice", {"dim": 1, "start": 0, "step": 2}), ("transpose", {"dim0": 0, "dim1": 1})]
+    expanded = [("expand", {"lead": (2,), "grow": 1, "keep_as_minus_one": False, "bad": None})]
+    for dtype in ("bool", "int32", "uint8", "float16", "float64", "complex64"):
+        spec = Fresh(dtype, (2, 4), simple_values(dtype, 8))
+        test = example(chain=(spec, stepped))(test)
+    return example(chain=(Fresh("float32", (3,), simple_values("float32", 3)), expanded))(test)
+
+
+@pytest.mark.claim("sequences.clone-non-dense-contiguous")
+@pytest.mark.observes("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
+@given(chain=st.one_of(_stepped_chains(), _expanded_chains()))
+@_non_dense_examples
+def test_clone_of_non_dense_view_chain_is_contiguous(device, chain):
+    """The documented promise, in sequences: after a stepped slice and a chain
+    of view ops, a preserve_format clone of a non-dense result is row-major
+    (the model's documented rule). Torch keeps the stride order instead
+    (recorded deviation; the machine encodes the observed rule). The chains
+    are non-dense by construction: stepped (:func:`_stepped_chains`) or
+    expanded (:func:`_expanded_chains`).
+
+    Kills: a clone that keeps non-dense strides, or one that is not dense."""
+    spec, steps = chain
+    machine, h = _run_chain(device, spec, steps)
+    _report_domain(machine, h)
+    assert not is_non_overlapping_and_dense(h.shape, h.strides), (
+        f"test bug: the chain's result is dense (shape {h.shape}, strides {h.strides})"
+    )
+    evidence.features(
+        observed_rule_row_major=is_contiguous(
+            h.shape, Model().preserve_format_strides(h.shape, h.strides)
+        )
+    )
+    documented = Model(docs=True).preserve_format_strides(h.shape, h.strides)
+    assert is_contiguous(h.shape, documented)  # the documented rule: row-major
+    got = machine.real[h.id].clone().stride()
+    assert is_contiguous(h.shape, got), (
+        f"clone() of a non-dense tensor is not contiguous: strides {got} for shape {h.shape}"
+    )
+
+
+@pytest.mark.claim("sequences.detach-is-view")
+@pytest.mark.observes("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
+@given(spec=fresh_specs(), layout=_LAYOUTS, steps=st.lists(_VIEW_STEPS, max_size=3))
+@_domain_examples("sequences.detach-is-view", steps=[])
+def test_detach_of_view_chain_is_a_view(device, spec, layout, steps):
+    """The documented promise, in sequences: detach() of a tensor in any
+    layout reached by any chain of view ops is a view of the chain's root
+    (detach is on the Tensor Views list); every declared layout family,
+    dtype family and tensor kind is an explicit example. Torch makes it an
+    untracked alias (recorded deviation; the machine encodes the observed
+    rule).
+
+    Kills: a detach that is tracked as a view of the wrong base."""
+    machine, h = _run_chain(device, spec, steps, layout)
+    _report_domain(machine, h)
+    machine.model.docs = True
+    predicted = machine.model.detach(h)
+    d = machine.real[h.id].detach()
+    assert d._is_view() == machine.model.is_view(predicted), "detach() result is not a view"
+    assert d._base is machine.real[predicted.base.id], (
+        "detach() result is not a view of the root base"
+    )
+
+
+@pytest.mark.claim("sequences.asarray-ndarray-shares")
+@pytest.mark.observes("backward", "clone", "copy_", "detach", "numpy", "tensor", "to")
+@given(spec=fresh_specs(arrays=True).filter(lambda s: 0 not in s.shape), via_numpy=st.booleans())
+@_array_family_examples(via_numpy=False)
+@_array_family_examples(shape=(), via_numpy=True)
+def test_asarray_copy_false_of_ndarray_shares(device, spec, via_numpy):
+    """The documented promise, in sequences: ``torch.asarray(a, copy=False)``
+    of an ndarray - fresh, or ``t.numpy()`` of a tensor - shares its memory
+    (or raises). Torch silently copies 0-d ndarrays (recorded deviation; the
+    machine encodes the observed rule, sequences.asarray-0d-ndarray-copies).
+    Empty arrays are left out: their memory has no address to compare. An
+    array of each dtype family, C-ordered and 0-d, is an explicit example.
+
+    Kills: an asarray that copies an ndarray it was told to alias."""
+    if device != "cpu":
+        pytest.skip("NumPy interop is CPU-only")
+    machine = CopySequences(device)
+    evidence.features(ndim=len(spec.shape))
+    if via_numpy:
+        a = machine.numpy(t=machine.init_tensor(spec))
+    else:
+        a = machine.make_array(spec=spec)
+    machine.agrees_with_model()
+    _report_array_domain(machine, a)
+    arr = machine.real_arrays[a.id]
+    machine.model.docs = True
+    predicted = machine.model.asarray_array(a, copy=False)
+    with quiet():
+        got = torch.asarray(arr, copy=False)
+    expected = arr.__array_interface__["data"][0] + (predicted.start - a.start) * arr.itemsize
+    assert predicted.buffer is a.buffer  # the documented rule: shared memory
+    assert got.data_ptr() == expected, (
+        "asarray(ndarray, copy=False) does not share the array's memory"
+    )
+
+
+# --------------------------------------------------------------------------
 # Each declared domain value of the machine's claims, once (issue 29)
 # --------------------------------------------------------------------------
 # The machine's programs meet every layout family, dtype family, tensor kind
@@ -771,13 +850,26 @@ _GRAD_MODE_OPERAND = {
 }
 
 
+#: Machine claims whose declared domain their own tests draw (explicit
+#: examples), not :func:`_domain_cases`: claim -> why.
+_DOMAIN_BY_OWN_TESTS = {
+    "sequences.asarray-ndarray-shares": (
+        "the machine encodes the observed rule, under which torch.asarray copies a 0-d"
+        " ndarray (sequences.asarray-0d-ndarray-copies), so a case of its own could not"
+        " check the documented sharing at 0-d; test_asarray_of_ndarray_shares and"
+        " test_asarray_copy_false_of_ndarray_shares check the documented rule and draw"
+        " every declared dtype family and ndarray kind as explicit examples"
+    ),
+}
+
+
 def _domain_cases():
     """``(claim, spec, layout, mode)``: one case per value each claim of the
     machine declares - the operand of :data:`_DOMAIN_OPERANDS` in grad
     mode, or for a grad_mode value a float32 (2, 3) tensor (an inference one
     or a leaf that requires grad: :data:`_GRAD_MODE_OPERAND`) in that mode."""
     for claim in MACHINE_CLAIMS:
-        if claim not in _SEQUENCES_DOMAINS:
+        if claim not in _SEQUENCES_DOMAINS or claim in _DOMAIN_BY_OWN_TESTS:
             continue
         for spec, layout in _claim_operands(claim):
             yield claim, spec, layout, "grad"

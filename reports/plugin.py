@@ -1359,13 +1359,19 @@ def _domain_gaps(config: pytest.Config) -> list[str]:
     if not st["results"]:
         return []
     shard = st.get("shard")
+    # a co-claim outside --claims is not judged (results.json leaves it out too)
+    selected = st.get("selected")
     mini = {
         # a shard's document leaves the domain to the merged run (claim_verdicts)
         "environment": {
             "devices": st["devices"],
             **({"shard": {"index": shard[0], "total": shard[1]}} if shard else {}),
         },
-        "claims": {cid: c.to_dict() for cid, c in st["registry"].claims.items() if c.domain},
+        "claims": {
+            cid: c.to_dict()
+            for cid, c in st["registry"].claims.items()
+            if c.domain and (not selected or cid in selected)
+        },
         "tests": st["results"],
     }
     return [
