@@ -199,10 +199,14 @@ def run_witness(
         )
 
 
-#: Child program of :func:`check_witnesses`: imports torch once, then forks
-#: one child per (mutant, mutated?) pair. A child installs the mutant (as a
-#: sitecustomize would right after ``import torch``), smoke-tests the
-#: strategies under it, runs the witness and reports.
+#: Child program of :func:`check_witnesses`: imports torch once, then forks.
+#: The real-torch runs share one child, which runs every witness in turn
+#: (a witness that fails there is run again in a fork of its own, so a
+#: state one witness leaks cannot fail another); each mutated run gets a
+#: fork of its own, which installs the mutant (as a sitecustomize would
+#: right after ``import torch``), smoke-tests the strategies under it, runs
+#: the witness and reports. Nothing is compiled in the parent, so no
+#: compiled code of a witness outlives the run that compiled it.
 _WITNESS_SERVER = r"""
 import json, os, signal, sys, traceback
 import numpy, torch
@@ -211,6 +215,14 @@ import hypothesis, pytest  # noqa: F401  (imported before the patch, like in a r
 from strategies import DIFFERENTIABLE, layout_grid
 from conformance.mutants import get, install  # the catalogue: patches nothing until install
 import gc
+def warm(x):  # the compile stack's imports and first-use setup, shared by every fork
+    return x * 2
+for backend in ("aot_eager", "inductor"):
+    try:
+        torch.compile(warm, backend=backend)(torch.ones(2))
+    except Exception:
+        pass
+    torch.compiler.reset()
 gc.freeze()  # the children share all of this copy-on-write; no collection walks it
 
 def smoke():
@@ -220,49 +232,59 @@ def smoke():
             spec.build("cpu", requires_grad=True)
             spec.build("cpu", requires_grad=True, leaf=True)
 
-def child(job, mutated, w):
+def check(name, mutated):
     signal.alarm(60)
     res = {"status": "pass", "message": ""}
     stage = "mutant"
     try:
         if mutated:
-            install(job["name"])
+            install(name)
         stage = "strategies"
         smoke()
         stage = "witness"
-        get(job["name"]).witness()
+        get(name).witness()
     except AssertionError as e:
         res = {"status": "assertion" if stage == "witness" else "error",
                "message": "%s: AssertionError: %s" % (stage, e)}
     except BaseException as e:
         res = {"status": "error", "message": "%s: %s: %s\n%s" % (
             stage, type(e).__name__, e, traceback.format_exc(limit=-3))}
-    os.write(w, json.dumps(res).encode())
-    os._exit(0)
+    signal.alarm(0)
+    return res
 
-jobs = json.load(sys.stdin)
-out = {}
-for job in jobs:
-    for mutated in (False, True):
-        r, w = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            os.close(r)
-            child(job, mutated, w)
-        os.close(w)
-        chunks = []
-        while True:
-            b = os.read(r, 65536)
-            if not b:
-                break
-            chunks.append(b)
+def in_fork(work):
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
         os.close(r)
-        _, status = os.waitpid(pid, 0)
         try:
-            res = json.loads(b"".join(chunks).decode())
-        except ValueError:
-            res = {"status": "error", "message": "child died (wait status %d)" % status}
-        out.setdefault(job["name"], {})["mutated" if mutated else "real"] = res
+            os.write(w, json.dumps(work()).encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    chunks = []
+    while True:
+        b = os.read(r, 65536)
+        if not b:
+            break
+        chunks.append(b)
+    os.close(r)
+    _, status = os.waitpid(pid, 0)
+    try:
+        return json.loads(b"".join(chunks).decode())
+    except ValueError:
+        return {"status": "error", "message": "child died (wait status %d)" % status}
+
+names = [job["name"] for job in json.load(sys.stdin)]
+real = in_fork(lambda: {name: check(name, False) for name in names})
+if real.get("status") == "error":  # the shared child died: one fork each
+    real = {}
+out = {}
+for name in names:
+    res = real.get(name)
+    if res is None or res["status"] != "pass":
+        res = in_fork(lambda: check(name, False))
+    out[name] = {"real": res, "mutated": in_fork(lambda: check(name, True))}
 print("WITNESS-RESULTS " + json.dumps(out))
 """
 
@@ -274,8 +296,10 @@ def check_witnesses(mutants: Sequence[Mutant], *, timeout: float = 600) -> dict[
     is ``pass`` (the witness held), ``assertion`` (the witness failed: the
     mutant changed observable behaviour) or ``error`` (anything else: a
     broken mutant or witness, or a mutant that breaks the strategies).
-    Uses one interpreter and a fork per check (POSIX); elsewhere it falls
-    back to :func:`run_witness`, one fresh interpreter per check.
+    Uses one interpreter (the compile stack warmed up once, nothing of a
+    witness compiled in it), one fork for all real-torch runs and a fork per
+    mutated run (POSIX); elsewhere it falls back to :func:`run_witness`,
+    one fresh interpreter per check.
     """
     if not hasattr(os, "fork"):  # pragma: no cover - non-POSIX fallback
         out: dict[str, dict] = {}
@@ -298,15 +322,20 @@ def check_witnesses(mutants: Sequence[Mutant], *, timeout: float = 600) -> dict[
     jobs = [{"name": m.name} for m in mutants]
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    proc = subprocess.run(
-        [sys.executable, "-c", _WITNESS_SERVER],
-        input=json.dumps(jobs),
-        cwd=str(ROOT),
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    # compile in-process (no worker pool a fork would inherit), into a cache
+    # no earlier run wrote
+    env["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
+    with tempfile.TemporaryDirectory(prefix="torch-mutant-witness-cache-") as cache:
+        env["TORCHINDUCTOR_CACHE_DIR"] = cache
+        proc = subprocess.run(
+            [sys.executable, "-c", _WITNESS_SERVER],
+            input=json.dumps(jobs),
+            cwd=str(ROOT),
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
     line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("WITNESS-RESULTS ")), None)
     if line is None:
         raise RuntimeError(f"witness server failed (exit {proc.returncode}): {proc.stderr[-2000:]}")
