@@ -5,15 +5,17 @@
 - ``TORCH_CONFORMANCE_FIRST_CLAIMS`` (comma-separated, most likely killer
   first: a mutant's target claims, then the claims that killed it in the
   previous sweep of the same output directory): the tests of these claims
-  run first. Only the order changes (stable sort); every test still runs,
-  so a survivor is a survivor of the whole suite.
+  run first, the quickest first among equals (the durations of the
+  shipped baseline). Only the order changes (stable sort); every test
+  still runs, so a survivor is a survivor of the whole suite.
 - ``TORCH_CONFORMANCE_NO_SHRINK=1``: Hypothesis tests keep the profile's
   examples (explicit, then the derandomized ``ci`` draws) but skip the
   shrink and explain phases, as the conformance plugin already does for
   known deviations. Whether a mutant is killed is decided by the first
   failing example, so this only shortens the time to kill; the recorded
   falsifying example is the unshrunk one.
-- ``TORCH_CONFORMANCE_STOP_WHEN_FALSIFIED=1`` (the targeted sweep): stop
+- ``TORCH_CONFORMANCE_STOP_WHEN_FALSIFIED=1`` (the targeted sweep): the
+  quickest tests first (as above), and stop
   the session as soon as every claim of ``--claims`` has failed (a test of
   it ended as a regression or an unexpected pass that names it, and no
   recorded deviation excuses it). The sweep asks only whether each
@@ -56,16 +58,32 @@ def pytest_collection(session) -> None:
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(session, config, items) -> None:
     first = [c.strip() for c in os.environ.get(ENV, "").split(",") if c.strip()]
-    if not first:
+    if not first and not os.environ.get(STOP_ENV):
         return
     rank = {c: i for i, c in enumerate(dict.fromkeys(first))}
     last = len(rank)
+    durations = _recorded_durations()
 
-    def key(item) -> int:
+    def key(item) -> tuple[int, float]:
         claims = [c for m in item.iter_markers("claim") for c in m.args]
-        return min((rank[c] for c in claims if c in rank), default=last)
+        return min((rank[c] for c in claims if c in rank), default=last), durations.get(
+            item.nodeid, 0.0
+        )
 
     items.sort(key=key)
+
+
+def _recorded_durations() -> dict[str, float]:
+    """``{nodeid: seconds}`` of the shipped baseline of this torch (or the
+    newest one): among the tests of equally likely killers the quick ones
+    run first, so a claim an explicit example falsifies in a second is not
+    first put through the state machine's hundred programs; empty (catalogue
+    order) when no baseline can be read."""
+    import torch
+
+    from reports.shards import recorded_durations
+
+    return recorded_durations(torch.__version__)
 
 
 def falsified_claims(record: dict) -> set[str]:
