@@ -60,7 +60,7 @@ def _validate_inputs(args) -> None:
     if args.devices:
         check_devices(args.devices)
     if args.backends:
-        from reports.plugin import backend_unavailable, parse_backends
+        from reports.backends import backend_unavailable, parse_backends
 
         if ":" in args.backends and os.getcwd() not in sys.path:
             # a module:callable resolves as in the run (its PYTHONPATH has the cwd)
@@ -80,7 +80,7 @@ def _validate_inputs(args) -> None:
             parse_shard(args.shard)
         except ValueError as e:
             raise BadInput(str(e)) from None
-    from reports.plugin import SHRINK_BUDGET_ENV
+    from reports.examples import SHRINK_BUDGET_ENV
 
     budget = os.environ.get(SHRINK_BUDGET_ENV)
     if budget is not None:

@@ -71,7 +71,7 @@ def no_shrinking(env: dict) -> dict:
     (``TORCH_CONFORMANCE_SHRINK_BUDGET``): for self-tests that ask which
     claims a broken torch fails, not how small its falsifying example is
     (the example found first is reported, with a note that it is not minimal)."""
-    from reports.plugin import SHRINK_BUDGET_ENV
+    from reports.examples import SHRINK_BUDGET_ENV
 
     return {**env, SHRINK_BUDGET_ENV: "0"}
 

@@ -279,7 +279,7 @@ def test_characterization_pins_are_skipped_with_their_reason(toy_run):
 def test_parse_backends_rules():
     """``--backends`` parsing: default three, order kept, repeats dropped,
     registered names accepted, names that would share a test id refused."""
-    from reports.plugin import BACKENDS, parse_backends
+    from reports.backends import BACKENDS, parse_backends
 
     assert parse_backends(None) == list(BACKENDS)
     assert parse_backends("aot_eager_decomp_partition, eager,eager") == [

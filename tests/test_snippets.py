@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from conformance.checks import assert_same_bits, shares_storage
 from conformance.mutants import ROOT, get, targeted
-from reports.plugin import _Draws
+from reports.examples import _Draws
 from reports.snippet import SnippetUnavailable, make_snippet
 from strategies import TensorSpec, tensor_specs
 
