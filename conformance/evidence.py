@@ -415,8 +415,9 @@ def auto_features(kwargs: dict) -> dict:
     import numpy as np
     import torch
 
+    from strategies.domains import layout_kinds
     from strategies.dtypes import dtype_family, dtype_name
-    from strategies.tensors import TensorSpec, layout_kinds
+    from strategies.tensors import TensorSpec
 
     def _family(dtype) -> str:
         try:

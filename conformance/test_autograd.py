@@ -28,8 +28,7 @@ from strategies import (
     shapes,
     tensor_specs,
 )
-from strategies.dtypes import BOOL, dtype_family
-from strategies.tensors import (
+from strategies.domains import (
     DOMAIN_SPEC,
     build_kind,
     domain_examples,
@@ -37,6 +36,7 @@ from strategies.tensors import (
     tensor_kind_of,
     value_examples,
 )
+from strategies.dtypes import BOOL, dtype_family
 
 NONLEAF_GRAD_WARNING = "is not a leaf Tensor is being accessed"
 REDUCED = (torch.float16, torch.bfloat16)

@@ -21,8 +21,7 @@ from conformance.checks import (
 )
 from conformance.model import Model, is_contiguous
 from strategies import ARITHMETIC, DIFFERENTIABLE, grid_examples, is_dense, shapes, tensor_specs
-from strategies.layouts import non_dense_specs
-from strategies.tensors import (
+from strategies.domains import (
     DOMAIN_SPEC,
     DOMAIN_SPEC_COMPLEX,
     MATH_BITS,
@@ -34,6 +33,7 @@ from strategies.tensors import (
     value_examples,
     with_math_bit,
 )
+from strategies.layouts import non_dense_specs
 
 # Non-dense by construction (an assume(not is_dense) rejected 70% of draws),
 # over every value class (NaN, +-Inf, -0.0, subnormals, extremes).

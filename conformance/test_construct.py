@@ -26,7 +26,7 @@ from conformance.checks import (
     writes_visible,
 )
 from strategies import ALL_DTYPES, DIFFERENTIABLE, FLOATING, grid_examples, shapes, tensor_specs
-from strategies.tensors import (
+from strategies.domains import (
     DOMAIN_SPEC,
     TENSOR_KINDS,
     build_kind,

@@ -37,13 +37,7 @@ from strategies import (
     small_int_specs,
     tensor_specs,
 )
-from strategies.tensors import (
-    DOMAIN_SPEC,
-    domain_examples,
-    non_empty,
-    not_expanded,
-    value_examples,
-)
+from strategies.domains import DOMAIN_SPEC, domain_examples, non_empty, not_expanded, value_examples
 
 # Views a *destination* may have: an expanded dst is refused by copy_ (see
 # copy.internal-overlap-raises), so the other claims exclude it.

@@ -38,6 +38,7 @@ from conformance.model import (
     is_non_overlapping_and_dense,
 )
 from conformance.registry import CLAIMS_DIR, load_file
+from strategies.domains import layout_kinds, tensor_kind_of
 from strategies.dtypes import dtype_family
 from strategies.sequences import (
     DTYPES,
@@ -48,7 +49,6 @@ from strategies.sequences import (
     Fresh,
     fresh_specs,
 )
-from strategies.tensors import layout_kinds, tensor_kind_of
 
 
 @pytest.mark.claim(*MACHINE_CLAIMS)
@@ -268,8 +268,8 @@ def _domain_examples(claim: str, **fixed):
 def _report_domain(machine: CopySequences, t: TensorModel) -> None:
     """Report the domain values (``conformance/domains.toml``) of the operand
     ``t`` as features: ``layout`` (the set of
-    :func:`strategies.tensors.layout_kinds` of the real tensor),
-    ``dtype_family`` and ``tensor_kind`` (:func:`strategies.tensors.tensor_kind_of`)."""
+    :func:`strategies.domains.layout_kinds` of the real tensor),
+    ``dtype_family`` and ``tensor_kind`` (:func:`strategies.domains.tensor_kind_of`)."""
     real = machine.real[t.id]
     evidence.features(
         layout=layout_kinds(real),

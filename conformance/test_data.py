@@ -33,8 +33,7 @@ from strategies import (
     shapes,
     tensor_specs,
 )
-from strategies.dtypes import dtype_family
-from strategies.tensors import (
+from strategies.domains import (
     DOMAIN_SPEC,
     TENSOR_KINDS,
     build_kind,
@@ -44,6 +43,7 @@ from strategies.tensors import (
     value_examples,
     writable_non_empty,
 )
+from strategies.dtypes import dtype_family
 
 #: Real floating dtypes: the gradient of x*x is 2*x there (complex inputs
 #: get conjugated gradients), and doubling is exact in every one of them.

@@ -29,7 +29,7 @@ from strategies import (
     shapes,
     tensor_specs,
 )
-from strategies.tensors import (
+from strategies.domains import (
     DOMAIN_SPEC,
     TENSOR_KINDS,
     build_kind,

@@ -63,7 +63,7 @@ from strategies import (
     shapes,
     tensor_specs,
 )
-from strategies.tensors import (
+from strategies.domains import (
     DOMAIN_SPEC,
     DOMAIN_SPEC_COMPLEX,
     domain_examples,

@@ -38,8 +38,7 @@ from strategies import (
     shapes,
     tensor_specs,
 )
-from strategies.dtypes import dtype_family
-from strategies.tensors import (
+from strategies.domains import (
     DOMAIN_SPEC,
     domain_examples,
     domain_grid,
@@ -47,6 +46,7 @@ from strategies.tensors import (
     not_expanded,
     tensor_kind_of,
 )
+from strategies.dtypes import dtype_family
 
 THREAD_TIMEOUT_S = 10.0
 

@@ -39,6 +39,7 @@ from conformance.checks import capture_warnings, raises_with
 from conformance.model.generated_graphs import GraphModel, analyze
 from conformance.tolerances import FORWARD_SHARE, excess, gradient_tolerance
 from strategies import DIFFERENTIABLE, TensorSpec, layout_grid
+from strategies.domains import value_examples
 from strategies.dtypes import dtype_name
 from strategies.graphs import (
     INPLACE_OPS,
@@ -55,7 +56,6 @@ from strategies.graphs import (
     promote_dtype,
     silent_graphs,
 )
-from strategies.tensors import value_examples
 
 NONLEAF_WARNING = "is not a leaf Tensor is being accessed"
 VERSION_ERROR = "modified by an inplace operation"

@@ -39,8 +39,8 @@ from strategies import (
     shapes,
     tensor_specs,
 )
+from strategies.domains import domain_examples, layout_kinds, non_empty
 from strategies.dtypes import dtype_family
-from strategies.tensors import domain_examples, layout_kinds, non_empty
 
 # ------------------------------------------------------------ helpers
 

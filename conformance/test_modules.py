@@ -40,8 +40,8 @@ from conformance.checks import (
     shares_storage,
     shares_version_counter,
 )
+from strategies.domains import tensor_kind_of
 from strategies.dtypes import dtype_family
-from strategies.tensors import tensor_kind_of
 
 # The tests read values through ``.detach()`` (``_bytes``, the comparisons), build the
 # expected converted values with ``.to(dtype)`` and train with ``backward()``;

@@ -39,14 +39,14 @@ from strategies import (
     numpy_dtype,
     tensor_specs,
 )
-from strategies.dtypes import dtype_family
-from strategies.tensors import (
+from strategies.domains import (
     DOMAIN_SPEC,
     DOMAIN_SPEC_COMPLEX,
     domain_examples,
     layout_kinds,
     tensor_kind_of,
 )
+from strategies.dtypes import dtype_family
 
 #: NumPy dtype -> torch dtype, for every torch dtype NumPy can hold (not bfloat16).
 NP_TO_TORCH: dict[np.dtype, torch.dtype] = {

@@ -28,7 +28,7 @@ from strategies import (
     shapes,
     tensor_specs,
 )
-from strategies.tensors import (
+from strategies.domains import (
     DOMAIN_SPEC,
     domain_examples,
     non_empty,

@@ -46,14 +46,8 @@ from strategies import (
     shapes,
     tensor_specs,
 )
+from strategies.domains import DOMAIN_SPEC, domain_examples, math_bit_of, non_empty, value_examples
 from strategies.dtypes import dtype_name
-from strategies.tensors import (
-    DOMAIN_SPEC,
-    domain_examples,
-    math_bit_of,
-    non_empty,
-    value_examples,
-)
 
 #: The new default of ``torch.load``: ``weights_only=True`` from torch 2.6.
 _RELEASE = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2])

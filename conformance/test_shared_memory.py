@@ -55,7 +55,7 @@ from strategies import (
     shapes,
     tensor_specs,
 )
-from strategies.tensors import domain_examples, math_bit_of, non_empty
+from strategies.domains import domain_examples, math_bit_of, non_empty
 
 #: Examples per property that forks a child per example (each fork costs
 #: tens of milliseconds): a quarter of the profile's count, at least 20.

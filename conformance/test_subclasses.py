@@ -44,7 +44,7 @@ from strategies import (
     shapes,
     tensor_specs,
 )
-from strategies.tensors import domain_examples, not_expanded
+from strategies.domains import domain_examples, not_expanded
 
 
 def _two_per_side(spec) -> bool:

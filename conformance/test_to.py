@@ -26,18 +26,18 @@ from strategies import (
     small_int_specs,
     tensor_specs,
 )
-from strategies.layouts import (
-    channels_last_contiguous_specs,
-    non_dense_specs,
-    not_row_major_specs,
-)
-from strategies.tensors import (
+from strategies.domains import (
     DOMAIN_SPEC,
     TENSOR_KINDS,
     build_kind,
     domain_examples,
     tensor_kind_of,
     value_examples,
+)
+from strategies.layouts import (
+    channels_last_contiguous_specs,
+    non_dense_specs,
+    not_row_major_specs,
 )
 
 FOUR_D = shapes(min_dims=4, max_dims=4)

@@ -48,7 +48,7 @@ from strategies import (
     shapes,
     tensor_specs,
 )
-from strategies.tensors import (
+from strategies.domains import (
     DOMAIN_SPEC,
     TENSOR_KINDS,
     build_kind,
@@ -425,7 +425,7 @@ def test_grad_transforms_refuse_mutating_captured_tensors(device, spec, transfor
     """The captured tensor is another build of the spec as a plain tensor, a
     leaf or a non-leaf that requires grad, an ``nn.Parameter``, a
     ``__torch_function__`` subclass instance or an inference tensor
-    (``strategies.tensors.build_kind``; reported as ``tensor_kind``).
+    (``strategies.domains.build_kind``; reported as ``tensor_kind``).
 
     Kills: a grad transform that lets the function write into a tensor
     captured from outside (for some transform, dtype or kind of captured

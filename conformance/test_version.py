@@ -27,8 +27,8 @@ from strategies import (
     grid_examples,
     tensor_specs,
 )
+from strategies.domains import DOMAIN_SPEC, domain_examples, domain_grid, layout_kinds
 from strategies.dtypes import dtype_family
-from strategies.tensors import DOMAIN_SPEC, domain_examples, domain_grid, layout_kinds
 
 increment_version = torch.autograd.graph.increment_version
 

@@ -42,7 +42,7 @@ from strategies import (
     shapes,
     tensor_specs,
 )
-from strategies.tensors import (
+from strategies.domains import (
     DOMAIN_SPEC,
     PlainSubclass,
     build_kind,

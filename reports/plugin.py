@@ -32,6 +32,7 @@ import inspect
 import json
 import os
 import re
+import sys
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -397,11 +398,61 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     run's CPU time). Nothing observable changes: garbage is collected first,
     so no frozen object is garbage, and the tests' objects are created after
     the freeze. A cleanup registered by :func:`pytest_configure` unfreezes
-    them again."""
+    them again.
+
+    First every module of the suite is loaded (:func:`load_suite_modules`),
+    so Hypothesis draws from the same pool of constants in every process
+    from the first example on."""
     import gc
 
+    load_suite_modules()
     gc.collect()
     gc.freeze()
+
+
+#: Packages of the suite whose modules Hypothesis reads constants from.
+_SUITE_PACKAGES = ("strategies", "conformance", "reports")
+
+
+def load_suite_modules() -> None:
+    """Import every module of the suite that Hypothesis takes constants from,
+    and hide the mutant catalogue from it.
+
+    Hypothesis (6.131 and later) draws about one number in twenty from the
+    literals of the local modules loaded when an example starts (test
+    modules excepted), re-reading ``sys.modules`` as it grows. The plugin
+    imports some modules only when a test ends (the verdict logic) or first
+    fails (the snippet writer), so without this the draws of a test would
+    depend on what ran before it in its process: on xdist's scheduling, on
+    whether the test runs alone. Loaded here, the pool is the same in every
+    process of every run: the non-test modules of :data:`_SUITE_PACKAGES`
+    but the mutant catalogue (:func:`conformance.mutants.hide_from_hypothesis`:
+    a mutant run imports it, a gate run must draw the same) and the probes
+    (scripts). A module that fails to import on this torch is left out, the
+    same way in every run of that torch."""
+    import importlib
+
+    root = CONFORMANCE_DIR.parent
+    for package in _SUITE_PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            rel = path.relative_to(root).with_suffix("")
+            parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+            if (
+                path.stem.startswith("test_")
+                or parts[:2] in (("conformance", "mutants"), ("conformance", "probes"))
+                or any(not p.isidentifier() for p in parts)
+            ):
+                continue
+            name = ".".join(parts)
+            if name not in sys.modules:
+                try:
+                    importlib.import_module(name)
+                except Exception:  # noqa: S112 - e.g. a dtype this torch lacks
+                    continue
+    if "conformance.mutants" in sys.modules:
+        from conformance.mutants import hide_from_hypothesis
+
+        hide_from_hypothesis()
 
 
 def pytest_collection_modifyitems(

@@ -12,6 +12,7 @@ Importable as a library::
   reproducible :class:`TensorSpec` recipes.
 """
 
+from strategies.domains import GRID_LAYOUTS, grid_examples, is_dense, layout_grid, layout_kinds
 from strategies.dtypes import (
     ALL_DTYPES,
     ARITHMETIC,
@@ -33,15 +34,10 @@ from strategies.graphs import (
     silent_graphs,
 )
 from strategies.tensors import (
-    GRID_LAYOUTS,
     LAYOUT_KINDS,
     NON_OVERLAPPING_VIEWS,
     VIEW_KINDS,
     TensorSpec,
-    grid_examples,
-    is_dense,
-    layout_grid,
-    layout_kinds,
     numpy_dtype,
     shapes,
     small_int_specs,

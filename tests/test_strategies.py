@@ -789,7 +789,7 @@ def test_domain_examples_make_builds_each_example_from_its_spec():
     """``domain_examples(..., make=...)`` adds one explicit example per
     :func:`domain_grid` spec its ``where`` keeps, with ``make(spec)`` as the
     parameter's value; the grid predicates say what they keep."""
-    from strategies.tensors import (
+    from strategies.domains import (
         domain_examples,
         domain_grid,
         non_empty,

@@ -9,8 +9,8 @@ one dtype family or one kind of tensor. :func:`domain_mutants` builds one
 mutant per value from an area's patch and witness functions.
 
 The classifiers here (:func:`in_domain`) restate
-:func:`strategies.tensors.layout_kinds`, :func:`strategies.tensors.tensor_kind_of`,
-:func:`strategies.tensors.math_bit_of` and :func:`strategies.dtypes.dtype_family`
+:func:`strategies.domains.layout_kinds`, :func:`strategies.domains.tensor_kind_of`,
+:func:`strategies.domains.math_bit_of` and :func:`strategies.dtypes.dtype_family`
 (a patch runs before the suite's strategy modules may be imported: importing
 them first would bind the torch functions the patch replaces, and a witness
 runs outside the suite), so a mutant's guard means exactly what the tests'
@@ -215,7 +215,7 @@ FAMILY_MAKERS: dict[str, Maker] = {
 
 #: The words of a region, per dimension.
 _REGION = {
-    "layout": "tensors of the {value} layout family (strategies.tensors.layout_kinds)",
+    "layout": "tensors of the {value} layout family (strategies.domains.layout_kinds)",
     "dtype_family": "tensors of the {value} dtype family (strategies.dtypes.dtype_family)",
     "tensor_kind": "tensor_kind={value} tensors",
     "math_bit": "tensors with math_bit={value} (conjugate / negative-bit views)",

@@ -46,7 +46,7 @@ def _permuted(t):
 
 
 #: Issue 29: the strided layouts torch.func.grad's claims declare
-#: (``layout``, classified as :func:`strategies.tensors.layout_kinds` does, on
+#: (``layout``, classified as :func:`strategies.domains.layout_kinds` does, on
 #: the first argument ``x``, the one the tests report): for each, a test on
 #: ``x``, the words, and the witness's input of that layout (``make()``).
 _GRAD_LAYOUTS = {
