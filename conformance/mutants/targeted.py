@@ -148,6 +148,10 @@ from conformance.registry import default_registry
 load_expectations(registry=default_registry()); default_instruments()
 # The catalogue: records naming their patch functions (nothing patched yet).
 from conformance.mutants import install
+# Every module of the suite, as the plugin loads them after collection (the
+# same pool of Hypothesis constants as a gate run), imported once here.
+from reports.plugin import load_suite_modules
+load_suite_modules()
 # One bytecode cache (under the sweep's output) for every child: the suite's
 # modules, and pytest's assertion rewriting of them, compile once per sweep
 # instead of once per mutant, even where PYTHONDONTWRITEBYTECODE is set.
