@@ -615,14 +615,18 @@ def _run_chain(device, spec, steps, layout="contiguous"):
     ``steps`` through the state machine (so every step is checked against
     the model); returns (machine, handle).
     Reports the feature ``full_slice``: ``spec`` requires grad and a step
-    slices a whole dimension (start 0, step 1), which indexing returns as an
-    alias (grad_fn AliasBackward0) on recent torch."""
-    evidence.features(
-        full_slice=spec.requires_grad
-        and any(n == "slice" and a["start"] == 0 and a["step"] == 1 for n, a in steps)
-    )
+    slices a whole dimension as it runs (start 0 after the machine clamps it
+    to the dimension, step 1), which indexing returns as an alias (grad_fn
+    AliasBackward0) on recent torch; set before the step runs."""
+    evidence.features(full_slice=False)
     machine, h = _operand(device, spec, layout)
     for name, kwargs in steps:
+        if name == "slice" and spec.requires_grad and kwargs["step"] == 1:
+            # the start the machine's slice rule runs (see CopySequences.slice)
+            d = kwargs["dim"] % h.ndim if h.ndim else 0
+            start = min(kwargs["start"], max(h.shape[d] - 1, 0)) if h.ndim else kwargs["start"]
+            if start == 0:
+                evidence.features(full_slice=True)
         out = getattr(machine, name)(t=h, **kwargs)
         if isinstance(out, TensorModel):
             h = out
