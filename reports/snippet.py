@@ -157,8 +157,12 @@ def value_code(v, name: str, helpers: list[str], classes: set | None = None) -> 
         return str(v)
     if isinstance(v, torch.device):
         return f"torch.device({str(v)!r})"
-    if v is None or isinstance(v, bool | int | str):
+    if v is None or v is Ellipsis or isinstance(v, bool | int | str):
         return repr(v)
+    if isinstance(v, slice):
+        parts = [value_code(x, f"{name}_{k}", helpers, classes) for k, x in
+                 (("start", v.start), ("stop", v.stop), ("step", v.step))]  # fmt: skip
+        return f"slice({', '.join(parts)})"
     if isinstance(v, float | complex):
         from strategies.tensors import scalar_repr
 
