@@ -130,9 +130,7 @@ def test_dtypes_sizes_and_retain_occur():
     def int_cast(g: Graph) -> bool:
         return torch.int32 in [op.params[0] for op in g.ops if op.kind == "to"]
 
-    assert any(map(int_cast, _graphs())) or any(map(int_cast, _draw_many(graphs(), 1000))), (
-        "no .to(torch.int32) drawn"
-    )
+    assert any(map(int_cast, _many())), "no .to(torch.int32) drawn"
     lengths = {len(g.ops) for g in _graphs()}
     assert 1 in lengths and 12 in lengths, sorted(lengths)
     assert any(g.retain for g in _graphs())
