@@ -20,7 +20,8 @@ import torch
 
 from strategies._repr import params_repr, tuple_repr
 from strategies.dtypes import dtype_name
-from strategies.tensors import VIEW_FUNCTIONS, TensorSpec
+from strategies.tensors import TensorSpec
+from strategies.views import VIEWS
 
 __all__ = [
     "UNARY_OPS",
@@ -415,14 +416,24 @@ def _mode(mode: str, replay: bool):
     return torch.no_grad() if mode == "no_grad" else torch.inference_mode()
 
 
-def _view(t: torch.Tensor, kind: str, params: tuple) -> torch.Tensor:
-    """``t`` viewed by view kind ``kind`` (:data:`VIEW_OPS` but ``reshape``) with
-    ``params`` as an :class:`Op` holds them (``slice``: ``(dim, start, step)``, to
-    the end of ``dim``; ``expand``: ``(shape,)``), through ``tensors.VIEW_FUNCTIONS``."""
+def view_call(kind: str, params: tuple) -> tuple:
+    """The :data:`strategies.views.VIEWS` arguments of a graph's view kind
+    ``kind`` (:data:`VIEW_OPS` but ``reshape``) with ``params`` as an :class:`Op`
+    holds them (``slice``: ``(dim, start, step)``, to the end of ``dim``)."""
     if kind == "slice":
         dim, start, step = params
-        return VIEW_FUNCTIONS["slice"](t, dim, start, None, step)
-    return VIEW_FUNCTIONS[kind](t, *params)
+        return (dim, start, None, step)
+    return tuple(params)
+
+
+def _view(t: torch.Tensor, kind: str, params: tuple) -> torch.Tensor:
+    """``t`` viewed by view kind ``kind`` with ``params`` (:func:`view_call`)."""
+    return VIEWS[kind].apply(t, *view_call(kind, params))
+
+
+def _view_expr(x: str, kind: str, params: tuple) -> str:
+    """The code :func:`_view` runs, on the tensor named ``x``."""
+    return VIEWS[kind].code(x, *view_call(kind, params))
 
 
 def apply_view(t: torch.Tensor, view: tuple) -> torch.Tensor:
@@ -495,16 +506,9 @@ def where_mask(shape, phase: int, device="cpu") -> torch.Tensor:
     return ((torch.arange(n, device=device) + phase) % 2 == 0).reshape(tuple(shape))
 
 
-def _view_text(view: tuple) -> str:
-    if not view:
-        return ""
-    kind = view[0]
-    if kind == "slice":
-        _, dim, start, step = view
-        return "[" + ":, " * dim + f"{start or ''}::{step}" + "]"
-    if kind == "select":
-        return f".select({view[1]}, {view[2]})"
-    return f".transpose({view[1]}, {view[2]})"
+def _view_text(x: str, view: tuple) -> str:
+    """The code :func:`apply_view` runs on the tensor named ``x``."""
+    return _view_expr(x, view[0], view[1:]) if view else x
 
 
 def render_op(op: Op) -> str:
@@ -528,18 +532,10 @@ def render_op(op: Op) -> str:
         return f"torch.add(*[{a[0]}.split({p[1]}, {p[0]})[i] for i in ({p[2]}, {p[3]})])"
     if k == "unbind":
         return f"torch.add(*[{a[0]}.unbind({p[0]})[i] for i in ({p[1]}, {p[2]})])"
-    if k in ("slice",):
-        return a[0] + _view_text(("slice", *p))
-    if k == "transpose":
-        return f"{a[0]}.transpose({p[0]}, {p[1]})"
-    if k == "expand":
-        return f"{a[0]}.expand{tuple(p[0])!r}" if len(p[0]) != 1 else f"{a[0]}.expand({p[0][0]})"
     if k == "reshape":
         return f"{a[0]}.reshape({tuple(p[0])!r})"
-    if k == "unsqueeze":
-        return f"{a[0]}.unsqueeze({p[0]})"
-    if k == "select":
-        return f"{a[0]}.select({p[0]}, {p[1]})"
+    if k in VIEW_OPS:
+        return _view_expr(a[0], k, p)
     if k in ("clone", "detach"):
         return f"{a[0]}.{k}()"
     if k == "data":
@@ -550,7 +546,7 @@ def render_op(op: Op) -> str:
         return f"{a[0]}.to(torch.{dtype_name(p[0])}, copy=True)"
     if k in INPLACE_OPS:
         other = a[1] if len(a) > 1 else repr(p[1])
-        return f"{a[0]}{_view_text(p[0])}.{k}({other})"
+        return f"{_view_text(a[0], p[0])}.{k}({other})"
     raise ValueError(f"unknown op kind {k!r}")
 
 
@@ -558,7 +554,7 @@ def render_mutation(m: Mutation) -> str:
     alias = {
         "data": f"n{m.node}.data",
         "detach": f"n{m.node}.detach()",
-        "view": f"n{m.node}{_view_text(m.view)}",
+        "view": _view_text(f"n{m.node}", m.view),
         "self": f"n{m.node}",
     }[m.alias]
     arg = "" if m.method == "zero_" else repr(m.value)

@@ -70,13 +70,14 @@ from strategies.graph_programs import (  # re-exported: the records of the progr
     Leaf,
     Mutation,
     Op,
-    apply_view,
     op_classes,
     promote_dtype,
     scalar_loss,
+    view_call,
     where_mask,
 )
 from strategies.tensors import TensorSpec, shapes, tensor_specs
+from strategies.views import VIEWS
 
 if TYPE_CHECKING:  # the model imports the records, and strategies/__init__ imports this module
     from conformance.model.generated_graphs import GraphModel, Modeller, TState
@@ -195,7 +196,10 @@ def _draw_view(draw, shape: tuple[int, ...], kinds=("slice", "select", "transpos
 
 
 def _view_shape(shape: tuple[int, ...], view: tuple) -> tuple[int, ...]:
-    return tuple(apply_view(torch.empty(shape), view).shape)
+    """The shape of :func:`apply_view` ``(t, view)`` for ``t`` of ``shape``, by the shape rule."""
+    if not view:
+        return tuple(shape)
+    return VIEWS[view[0]].shape(tuple(shape), *view_call(view[0], view[1:]))
 
 
 MAX_DIMS = 4

@@ -23,7 +23,7 @@ import torch
 
 from strategies._repr import params_repr, tuple_repr
 from strategies.dtypes import dtype_name
-from strategies.tensors import VIEW_FUNCTIONS
+from strategies.views import VIEWS
 
 __all__ = [
     "Base",
@@ -318,38 +318,33 @@ def _view_expr(name: str, views: tuple) -> str:
     return expr
 
 
-def _one_view(expr: str, v: tuple) -> str:
+def _view_call(v: tuple) -> tuple[str, tuple]:
+    """A program's view sub-op (:data:`PROGRAM_VIEW_KINDS`: ``("slice", dim,
+    start, step)``, to the end of ``dim``; ``("expand", size, n)``, a new leading
+    ``size`` over ``n`` kept dims; the others as :data:`strategies.views.VIEWS`
+    takes them) as a ``VIEWS`` kind and its arguments."""
     kind = v[0]
+    if kind not in PROGRAM_VIEW_KINDS:
+        raise ValueError(f"unknown view {v!r}")
     if kind == "slice":
         _, dim, start, step = v
-        return (
-            f"{expr}[{':, ' * dim}{start or ''}::{step}]"
-            if step != 1
-            else (f"{expr}[{':, ' * dim}{start or ''}:]")
-        )
-    if kind == "select":
-        return f"{expr}.select({v[1]}, {v[2]})"
-    if kind == "transpose":
-        return f"{expr}.transpose({v[1]}, {v[2]})"
-    if kind == "unsqueeze":
-        return f"{expr}.unsqueeze({v[1]})"
+        return kind, (dim, start, None, step)
     if kind == "expand":
-        return f"{expr}.expand({', '.join([str(v[1])] + ['-1'] * v[2])})"
-    raise ValueError(f"unknown view {v!r}")
+        return kind, ((v[1], *[-1] * v[2]),)
+    return kind, tuple(v[1:])
+
+
+def _one_view(expr: str, v: tuple) -> str:
+    """The code :func:`apply_view` runs on the tensor named ``expr``."""
+    kind, args = _view_call(v)
+    return VIEWS[kind].code(expr, *args)
 
 
 def apply_view(t: torch.Tensor, v: tuple) -> torch.Tensor:
-    """Apply one view sub-op, a tuple of :data:`PROGRAM_VIEW_KINDS` (the code
-    :func:`_one_view` prints), through ``tensors.VIEW_FUNCTIONS``."""
-    kind = v[0]
-    if kind == "slice":
-        _, dim, start, step = v
-        return VIEW_FUNCTIONS["slice"](t, dim, start, None, step)
-    if kind == "expand":
-        return VIEW_FUNCTIONS["expand"](t, (v[1], *[-1] * v[2]))
-    if kind in PROGRAM_VIEW_KINDS:
-        return VIEW_FUNCTIONS[kind](t, *v[1:])
-    raise ValueError(f"unknown view {v!r}")
+    """Apply one view sub-op (:func:`_view_call`; the code :func:`_one_view`
+    prints) through :data:`strategies.views.VIEWS`."""
+    kind, args = _view_call(v)
+    return VIEWS[kind].apply(t, *args)
 
 
 def _scalar(x) -> str:

@@ -29,7 +29,7 @@ import ctypes
 import dataclasses
 import functools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -39,10 +39,10 @@ from hypothesis.errors import InvalidArgument
 from hypothesis.extra import numpy as hnp
 
 from strategies.dtypes import ALL_DTYPES, DIFFERENTIABLE, dtype_name
+from strategies.views import VIEWS
 
 __all__ = [
     "VIEW_KINDS",
-    "VIEW_FUNCTIONS",
     "NON_OVERLAPPING_VIEWS",
     "VALUE_CLASSES",
     "LAYOUT_KINDS",
@@ -91,54 +91,27 @@ def numpy_dtype(dtype: torch.dtype) -> np.dtype:
     return np.dtype(dtype_name(dtype) if dtype != torch.bool else "bool")
 
 
-def _slice_view(t: torch.Tensor, dim: int, start=None, stop=None, step=None) -> torch.Tensor:
-    """``t[:, ..., start:stop:step]``, the slice on dimension ``dim``."""
-    return t[(slice(None),) * dim + (slice(start, stop, step),)]
-
-
-#: The view ops, one implementation each, called ``VIEW_FUNCTIONS[kind](t, *args)`` with
-#: ``slice``: ``(dim, start, stop, step)``; ``select``: ``(dim, index)``; ``transpose``:
-#: ``(d0, d1)``; ``permute``: ``(dims,)``; ``unsqueeze``: ``(dim,)``; ``expand``: ``(sizes,)``.
-#: The appliers of a spec's views (:func:`_apply_view`), a program's
-#: (``programs.apply_view``) and a graph's (``graphs.apply_view``, ``graphs.apply_op``)
-#: take records of other tuple shapes (their reprs are runnable code) and call these.
-VIEW_FUNCTIONS: dict[str, Callable[..., torch.Tensor]] = {
-    "slice": _slice_view,
-    "select": lambda t, dim, index: t.select(dim, index),
-    "transpose": lambda t, d0, d1: t.transpose(d0, d1),
-    "permute": lambda t, dims: t.permute(*dims),
-    "unsqueeze": lambda t, dim: t.unsqueeze(dim),
-    "expand": lambda t, sizes: t.expand(*sizes),
-}
+def _view_call(op: tuple) -> tuple[str, tuple]:
+    """A spec view (``("offset" | "slice", dim, start, stop, step)``,
+    ``("permute", dims)``, ``("expand", sizes)``, ``("unsqueeze", dim)`` or
+    ``("select", dim, index)``; ``offset`` is a slice of step 1, named apart for
+    the layout it makes) as a :data:`strategies.views.VIEWS` kind and its arguments."""
+    if op[0] not in VIEW_KINDS:
+        raise ValueError(f"unknown view op {op!r}")
+    return ("slice" if op[0] == "offset" else op[0]), op[1:]
 
 
 def _apply_view(t: torch.Tensor, op: tuple) -> torch.Tensor:
-    """Apply one of a spec's views (:data:`VIEW_KINDS`), a tuple of shape
-    ``("offset" | "slice", dim, start, stop, step)``, ``("permute", dims)``,
-    ``("expand", sizes)``, ``("unsqueeze", dim)`` or ``("select", dim, index)``
-    (``offset`` is a slice of step 1, named apart for the layout it makes)."""
-    if op[0] not in VIEW_KINDS:
-        raise ValueError(f"unknown view op {op!r}")
-    return VIEW_FUNCTIONS["slice" if op[0] == "offset" else op[0]](t, *op[1:])
+    """Apply one of a spec's views (:func:`_view_call`) to ``t``."""
+    kind, args = _view_call(op)
+    return VIEWS[kind].apply(t, *args)
 
 
-def _view_code(op: tuple) -> str:
-    """The Python suffix applying view ``op`` (as :func:`_apply_view` does)."""
-    kind = op[0]
-    if kind in ("offset", "slice"):
-        _, dim, start, stop, step = op
-        part = f"{'' if start is None else start}:{'' if stop is None else stop}"
-        part += f":{step}" if step not in (None, 1) else ""
-        return "[" + ", ".join([":"] * dim + [part]) + "]"
-    if kind == "permute":
-        return f".permute{tuple(op[1])!r}"
-    if kind == "expand":
-        return f".expand{tuple(op[1])!r}"
-    if kind == "unsqueeze":
-        return f".unsqueeze({op[1]})"
-    if kind == "select":
-        return f".select({op[1]}, {op[2]})"
-    raise ValueError(f"unknown view op {op!r}")
+def _view_code(name: str, op: tuple) -> str:
+    """The Python expression applying view ``op`` to the tensor named ``name``
+    (the code :func:`_apply_view` runs)."""
+    kind, args = _view_call(op)
+    return VIEWS[kind].code(name, *args)
 
 
 _CANONICAL_NAN_BITS = {0x7FF8000000000000: "float('nan')", 0xFFF8000000000000: "float('-nan')"}
@@ -225,8 +198,12 @@ class TensorSpec:
 
     @property
     def shape(self) -> tuple[int, ...]:
-        """Shape of the built tensor (computed on the meta device, no storage)."""
-        return tuple(self.apply_views(torch.empty(self.base_shape, device="meta")).shape)
+        """Shape of the built tensor, by the views' shape rules (no tensor built)."""
+        shape = tuple(self.base_shape)
+        for op in self.views:
+            kind, args = _view_call(op)
+            shape = VIEWS[kind].shape(shape, *args)
+        return shape
 
     def apply_views(self, t: torch.Tensor) -> torch.Tensor:
         """Apply this spec's view chain to ``t`` (a tensor of ``base_shape``)."""
@@ -273,7 +250,7 @@ class TensorSpec:
         if requires_grad and not leaf:
             lines.append(f"{name}.requires_grad_(True)")
         for op in self.views:
-            lines.append(f"{name} = {name}{_view_code(op)}")
+            lines.append(f"{name} = {_view_code(name, op)}")
         if leaf and requires_grad:
             lines.append(f"{name}.requires_grad_(True)")
         return "\n".join(lines)

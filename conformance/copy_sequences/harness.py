@@ -42,6 +42,7 @@ from strategies.sequences import (
     Fresh,
     fresh_specs,
 )
+from strategies.views import VIEWS
 
 #: Claims the machine checks (the documented-but-deviating ones have their own tests).
 DOCS_ONLY = ("sequences.clone-non-dense-contiguous", "sequences.detach-is-view")
@@ -381,6 +382,16 @@ class Harness(RuleBasedStateMachine):
             return multiple()
         predicted, actual = out
         return self._tensor(predicted, actual)
+
+    def _view(self, t, kind: str, *args, model):
+        """View ``t`` by ``strategies.views.VIEWS[kind]`` with ``args`` on the torch
+        side (the code printed is the code run) and by ``model()`` on the model's."""
+        view = VIEWS[kind]
+        return self._op(
+            model,
+            lambda: view.apply(self.real[t.id], *args),
+            lambda o: f"{o} = {view.code(self._n(t), *args)}",
+        )
 
     def _room(self) -> bool:
         return len(self.model.tensors) < MAX_TENSORS

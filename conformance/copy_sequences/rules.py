@@ -250,56 +250,34 @@ class OperationRules(Harness):
     def slice(self, t, dim, start, step):
         d = dim % t.ndim if t.ndim else 0
         s = min(start, max(t.shape[d] - 1, 0)) if t.ndim else start
-        index = (slice(None),) * d + (slice(s, None, step),)
-        # a trailing comma keeps the index a tuple, as run: t[0::1,] (an
-        # alias on recent torch) and t[0::1] (a SliceBackward0 view) differ
-        text = ", ".join([":"] * d + [f"{s}::{step}"]) + ("," if d == 0 else "")
-        return self._op(
-            lambda: self.model.slice(t, d, s, step),
-            lambda: self.real[t.id][index],
-            lambda o: f"{o} = {self._n(t)}[{text}]",
+        return self._view(
+            t, "slice", d, s, None, step, model=lambda: self.model.slice(t, d, s, step)
         )
 
     @precondition(Harness._room)
     @rule(target=tensors, t=tensors, dim=st.integers(0, 3), index=st.integers(-3, 3))
     def select(self, t, dim, index):
         d = dim % t.ndim if t.ndim else 0
-        return self._op(
-            lambda: self.model.select(t, d, index),
-            lambda: self.real[t.id].select(d, index),
-            lambda o: f"{o} = {self._n(t)}.select({d}, {index})",
-        )
+        return self._view(t, "select", d, index, model=lambda: self.model.select(t, d, index))
 
     @precondition(Harness._room)
     @rule(target=tensors, t=tensors, dim0=st.integers(0, 3), dim1=st.integers(0, 3))
     def transpose(self, t, dim0, dim1):
         d0, d1 = (dim0 % t.ndim, dim1 % t.ndim) if t.ndim else (0, 0)
-        return self._op(
-            lambda: self.model.transpose(t, d0, d1),
-            lambda: self.real[t.id].transpose(d0, d1),
-            lambda o: f"{o} = {self._n(t)}.transpose({d0}, {d1})",
-        )
+        return self._view(t, "transpose", d0, d1, model=lambda: self.model.transpose(t, d0, d1))
 
     @precondition(Harness._room)
     @rule(target=tensors, t=tensors, order=st.permutations(range(4)))
     def permute(self, t, order):
         """``t.permute(dims)``: ``order`` restricted to t's dims (extra dims stay last)."""
         dims = tuple(d for d in order if d < t.ndim) + tuple(range(4, t.ndim))
-        return self._op(
-            lambda: self.model.permute(t, dims),
-            lambda: self.real[t.id].permute(dims),
-            lambda o: f"{o} = {self._n(t)}.permute({dims})",
-        )
+        return self._view(t, "permute", dims, model=lambda: self.model.permute(t, dims))
 
     @precondition(Harness._room)
     @rule(target=tensors, t=tensors, dim=st.integers(0, 4))
     def unsqueeze(self, t, dim):
         d = dim % (t.ndim + 1)
-        return self._op(
-            lambda: self.model.unsqueeze(t, d),
-            lambda: self.real[t.id].unsqueeze(d),
-            lambda o: f"{o} = {self._n(t)}.unsqueeze({d})",
-        )
+        return self._view(t, "unsqueeze", d, model=lambda: self.model.unsqueeze(t, d))
 
     @precondition(Harness._room)
     @rule(
@@ -326,22 +304,14 @@ class OperationRules(Harness):
         if bad == "leading-minus-one":
             sizes = [-1] + sizes
         sizes = tuple(sizes)
-        return self._op(
-            lambda: self.model.expand(t, sizes),
-            lambda: self.real[t.id].expand(sizes),
-            lambda o: f"{o} = {self._n(t)}.expand({sizes})",
-        )
+        return self._view(t, "expand", sizes, model=lambda: self.model.expand(t, sizes))
 
     @precondition(Harness._room)
     @rule(target=tensors, t=tensors, choice=st.integers(0, 40))
     def view(self, t, choice):
         options = factorizations(t.numel)
         shape = options[choice % len(options)]
-        return self._op(
-            lambda: self.model.view(t, shape),
-            lambda: self.real[t.id].view(shape),
-            lambda o: f"{o} = {self._n(t)}.view({shape})",
-        )
+        return self._view(t, "view", shape, model=lambda: self.model.view(t, shape))
 
     @precondition(Harness._room)
     @rule(target=tensors, t=tensors, choice=st.integers(0, 40))
