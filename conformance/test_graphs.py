@@ -104,7 +104,7 @@ def _least_precise(graph: Graph, model: GraphModel) -> torch.dtype:
 class Saved:
     step: int  # op index during which it was saved (len(ops): the loss)
     node: int | None  # the graph node it is (or views); None: a private tensor
-    vc: int | None  # modelled version-counter class of that node
+    version_class: int | None  # modelled version-counter class of that node
     used: bool  # read by the backward pass
 
 
@@ -140,7 +140,7 @@ def learn_saved(graph: Graph, model: GraphModel, device: str) -> list[Saved]:
         node = index.get(id(t))
         if node is None and t._base is not None:
             node = index.get(id(t._base))
-        vc = model.state(node).vc if node is not None else None
+        vc = model.state(node).version_class if node is not None else None
         out.append(Saved(s, node, vc, k in used))
     del run
     return out
@@ -153,10 +153,10 @@ def stale_saved(model: GraphModel, saved: list[Saved]) -> list[Saved]:
     alias_vc = model.alias_vc()
     out = []
     for s in saved:
-        if not s.used or s.vc is None:
+        if not s.used or s.version_class is None:
             continue
-        if any(b > s.step for b in model.bumps.get(s.vc, [])) or (
-            model.graph.mutation is not None and alias_vc == s.vc and after > s.step
+        if any(b > s.step for b in model.bumps.get(s.version_class, [])) or (
+            model.graph.mutation is not None and alias_vc == s.version_class and after > s.step
         ):
             out.append(s)
     return out
@@ -172,7 +172,7 @@ def _has_disabled_view(model: GraphModel, vc: int) -> bool:
     a view after its base changed raises the no_grad-view error instead of
     the version-counter one."""
     return any(
-        model.state(i).vc == vc and model.state(i).is_view and not model.state(i).view_ok
+        model.state(i).version_class == vc and model.state(i).is_view and not model.state(i).view_ok
         for i in range(model.graph.n_nodes)
     )
 
@@ -621,7 +621,9 @@ def test_graph_requires_grad_leaf_and_inference_follow_the_model(device, graph):
     nodes = graph.build(device)
     for i, t in enumerate(nodes):
         s = model.state(i)
-        assert t.requires_grad == s.rg, f"n{i}.requires_grad is {t.requires_grad}, expected {s.rg}"
+        assert t.requires_grad == s.requires_grad, (
+            f"n{i}.requires_grad is {t.requires_grad}, expected {s.requires_grad}"
+        )
         assert t.is_leaf == s.is_leaf, f"n{i}.is_leaf is {t.is_leaf}, expected {s.is_leaf}"
         assert (t.grad_fn is None) == s.is_leaf, (
             f"n{i} is_leaf={s.is_leaf} with grad_fn {t.grad_fn}"
@@ -667,7 +669,7 @@ def test_results_computed_with_grad_disabled_do_not_require_grad(device, graph):
         if len(prefix.ops) not in prefixes:
             prefixes[len(prefix.ops)] = (prefix.build(device), analyze(prefix))
         nodes, model = prefixes[len(prefix.ops)]
-        made[i] = (nodes[i].requires_grad, model.state(i).rg)
+        made[i] = (nodes[i].requires_grad, model.state(i).requires_grad)
     evidence.features(
         disabled_view_requires_grad=any(op.kind in VIEW_OPS and made[i][1] for i, op in region)
     )
@@ -868,7 +870,8 @@ def _check_backward_after_mutation(graph: Graph, device: str) -> None:
             run.loss.backward()
         msg = str(err.value)
         ok = VERSION_ERROR in msg or (
-            NO_GRAD_VIEW_ERROR in msg and any(_has_disabled_view(model, s.vc) for s in stale)
+            NO_GRAD_VIEW_ERROR in msg
+            and any(_has_disabled_view(model, s.version_class) for s in stale)
         )
         assert ok, f"backward raised another error than the version-counter one: {msg[:200]}"
         return
@@ -1372,7 +1375,7 @@ def _view_probes(graph: Graph, model: GraphModel) -> list[int]:
         s = model.state(i)
         if (
             s.is_view
-            and s.rg
+            and s.requires_grad
             and s.view_ok
             and not (s.overlap or s.cut or s.inference)
             and model.states[s.root].fresh

@@ -80,7 +80,7 @@ from strategies.tensors import TensorSpec, shapes, tensor_specs
 from strategies.views import VIEWS
 
 if TYPE_CHECKING:  # the model imports the records, and strategies/__init__ imports this module
-    from conformance.model.generated_graphs import GraphModel, Modeller, TState
+    from conformance.model.generated_graphs import GraphModel, Modeller, TensorState
 
 __all__ = [
     "UNARY_OPS",
@@ -288,7 +288,7 @@ def _draw_op_unchecked(draw, m: Modeller, mode: str, allow_inplace: bool) -> Op 
         requiring grad in an op that saves nothing (add/sub)."""
         if mode == "inference":
             return True
-        if any(states[i].inference for i in idxs) and any(states[i].rg for i in idxs):
+        if any(states[i].inference for i in idxs) and any(states[i].requires_grad for i in idxs):
             return mode == "no_grad" or kind in ("add", "sub")
         return True
 
@@ -381,7 +381,7 @@ def _draw_op_unchecked(draw, m: Modeller, mode: str, allow_inplace: bool) -> Op 
     return _draw_inplace_op(draw, m, nodes, mode)
 
 
-def _draw_multi_input_op(draw, states: list[TState], mode: str, usable_in_grad) -> Op | None:
+def _draw_multi_input_op(draw, states: list[TensorState], mode: str, usable_in_grad) -> Op | None:
     """A ``cat``, ``stack``, ``where`` or ``index_put`` of two nodes whose
     shapes fit (None when the drawn kind has no fitting pair)."""
     nodes = range(len(states))
@@ -564,7 +564,7 @@ def graphs(
             {
                 i
                 for i in range(len(lv), len(lv) + len(ops))
-                if not m.s(i).is_leaf and m.s(i).rg and not m.s(i).lazy
+                if not m.s(i).is_leaf and m.s(i).requires_grad and not m.s(i).lazy
             }
         )
         if cands:
@@ -586,7 +586,7 @@ def graphs(
 def lazy_view_graphs(
     draw, *, dtypes: Sequence[torch.dtype] = DIFFERENTIABLE, max_views: int = 3, max_tail: int = 4
 ) -> Graph:
-    """Strategy for graphs that make lazy views (:attr:`TState.lazy`) by
+    """Strategy for graphs that make lazy views (:attr:`TensorState.lazy`) by
     construction, which :func:`graphs` does only about once in a thousand:
 
     1. leaf ``n0`` (not requiring grad), leaf ``n1`` (0-d, same dtype,
@@ -633,7 +633,7 @@ def lazy_view_graphs(
         if add(_draw_view_op(draw, a, m.s(a).shape, "grad", expand=k > 0)):
             family.append(len(lv) + len(ops) - 1)
     for _ in range(4):  # a few tries: a drawn combination may have no kernel
-        op = _draw_inplace_op(draw, m, family, "grad", operand=lambda o: m.s(o).rg)
+        op = _draw_inplace_op(draw, m, family, "grad", operand=lambda o: m.s(o).requires_grad)
         if op is not None and _has_kernel(op, m):
             add(op)
             break

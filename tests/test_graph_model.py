@@ -1,4 +1,4 @@
-"""The static graph model's lazy-view rule (``TState.lazy``) matches torch,
+"""The static graph model's lazy-view rule (``TensorState.lazy``) matches torch,
 and the graph strategy never draws what that rule says torch refuses.
 
 A view made in grad mode while its view root did not require grad has no
@@ -122,7 +122,7 @@ def _probes(g: Graph, model) -> list[int]:
         i
         for i in range(len(g.leaves), g.n_nodes)
         if (s := model.state(i)).is_view
-        and s.rg
+        and s.requires_grad
         and s.view_ok
         and not (s.overlap or s.cut or s.inference)
         and model.states[s.root].fresh

@@ -114,7 +114,7 @@ def test_regions_and_no_grad_leaves_occur():
     assert any(
         op.mode != "grad"
         and op.kind in ("slice", "select", "transpose", "expand", "unsqueeze", "reshape")
-        and m.state(len(g.leaves) + k).rg
+        and m.state(len(g.leaves) + k).requires_grad
         for g, m in zip(_graphs(), models, strict=True)
         for k, op in enumerate(g.ops)
     ), "no view made with grad disabled of a tensor requiring grad"
@@ -195,7 +195,7 @@ def test_model_matches_torch_on_many_graphs():
         for i, t in enumerate(g.build("cpu")):
             s = model.state(i)
             assert (t.requires_grad, t.is_leaf, t.is_inference()) == (
-                s.rg,
+                s.requires_grad,
                 s.is_leaf,
                 s.inference,
             ), f"n{i}\n{g.to_program()}"

@@ -34,7 +34,7 @@ from strategies.graph_programs import (
 __all__ = [
     "GraphModel",
     "Modeller",
-    "TState",
+    "TensorState",
     "Vertex",
     "analyze",
     "is_int_dtype",
@@ -65,15 +65,15 @@ class Vertex:
 
 
 @dataclass
-class TState:
+class TensorState:
     """Modelled state of one tensor object."""
 
     shape: tuple[int, ...]
     dtype: torch.dtype
-    rg: bool
+    requires_grad: bool
     vertex: Vertex | None
     inference: bool
-    vc: int  # version-counter class
+    version_class: int  # version-counter class
     storage: int  # storage class
     root: int  # object id of the autograd view root
     view_ok: bool  # a view chain made entirely in grad mode (or not a view)
@@ -108,7 +108,7 @@ class GraphModel:
 
     graph: Graph
     obj: list[int]
-    states: list[TState]
+    states: list[TensorState]
     reads: dict[tuple[int, int], bool]
     bumps: dict[int, list[int]]
     acc: list[Vertex | None]
@@ -117,14 +117,14 @@ class GraphModel:
     out_rg: bool = False
     #: Steps whose in-place op torch refuses with "a leaf Variable that
     #: requires grad is being used in an in-place operation": the op writes
-    #: directly into a lazy view (:attr:`TState.lazy`). The strategy never
+    #: directly into a lazy view (:attr:`TensorState.lazy`). The strategy never
     #: draws one; hand-written graphs may have them.
     leaf_inplace_errors: list[int] = field(default_factory=list)
     #: Objects that were lazy when ``retain_grad()`` ran (after the ops,
     #: before the loss): ``retain_grad()`` is a silent no-op on them.
     lazy_at_retain: frozenset[int] = frozenset()
 
-    def state(self, node: int) -> TState:
+    def state(self, node: int) -> TensorState:
         return self.states[self.obj[node]]
 
     def _walk(self) -> list[Vertex]:
@@ -173,14 +173,14 @@ class GraphModel:
         m = self.graph.mutation
         if m is None or m.alias == "data":
             return None
-        return self.state(m.node).vc
+        return self.state(m.node).version_class
 
     def real_leaves(self) -> list[int]:
         """Leaves with a gradient accumulator (user-created, requiring grad)."""
         return [i for i, a in enumerate(self.acc) if a is not None]
 
     def lazy(self, node: int) -> bool:
-        """Is ``node`` a lazy view (:attr:`TState.lazy`) once the graph ran,
+        """Is ``node`` a lazy view (:attr:`TensorState.lazy`) once the graph ran,
         loss included (the loss records the output, so it is never lazy)?"""
         return self.state(node).lazy
 
@@ -189,7 +189,7 @@ class Modeller:
     """Incremental static model; used by :func:`analyze` and by the strategy."""
 
     def __init__(self) -> None:
-        self.states: list[TState] = []
+        self.states: list[TensorState] = []
         self.obj: list[int] = []
         self.reads: dict[tuple[int, int], bool] = {}
         self.bumps: dict[int, list[int]] = {}
@@ -200,10 +200,10 @@ class Modeller:
         self.n_leaves = 0
 
     # -- helpers
-    def s(self, node: int) -> TState:
+    def s(self, node: int) -> TensorState:
         return self.states[self.obj[node]]
 
-    def _new_obj(self, st_: TState) -> int:
+    def _new_obj(self, st_: TensorState) -> int:
         self.states.append(st_)
         return len(self.states) - 1
 
@@ -228,18 +228,18 @@ class Modeller:
             # It requires grad only when built by ``build(requires_grad=True)``
             # (under no_grad); ``leaf=True`` flags the view itself instead.
             self.states.append(
-                TState(
+                TensorState(
                     shape=tuple(spec.base_shape), dtype=spec.dtype,
-                    rg=leaf.no_grad and leaf.requires_grad, vertex=None, inference=False,
-                    vc=vc, storage=sto, root=root, view_ok=True, is_view=False, fresh=False,
+                    requires_grad=leaf.no_grad and leaf.requires_grad, vertex=None, inference=False,
+                    version_class=vc, storage=sto, root=root, view_ok=True, is_view=False, fresh=False,
                     overlap=False, cut=False, mode="grad",
                 )
             )  # fmt: skip
         oid = len(self.states)
         self.states.append(
-            TState(
-                shape=tuple(spec.shape), dtype=spec.dtype, rg=leaf.requires_grad, vertex=vertex,
-                inference=False, vc=vc, storage=sto, root=root, view_ok=not leaf.no_grad,
+            TensorState(
+                shape=tuple(spec.shape), dtype=spec.dtype, requires_grad=leaf.requires_grad, vertex=vertex,
+                inference=False, version_class=vc, storage=sto, root=root, view_ok=not leaf.no_grad,
                 is_view=has_views, fresh=False, overlap=overlap, cut=False,
                 mode="no_grad" if leaf.no_grad else "grad",
             )
@@ -264,7 +264,7 @@ class Modeller:
         if k in VIEW_OPS:
             inference = a.inference
             if mode == "grad":
-                rg = a.rg
+                rg = a.requires_grad
                 if rg:  # recorded: torch materializes the input's grad_fn
                     a.lazy = False
                 vertex = Vertex.op([a.vertex]) if rg else None
@@ -273,19 +273,19 @@ class Modeller:
             else:
                 # A view made with grad disabled reports its view root's
                 # requires_grad (issue #11390) but records no vertex.
-                rg, vertex = self.states[a.root].rg, None
+                rg, vertex = self.states[a.root].requires_grad, None
                 self.disabled_views.add(a.root)
             root = a.root if not a.inference else len(self.states)
-            st_ = TState(
-                shape=shape, dtype=dtype, rg=rg, vertex=vertex, inference=inference,
-                vc=a.vc, storage=a.storage, root=root,
+            st_ = TensorState(
+                shape=shape, dtype=dtype, requires_grad=rg, vertex=vertex, inference=inference,
+                version_class=a.version_class, storage=a.storage, root=root,
                 view_ok=a.view_ok and mode == "grad", is_view=True, fresh=False,
                 overlap=a.overlap or k == "expand", cut=a.cut, mode=mode,
             )  # fmt: skip
         elif k in ("detach", "data"):
-            st_ = TState(
-                shape=shape, dtype=dtype, rg=False, vertex=None, inference=a.inference,
-                vc=a.vc if k == "detach" else self.new_class(), storage=a.storage,
+            st_ = TensorState(
+                shape=shape, dtype=dtype, requires_grad=False, vertex=None, inference=a.inference,
+                version_class=a.version_class if k == "detach" else self.new_class(), storage=a.storage,
                 root=len(self.states), view_ok=True, is_view=False, fresh=False,
                 overlap=a.overlap, cut=True, mode=mode,
             )  # fmt: skip
@@ -297,7 +297,7 @@ class Modeller:
                 and not (k == "to" and not (dtype.is_floating_point or dtype.is_complex))
             ]
             if mode == "grad":
-                rg = any(s.rg for s in differentiable)
+                rg = any(s.requires_grad for s in differentiable)
                 vertex = Vertex.op([s.vertex for s in differentiable]) if rg else None
                 inference = False
                 if rg:  # recorded: torch materializes every input's grad_fn
@@ -308,24 +308,24 @@ class Modeller:
                 inference = mode == "inference"
             # matmul may return a view of an internal result (it folds batch
             # dims with reshape/view), so it is no root for in-place ops.
-            st_ = TState(
-                shape=shape, dtype=dtype, rg=rg, vertex=vertex, inference=inference,
-                vc=self.new_class(), storage=self.new_class(), root=len(self.states),
+            st_ = TensorState(
+                shape=shape, dtype=dtype, requires_grad=rg, vertex=vertex, inference=inference,
+                version_class=self.new_class(), storage=self.new_class(), root=len(self.states),
                 view_ok=True, is_view=False, fresh=k != "matmul", overlap=False, cut=False,
                 mode=mode,
             )  # fmt: skip
         self.obj.append(self._new_obj(st_))
 
-    def _inplace(self, op: Op, step: int, ins: list[TState], view_shape) -> None:
+    def _inplace(self, op: Op, step: int, ins: list[TensorState], view_shape) -> None:
         t = ins[0]
         other = ins[1] if len(ins) > 1 else None
         if other is not None:
             self.reads[(step, 1)] = other.vertex is not None and other.vertex.live
-        self.bumps.setdefault(t.vc, []).append(step)
+        self.bumps.setdefault(t.version_class, []).append(step)
         root_id = t.root
         root = self.states[root_id]
-        other_rg = other is not None and other.rg and not is_int_dtype(other.dtype)
-        new_rg = root.rg or other_rg
+        other_rg = other is not None and other.requires_grad and not is_int_dtype(other.dtype)
+        new_rg = root.requires_grad or other_rg
         family = [
             i
             for i, s in enumerate(self.states)
@@ -342,7 +342,7 @@ class Modeller:
             self.leaf_inplace_errors.append(step)
         if new_rg and other is not None:
             other.lazy = False  # recorded as an input of the in-place op
-        was_rg = {i: self.states[i].rg for i in family}
+        was_rg = {i: self.states[i].requires_grad for i in family}
         if new_rg:
             # mul_ by a Python scalar saves it as a wrapped-number tensor
             # (invisible to saved_tensors_hooks, freed by backward).
@@ -354,7 +354,7 @@ class Modeller:
             )
             for i in family:
                 s = self.states[i]
-                s.rg = True
+                s.requires_grad = True
                 s.vertex = new_root_vertex if i == root_id else Vertex.op([new_root_vertex])
                 # A view that had no grad_fn gets none until something asks
                 # for it; the written view itself is re-based (it gets one).
@@ -362,10 +362,10 @@ class Modeller:
                     s.lazy = True
         if view:
             rs = self.states[root_id]
-            st_ = TState(
-                shape=view_shape, dtype=t.dtype, rg=rs.rg,
-                vertex=Vertex.op([rs.vertex]) if rs.rg else None, inference=False,
-                vc=t.vc, storage=t.storage, root=root_id, view_ok=True, is_view=True,
+            st_ = TensorState(
+                shape=view_shape, dtype=t.dtype, requires_grad=rs.requires_grad,
+                vertex=Vertex.op([rs.vertex]) if rs.requires_grad else None, inference=False,
+                version_class=t.version_class, storage=t.storage, root=root_id, view_ok=True, is_view=True,
                 fresh=False, overlap=t.overlap, cut=False, mode="grad",
             )  # fmt: skip
             self.obj.append(self._new_obj(st_))
@@ -386,14 +386,14 @@ class Modeller:
     def finish(self, graph: Graph) -> GraphModel:
         out = self.s(graph.output)
         self.reads[(len(graph.ops), 0)] = out.vertex is not None and out.vertex.live
-        loss_vertex = Vertex.op([out.vertex]) if out.rg else None
+        loss_vertex = Vertex.op([out.vertex]) if out.requires_grad else None
         lazy_at_retain = frozenset(o for o, s in enumerate(self.states) if s.lazy)
-        if out.rg:
+        if out.requires_grad:
             out.lazy = False  # the loss records the output
         return GraphModel(
             graph=graph, obj=self.obj, states=self.states, reads=self.reads, bumps=self.bumps,
             acc=self.acc, disabled_views=self.disabled_views, loss_vertex=loss_vertex,
-            out_rg=out.rg, leaf_inplace_errors=list(self.leaf_inplace_errors),
+            out_rg=out.requires_grad, leaf_inplace_errors=list(self.leaf_inplace_errors),
             lazy_at_retain=lazy_at_retain,
         )  # fmt: skip
 
@@ -402,11 +402,11 @@ def is_int_dtype(d: torch.dtype) -> bool:
     return not (d.is_floating_point or d.is_complex)
 
 
-def _probe(s: TState) -> torch.Tensor:
+def _probe(s: TensorState) -> torch.Tensor:
     return torch.ones(s.shape, dtype=s.dtype)
 
 
-def probe_result(op: Op, ins: list[TState]) -> tuple[tuple[int, ...], torch.dtype]:
+def probe_result(op: Op, ins: list[TensorState]) -> tuple[tuple[int, ...], torch.dtype]:
     """Shape and dtype of ``op``'s result, computed on small CPU stand-ins of
     its inputs (forward shape/dtype rules only; nothing autograd). Raises
     ``RuntimeError`` where torch has no kernel (e.g. ComplexHalf)."""
@@ -436,7 +436,7 @@ def analyze(graph: Graph) -> GraphModel:
       requires grad, the target's view root gets a new vertex with edges to
       its old vertex and to the operand, and every view of that root made in
       grad mode is re-based on it;
-    - lazy views (``TState.lazy``): a view made in grad mode while its root
+    - lazy views (``TensorState.lazy``): a view made in grad mode while its root
       did not require grad has no grad_fn; when the root starts to require
       grad, the view reports ``requires_grad=True`` but torch gives it a
       grad_fn only when asked (C++ ``grad_fn()``: Python's ``.grad_fn`` /
