@@ -838,7 +838,7 @@ def test_loaded_tensor_is_not_in_shared_memory(device, spec, kind, shared, how):
 
 
 #: Where ``torch.no_grad()`` / ``torch.inference_mode()`` wraps the round trip.
-GRAD_MODES = ("save-no-grad", "load-no-grad", "both-no-grad", "save-inference-mode")
+SAVE_LOAD_GRAD_MODES = ("save-no-grad", "load-no-grad", "both-no-grad", "save-inference-mode")
 #: The tensor_kind domain value (issue 29) of each ``state`` of the test below.
 _STATE_KIND = {"leaf": "leaf", "non-leaf": "non_leaf", "parameter": "parameter"}
 
@@ -848,11 +848,11 @@ _STATE_KIND = {"leaf": "leaf", "non-leaf": "non_leaf", "parameter": "parameter"}
 # Issue 29: every layout and differentiable family, tensor kind and mode.
 @domain_examples(dtypes=DIFFERENTIABLE, state="leaf", mode="both-no-grad", how="zip")
 @value_examples("state", tuple(_STATE_KIND), spec=DOMAIN_SPEC, mode="save-no-grad", how="zip")
-@value_examples("mode", GRAD_MODES, spec=DOMAIN_SPEC, state="leaf", how="zip")
+@value_examples("mode", SAVE_LOAD_GRAD_MODES, spec=DOMAIN_SPEC, state="leaf", how="zip")
 @given(
     spec=tensor_specs(dtype=DIFFERENTIABLE, values="all"),
     state=st.sampled_from(["leaf", "non-leaf", "parameter"]),
-    mode=st.sampled_from(GRAD_MODES),
+    mode=st.sampled_from(SAVE_LOAD_GRAD_MODES),
     how=st.sampled_from(["zip", "legacy", "zip-unsafe", "pickle"]),
 )
 def test_grad_mode_does_not_change_save_and_load(device, spec, state, mode, how):

@@ -9,6 +9,9 @@ import os
 import shutil
 
 import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conformance.registry import (
     CLAIMS_DIR,
@@ -19,6 +22,8 @@ from conformance.registry import (
 )
 from reports.html import render_report
 from reports.results import claim_verdicts, domain_gaps
+from strategies import tensor_specs
+from strategies.tensors import LAYOUT_KINDS
 
 _CLAIM = (
     "area='x'\n[[claim]]\nid='x.y'\nstatement='s'\nkind='folklore'\n{domain}\n"
@@ -251,3 +256,50 @@ def test_domain_none_needs_a_reason_and_excludes_a_domain(tmp_path, extra, needl
     _, _, [claim] = load_file(ok)
     assert claim.domain_none == "one fixed call" and claim.domain_reviewed
     assert claim.to_dict()["domain_none"] == "one fixed call"
+
+
+# ---- the mutant catalogue restates the classifiers: it must mean the same ----
+
+
+def test_the_mutant_catalogues_vocabulary_is_the_strategies():
+    """``conformance.mutants._tensor_domain`` restates the domain vocabulary (a
+    patch runs before the strategy modules may be imported); one vocabulary."""
+    from conformance.mutants import _tensor_domain as restated
+    from strategies.domains import MATH_BITS, TENSOR_KINDS
+    from strategies.dtypes import DTYPE_FAMILIES
+
+    assert restated.LAYOUTS == LAYOUT_KINDS
+    assert restated.DTYPE_FAMILIES == DTYPE_FAMILIES
+    assert restated.TENSOR_KINDS == TENSOR_KINDS
+    assert set(restated.MATH_BIT_MAKERS) <= set(MATH_BITS)
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(
+    spec=tensor_specs(),
+    kind=st.sampled_from(["plain", "leaf", "non_leaf", "parameter", "inference"]),
+    conj=st.booleans(),
+)
+def test_a_domain_mutants_guard_classifies_as_the_tests_features_do(spec, kind, conj):
+    """A domain mutant is wrong exactly where its guard (:func:`in_domain`) says;
+    the guard must classify every tensor as the tests' features do, or a mutant
+    "wrong only at offset" is wrong elsewhere too (or nowhere the tests look)."""
+    from conformance.mutants._tensor_domain import in_domain
+    from strategies.domains import layout_kinds, math_bit_of, tensor_kind_of
+    from strategies.dtypes import DIFFERENTIABLE, dtype_family
+
+    grad = spec.dtype in DIFFERENTIABLE
+    if kind == "inference":
+        with torch.inference_mode():
+            t = spec.build("cpu")
+    elif kind == "parameter":
+        t = torch.nn.Parameter(spec.build("cpu"), requires_grad=grad)
+    else:
+        t = spec.build("cpu", requires_grad=grad and kind != "plain", leaf=kind == "leaf")
+    if conj and t.is_complex() and kind != "parameter":
+        t = t.conj()
+    for value in LAYOUT_KINDS:
+        assert in_domain(t, "layout", value) == (value in layout_kinds(t)), (value, spec)
+    assert in_domain(t, "dtype_family", dtype_family(t.dtype))
+    assert in_domain(t, "tensor_kind", tensor_kind_of(t)), (tensor_kind_of(t), spec)
+    assert in_domain(t, "math_bit", math_bit_of(t))
