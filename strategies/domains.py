@@ -318,7 +318,12 @@ def domain_grid(
     covers), the dtypes cycling round-robin over their dtype families: every
     layout family of :func:`layout_kinds` and every dtype family among
     ``dtypes`` (up to 14 of them) drawn in about a dozen examples instead of
-    :func:`layout_grid`'s product. Values as in :func:`layout_grid`."""
+    :func:`layout_grid`'s product. A dtype family whose turn fell on layouts
+    ``where`` leaves out gets one more spec, of the first layout it covers,
+    so every family is drawn whatever the filter. Values as in
+    :func:`layout_grid`."""
+    from strategies.dtypes import dtype_family
+
     cycle = _family_cycle(dtypes)
     by_dtype = {}
     for spec in layout_grid(dtypes, values=values):
@@ -331,6 +336,14 @@ def domain_grid(
             if where is None or where(spec):
                 out.append(spec)
                 break
+    covered = {dtype_family(spec.dtype) for spec in out}
+    for dt in cycle:
+        if dtype_family(dt) in covered:
+            continue
+        spec = next((s for s in by_dtype[dt] if where is None or where(s)), None)
+        if spec is not None:
+            out.append(spec)
+            covered.add(dtype_family(dt))
     return out
 
 
