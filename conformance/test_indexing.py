@@ -234,10 +234,16 @@ def _canonical_advanced(spec: TensorSpec) -> list[tuple]:
 
 
 def _to_1d(spec: TensorSpec) -> TensorSpec:
-    """The spec narrowed to 1-d by selecting row 0 of its leading dims: keeps the
-    stride pattern (stepped, offset, stride 0) of its last dim."""
-    views = spec.views + (("select", 0, 0),) * (len(spec.shape) - 1)
-    return dataclasses.replace(spec, views=views)
+    """The spec narrowed to 1-d by selecting index 0 of every dim but one: the
+    first expanded dim (stride 0, size > 1) when there is one, else the last, so
+    the 1-d tensor keeps the stride pattern (stepped, offset, stride 0) of the
+    grid layout (an expanded leading dim narrowed away left it contiguous, and
+    the expanded value of the claim's domain was drawn only by chance)."""
+    t = spec.build("cpu")
+    expanded = [d for d in range(t.dim()) if t.stride(d) == 0 and t.shape[d] > 1]
+    keep = expanded[0] if expanded else t.dim() - 1
+    selects = tuple(("select", d, 0) for d in reversed(range(t.dim())) if d != keep)
+    return dataclasses.replace(spec, views=spec.views + selects)
 
 
 # ------------------------------------------------------------ seed 002
