@@ -90,6 +90,16 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.differing_executors],
 )
 settings.register_profile(
+    "explicit",
+    # The explicit examples alone (no generated input): a run under it shows which
+    # declared domain values a claim's tests draw by construction, in every profile
+    # (tests/test_domain_coverage.py), rather than by a lucky seed.
+    deadline=None,
+    database=None,
+    phases=[Phase.explicit],
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.differing_executors],
+)
+settings.register_profile(
     "dev",
     deadline=None,
     max_examples=50,
