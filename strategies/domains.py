@@ -22,7 +22,7 @@ from collections.abc import Sequence
 import torch
 from hypothesis import example
 
-from strategies.dtypes import ALL_DTYPES, DIFFERENTIABLE
+from strategies.dtypes import ALL_DTYPES, DIFFERENTIABLE, dtype_family
 from strategies.tensors import TensorSpec, _check_values, special_values
 
 __all__ = [
@@ -298,8 +298,6 @@ def build_kind(
 def _family_cycle(dtypes: Sequence[torch.dtype]) -> list[torch.dtype]:
     """``dtypes`` reordered round-robin over their dtype families, so any
     run of ``k`` consecutive entries spans ``min(k, families)`` families."""
-    from strategies.dtypes import dtype_family
-
     groups: dict[str, list[torch.dtype]] = {}
     for dt in dtypes:
         groups.setdefault(dtype_family(dt), []).append(dt)
@@ -322,8 +320,6 @@ def domain_grid(
     ``where`` leaves out gets one more spec, of the first layout it covers,
     so every family is drawn whatever the filter. Values as in
     :func:`layout_grid`."""
-    from strategies.dtypes import dtype_family
-
     cycle = _family_cycle(dtypes)
     by_dtype = {}
     for spec in layout_grid(dtypes, values=values):

@@ -4,9 +4,9 @@ Every strategy and test that makes a view of a tensor goes through
 :data:`VIEWS`: a spec's layout views (:mod:`strategies.tensors`), a graph's
 view ops and write targets (:mod:`strategies.graph_programs`), a compiled
 program's input views and view steps (:mod:`strategies.program_records`), the
-copy-sequence state machine (:mod:`conformance.copy_sequences`) and the view
-tests. So the code a reproducer prints is the code that ran, and a view kind
-has one implementation.
+copy-sequence state machine (:mod:`conformance.copy_sequences`). So the code
+a reproducer prints is the code that ran, and a view kind has one
+implementation.
 
 Each :class:`ViewKind` takes the same positional arguments in all three of its
 functions::
@@ -23,8 +23,10 @@ with a tuple too: ``x[0::1,]`` and ``x[0::1]`` take different paths in torch
 (an alias and a ``SliceBackward0`` view on some releases).
 
 The documented view ops of the "Tensor Views" page, with their argument
-strategies, are ``conformance.test_views.DOCUMENTED_VIEW_OPS``; those of them
-that are kinds here are applied through this table there as well.
+strategies, are ``conformance.test_views.DOCUMENTED_VIEW_OPS``. Its ``ViewOp``
+calls each torch method by name (the same call this table makes for the kinds
+both have) and not through this table, so that a failure's reproducer stays
+torch-only code.
 """
 
 from __future__ import annotations
